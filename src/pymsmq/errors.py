@@ -1,0 +1,49 @@
+"""One exception tree for pymsmq; every error carries its MSMQ HRESULT ([MS-MQMQ] 2.4).
+
+``MSMQError`` is the root.  Code that catches ``MSMQError`` sees every failure pymsmq raises on
+purpose; ``err.hresult`` tells which one, with the value Windows MSMQ uses for the same condition.
+"""
+
+from __future__ import annotations
+
+from pymsmq.hresult import HResult, describe
+
+__all__ = ["FormatNameError", "MSMQError", "WireError"]
+
+
+class MSMQError(Exception):
+    """Root of every pymsmq error.  ``hresult`` is the MSMQ HRESULT (an unsigned 32-bit int)."""
+
+    default_hresult: int = HResult.MQ_ERROR
+
+    def __init__(self, message: str = "", hresult: int | None = None) -> None:
+        self.hresult: int = int(self.default_hresult if hresult is None else hresult) & 0xFFFFFFFF
+        self.message = message or describe(self.hresult)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        name = HResult(self.hresult).name if self.hresult in HResult._value2member_map_ else None
+        code = f"{name} 0x{self.hresult:08X}" if name else f"0x{self.hresult:08X}"
+        return f"{self.message} [{code}]"
+
+
+class WireError(MSMQError, ValueError):
+    """Bytes that are not a valid MSMQ structure: truncated, out of range, or against a MUST rule.
+
+    ``offset`` is where in the input the problem was found (``None`` when not tied to one place).
+    The HRESULT is MQ_ERROR_INVALID_PARAMETER: no MSMQ code names a malformed packet, and
+    this is the code MSMQ returns when a caller hands it a buffer it cannot use.
+    """
+
+    default_hresult = HResult.MQ_ERROR_INVALID_PARAMETER
+
+    def __init__(self, message: str, offset: int | None = None, hresult: int | None = None) -> None:
+        self.offset = offset
+        where = f" at offset {offset}" if offset is not None else ""
+        super().__init__(f"{message}{where}", hresult)
+
+
+class FormatNameError(MSMQError, ValueError):
+    """A queue format name or path name that does not follow the [MS-MQMQ] 2.1 grammar."""
+
+    default_hresult = HResult.MQ_ERROR_ILLEGAL_FORMATNAME
