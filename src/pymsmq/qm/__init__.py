@@ -1,0 +1,1 @@
+"""pymsmq.qm: the queue manager (storage, transactions, timers, journals, dead letters, acks)."""
