@@ -1,0 +1,37 @@
+"""The exception tree: every error is an MSMQError carrying the HRESULT Windows uses."""
+
+from __future__ import annotations
+
+import pytest
+
+from pymsmq import FormatNameError, HResult, MSMQError, WireError
+from pymsmq.hresult import DESCRIPTIONS, describe
+
+
+def test_hresult_table_is_complete_and_spec_exact() -> None:
+    codes = [h for h in HResult if h >> 16 in (0x400E, 0xC00E)]
+    assert len(codes) == 145  # [MS-MQMQ] 2.4: 9 informational + 136 error codes (incl. MQDS_UNKNOWN_SOURCE)
+    assert HResult.MQ_ERROR_MESSAGE_NOT_FOUND == 0xC00E0088
+    assert HResult.MQ_ERROR_OPERATION_CANCELLED == 0xC00E0008
+    assert HResult.MQ_ERROR_IO_TIMEOUT == 0xC00E001B
+    assert HResult.MQ_ERROR_QUEUE_NOT_FOUND == 0xC00E0003
+    assert HResult.MQDS_UNKNOWN_SOURCE == 0xC00E0504
+    assert all(code in DESCRIPTIONS for code in codes)
+
+
+def test_errors_carry_hresults() -> None:
+    assert MSMQError().hresult == HResult.MQ_ERROR
+    assert WireError("x").hresult == HResult.MQ_ERROR_INVALID_PARAMETER
+    assert FormatNameError("x").hresult == 0xC00E001E
+    err = MSMQError("no message", HResult.MQ_ERROR_IO_TIMEOUT)
+    assert "MQ_ERROR_IO_TIMEOUT 0xC00E001B" in str(err)
+    assert isinstance(WireError("x"), ValueError)
+    assert isinstance(FormatNameError("x"), MSMQError)
+    with pytest.raises(MSMQError):
+        raise WireError("bad", offset=3)
+
+
+def test_describe_unknown_and_negative_values() -> None:
+    assert describe(0xC00E9999) == "0xC00E9999"
+    assert describe(-1072824293).startswith("MQ_ERROR_IO_TIMEOUT (0xC00E001B)")
+    assert MSMQError(hresult=-1072824293).hresult == 0xC00E001B
