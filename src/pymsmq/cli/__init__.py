@@ -1,4 +1,4 @@
-"""The ``pymsmq`` command line (thin shell over the library)."""
+"""The ``pymsmq`` command line: a thin shell over the library."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import click
 
 from pymsmq import __version__
 
+__all__ = ["main"]
 
-@click.group()
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pymsmq")
 def main() -> None:
     """pymsmq: MSMQ semantics and wire formats on any platform."""
