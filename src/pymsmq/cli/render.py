@@ -34,7 +34,7 @@ def to_jsonable(value: Any) -> Any:
 
 
 def _scalar(value: Any) -> str:
-    if isinstance(value, enum.Flag) and not isinstance(value, bool):
+    if isinstance(value, enum.IntFlag):
         return f"0x{int(value):X} ({value!r})"
     if isinstance(value, enum.Enum):
         return f"{value.name} ({value.value!r})"
