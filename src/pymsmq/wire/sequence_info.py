@@ -1,0 +1,70 @@
+"""SEQUENCE_INFO ([MS-MQMQ] 2.2.5) and its flat packet form SEQUENCE_INFO (Packet) (2.2.5.1).
+
+The value of the management properties PROPID_MGMT_QUEUE_EOD_LAST_ACK (13), _FIRST_NON_ACK (16),
+_LAST_NON_ACK (17) and _NEXT_SEQ (18), carried in a VT_BLOB.  The IDL struct and the packet
+layout have the same three fields in the same order; the packet form is 16 bytes, little-endian
+([MS-MQMQ] 2.2.5.1: SeqID 8 bytes, SeqNo 4 bytes, PrevNo 4 bytes).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Final, Self
+
+from pymsmq.errors import WireError
+from pymsmq.wire._buffer import Reader, Writer
+
+__all__ = ["SEQUENCE_INFO", "SEQUENCE_INFO_SIZE", "SequenceInfo"]
+
+SEQUENCE_INFO_SIZE: Final = 16
+
+# [MS-MQMQ] 2.2.5.1: SeqID "64-bit signed integer", SeqNo and PrevNo "32-bit unsigned integer".
+_LAYOUT: Final = struct.Struct("<qII")
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceInfo:
+    """Where a message sits in a transactional stream ([MS-MQMQ] 2.2.5, 2.2.5.1).
+
+    ``seq_id`` identifies the sequence (signed 64-bit), ``seq_no`` is this message's number in
+    it and ``prev_no`` the number of the message before it (both unsigned 32-bit).
+    """
+
+    seq_id: int = 0
+    seq_no: int = 0
+    prev_no: int = 0
+
+    @classmethod
+    def read(cls, r: Reader) -> Self:
+        """Read the 16-byte packet form."""
+        start = r.pos
+        r.need(SEQUENCE_INFO_SIZE, "SEQUENCE_INFO")
+        seq_id, seq_no, prev_no = _LAYOUT.unpack_from(r.data, start)
+        r.pos = start + SEQUENCE_INFO_SIZE
+        return cls(seq_id, seq_no, prev_no)
+
+    def write(self, w: Writer) -> None:
+        """Append the 16-byte packet form; ``WireError`` if a field is out of range."""
+        try:
+            w.raw(_LAYOUT.pack(self.seq_id, self.seq_no, self.prev_no))
+        except struct.error as exc:
+            raise WireError(f"SEQUENCE_INFO field out of range: {exc}") from exc
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        """Decode exactly 16 bytes (a PROPID_MGMT_QUEUE_EOD_* blob)."""
+        r = Reader(data)
+        value = cls.read(r)
+        if r.remaining:
+            raise WireError(f"{r.remaining} trailing bytes after SEQUENCE_INFO", r.pos)
+        return value
+
+    def encode(self) -> bytes:
+        """The 16-byte packet form."""
+        w = Writer()
+        self.write(w)
+        return w.getvalue()
+
+
+SEQUENCE_INFO = SequenceInfo
