@@ -1,0 +1,540 @@
+"""``SQLiteStore``: the durable store (stdlib ``sqlite3``, WAL, ``synchronous=FULL``, group commit).
+
+Theory of operation
+-------------------
+*One writer, group commit.*  One write connection belongs to a committer thread.  ``apply(batch)``
+prepares the SQL parameters of its batch in the caller's thread, queues them and waits on a lock.
+The committer takes every batch waiting, applies them in ONE transaction (each inside its own
+SAVEPOINT, so a batch that breaks a constraint is rolled back alone and reported to its caller),
+commits once (one WAL fsync, ``synchronous=FULL``) and then wakes every caller.  A caller therefore
+returns only after its batch is durable, and concurrent callers share fsyncs.
+
+*Readers never wait for the writer.*  ``read_packet(s)`` use one connection per thread (WAL readers
+see the last committed state without taking the write lock); ``load()`` uses its own connection
+and one read transaction, and streams the messages (one cursor, rows fetched in chunks).
+
+*Big packets live outside the B-tree.*  SQLite writes a blob twice (WAL, then checkpoint) through
+overflow-page chains; a packet longer than ``BIG_PACKET`` (64 KiB) is written instead to its own
+file in the directory ``<db>.packets/`` (unique random name), ``fdatasync``-ed, and the directory
+fsynced, all in the caller's thread BEFORE the batch that references it is queued.  The row keeps
+the file name in ``external`` and an empty ``packet``.  A committed row therefore never references
+a missing or partial file.  Files of deleted messages are unlinked after the deleting commit.
+
+*Recovery has nothing to roll back, by construction.*  The store only ever holds committed state:
+SQLite's WAL makes each commit atomic (a torn last transaction is ignored when the WAL is replayed),
+the queue manager writes transactions only when they commit (base.py), and the only other trace a
+crash can leave is a packet file no row references (written before a commit that never happened,
+or whose message was deleted just before the crash).  Opening the store deletes such orphans.
+
+*Lookup ids are unsigned 64-bit, SQLite integers signed.*  Columns hold ``lookup_id - 2**63``, a
+mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right over the whole range.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
+
+__all__ = ["BIG_PACKET", "SCHEMA_VERSION", "SQLiteStore"]
+
+#: Packets longer than this many bytes are stored in files beside the database, not in the rows.
+BIG_PACKET = 64 * 1024
+#: ``PRAGMA user_version`` of the schema below.
+SCHEMA_VERSION = 1
+
+_OFF = 1 << 63  # lookup_id <-> column value: column = lookup_id - 2**63 (order-preserving)
+_U64_MAX = (1 << 64) - 1
+_FETCH = 1024
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS queues (
+    queue_id INTEGER PRIMARY KEY,
+    path_name TEXT NOT NULL,
+    properties TEXT NOT NULL              -- JSON
+);
+CREATE TABLE IF NOT EXISTS last_lookup_ids (
+    queue_id INTEGER PRIMARY KEY,
+    last_lookup_id INTEGER NOT NULL       -- lookup id - 2**63
+);
+CREATE TABLE IF NOT EXISTS messages (
+    queue_id INTEGER NOT NULL,
+    lookup_id INTEGER NOT NULL,           -- lookup id - 2**63
+    priority INTEGER NOT NULL,
+    arrived_time REAL NOT NULL,
+    subqueue TEXT NOT NULL,
+    abort_count INTEGER NOT NULL,
+    move_count INTEGER NOT NULL,
+    expires_at REAL,
+    external TEXT,                        -- file name in <db>.packets/ for big packets, else NULL
+    packet BLOB NOT NULL,                 -- the UserMessage packet (empty when external)
+    PRIMARY KEY (queue_id, lookup_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS messages_external ON messages (external) WHERE external IS NOT NULL;
+"""
+
+_UPSERT_QUEUE = "INSERT OR REPLACE INTO queues (queue_id, path_name, properties) VALUES (?, ?, ?)"
+_INSERT = "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_UPSERT_LAST = (
+    "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT (queue_id) "
+    "DO UPDATE SET last_lookup_id = max(last_lookup_id, excluded.last_lookup_id)"
+)
+_UPDATE = (
+    "UPDATE messages SET subqueue = coalesce(?, subqueue), abort_count = coalesce(?, abort_count), "
+    "move_count = coalesce(?, move_count) WHERE queue_id = ? AND lookup_id = ?"
+)
+_DELETE = "DELETE FROM messages WHERE queue_id = ? AND lookup_id = ? RETURNING external"
+_QUEUE_FILES = "SELECT external FROM messages WHERE queue_id = ? AND external IS NOT NULL"
+_UPSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+_READ = "SELECT external, packet FROM messages WHERE queue_id = ? AND lookup_id = ?"
+_LOAD = (
+    "SELECT queue_id, lookup_id, priority, arrived_time, subqueue, abort_count, move_count, expires_at, "
+    "packet FROM messages ORDER BY queue_id, lookup_id"
+)
+
+
+def _failed(reason: str, cause: BaseException | None = None) -> MSMQError:
+    err = MSMQError(f"batch not stored: {reason}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED)
+    err.__cause__ = cause
+    return err
+
+
+def _closed() -> MSMQError:
+    return MSMQError("the store is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+
+
+class _Pending:
+    """One batch on its way through the committer: SQL parameters, files, outcome."""
+
+    __slots__ = (
+        "delete_queues",
+        "deletes",
+        "done",
+        "error",
+        "files",
+        "inserts",
+        "keep_files",
+        "lasts",
+        "meta",
+        "queues",
+        "updates",
+    )
+
+    def __init__(self) -> None:
+        self.queues: list[tuple[int, str, str]] = []
+        self.inserts: list[tuple[Any, ...]] = []
+        self.lasts: list[tuple[int, int]] = []
+        self.updates: list[tuple[Any, ...]] = []
+        self.deletes: list[tuple[int, int]] = []
+        self.delete_queues: list[int] = []
+        self.meta: list[tuple[str, str]] = []
+        self.files: list[str] = []  # packet files written for this batch (full paths)
+        self.error: MSMQError | None = None
+        self.keep_files = False  # True when the outcome is unknown (commit failed): leave to recovery
+        self.done = threading.Lock()
+        self.done.acquire()
+
+
+def _write_file(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class SQLiteStore:
+    """A durable ``Store`` in one SQLite file (plus ``<path>.packets/`` for packets over 64 KiB).
+
+    ``commits`` counts SQLite commits and ``batches`` committed batches: with concurrent callers
+    ``commits`` stays well below ``batches`` (group commit).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.packet_dir = self.path + ".packets"
+        #: SQLite commits (each one fsync of the WAL) and batches committed so far.
+        self.commits = 0
+        self.batches = 0
+        self._closed = False
+        self._state = threading.Lock()
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        try:
+            self._writer = self._connect()
+            self._writer.execute("PRAGMA journal_mode=WAL")
+            self._writer.execute("PRAGMA synchronous=FULL")
+            self._writer.execute("PRAGMA cache_size=-65536")
+            version = self._writer.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise MSMQError(
+                    f"{self.path}: unknown store schema version {version}",
+                    HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+                )
+            self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
+            self._remove_orphan_files()
+        except (sqlite3.Error, OSError) as e:
+            raise MSMQError(
+                f"cannot open store {self.path}: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+            ) from e
+        self._cursor = self._writer.cursor()
+        self._thread = threading.Thread(
+            target=self._run, name=f"pymsmq-store-committer:{self.path}", daemon=True
+        )
+        self._thread.start()
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves.  check_same_thread=False only so that
+        # close() may close connections; each connection is used by one thread at a time.
+        return sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+
+    def _remove_orphan_files(self) -> None:
+        """Recovery: delete packet files that no committed row references."""
+        if not os.path.isdir(self.packet_dir):
+            os.makedirs(self.packet_dir, exist_ok=True)
+            _fsync_dir(os.path.dirname(os.path.abspath(self.packet_dir)))
+            return
+        names = set(os.listdir(self.packet_dir))
+        if not names:
+            return
+        referenced = {
+            r[0]
+            for r in self._writer.execute(
+                "SELECT external FROM messages INDEXED BY messages_external WHERE external IS NOT NULL"
+            )
+        }
+        for name in names - referenced:
+            os.unlink(os.path.join(self.packet_dir, name))
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def apply(self, batch: Batch) -> None:
+        """Apply ``batch`` atomically; returns once it is durable (shares the fsync with others)."""
+        if self._closed:
+            raise _closed()
+        if not batch:
+            return
+        p = self._prepare(batch)
+        with self._state:
+            if self._closed:
+                self._unlink(p.files)
+                raise _closed()
+            self._queue.put(p)
+        p.done.acquire()
+        if p.error is not None:
+            if not p.keep_files:
+                self._unlink(p.files)
+            raise p.error
+
+    def _prepare(self, batch: Batch) -> _Pending:
+        """SQL parameters of ``batch``; big packets written and synced to their files."""
+        p = _Pending()
+        try:
+            for row in batch.upsert_queues:
+                props = json.dumps(row.properties, separators=(",", ":"), allow_nan=False)
+                p.queues.append((row.queue_id, row.path_name, props))
+            dir_dirty = False
+            for m in batch.insert:
+                lid = m.lookup_id
+                if type(lid) is not int or not 0 <= lid <= _U64_MAX:
+                    raise _failed(f"lookup_id {lid!r} is not an unsigned 64-bit integer")
+                packet = m.packet
+                external = None
+                if len(packet) > BIG_PACKET:
+                    external = uuid.uuid4().hex + ".pkt"
+                    full = os.path.join(self.packet_dir, external)
+                    p.files.append(full)
+                    _write_file(full, packet)
+                    dir_dirty = True
+                    packet = b""
+                p.inserts.append(
+                    (
+                        m.queue_id,
+                        lid - _OFF,
+                        m.priority,
+                        m.arrived_time,
+                        m.subqueue,
+                        m.abort_count,
+                        m.move_count,
+                        m.expires_at,
+                        external,
+                        packet,
+                    )
+                )
+            if dir_dirty:
+                # The directory entries must be durable before a commit references them.
+                _fsync_dir(self.packet_dir)
+            for qid, last in batch.last_lookup_ids.items():
+                if type(last) is not int or not 0 <= last <= _U64_MAX:
+                    raise _failed(f"last lookup id {last!r} is not an unsigned 64-bit integer")
+                p.lasts.append((qid, last - _OFF))
+            p.updates = [
+                (u.subqueue, u.abort_count, u.move_count, u.key.queue_id, u.key.lookup_id - _OFF)
+                for u in batch.update
+            ]
+            p.deletes = [(k.queue_id, k.lookup_id - _OFF) for k in batch.delete]
+            p.delete_queues = list(batch.delete_queues)
+            p.meta = list(batch.meta.items())
+        except MSMQError:
+            self._unlink(p.files)
+            raise
+        except (TypeError, ValueError, OSError) as e:
+            self._unlink(p.files)
+            raise _failed(str(e), e) from e
+        return p
+
+    @staticmethod
+    def _unlink(paths: Sequence[str]) -> None:
+        for path in paths:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def _run(self) -> None:
+        """The committer thread: one transaction and one commit for every batch waiting."""
+        stop = False
+        while not stop:
+            first = self._queue.get()
+            if first is None:
+                break
+            group = [first]
+            while True:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                group.append(nxt)
+            try:
+                self._commit_group(group)
+            except BaseException as e:  # never leave a caller waiting
+                for p in group:
+                    if p.error is None:
+                        p.error = _failed(f"committer failure: {e}", e)
+                        p.keep_files = True
+            finally:
+                for p in group:
+                    p.done.release()
+        try:
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
+        self._writer.close()
+
+    def _commit_group(self, group: list[_Pending]) -> None:
+        conn = self._writer
+        cur = self._cursor
+        todo = group
+        while todo:
+            restart = False
+            ok: list[tuple[_Pending, list[str]]] = []
+            single = len(todo) == 1
+            cur.execute("BEGIN IMMEDIATE")
+            for p in todo:
+                if not single:
+                    cur.execute("SAVEPOINT b")
+                try:
+                    gone = self._apply_one(cur, p)
+                except (sqlite3.Error, OverflowError, TypeError, ValueError) as e:
+                    p.error = _failed(str(e), e)
+                    if not conn.in_transaction:
+                        # SQLite rolled back the whole transaction (I/O error, full disk...):
+                        # run the group again without the failing batch.
+                        todo = [q for q in todo if q is not p]
+                        restart = True
+                        break
+                    cur.execute("ROLLBACK" if single else "ROLLBACK TO b")
+                    if not single:
+                        cur.execute("RELEASE b")
+                    continue
+                if not single:
+                    cur.execute("RELEASE b")
+                ok.append((p, gone))
+            if restart:
+                continue
+            if conn.in_transaction:
+                try:
+                    cur.execute("COMMIT")
+                except sqlite3.Error as e:
+                    if conn.in_transaction:
+                        conn.rollback()
+                    for p, _ in ok:
+                        p.error = _failed(f"commit failed: {e}", e)
+                        p.keep_files = True
+                    return
+                self.commits += 1
+            self.batches += len(ok)
+            for _, gone in ok:
+                self._unlink(gone)
+            return
+
+    def _apply_one(self, cur: sqlite3.Cursor, p: _Pending) -> list[str]:
+        """Run one batch's statements; returns the packet files its deletes released."""
+        gone: list[str] = []
+        if p.queues:
+            cur.executemany(_UPSERT_QUEUE, p.queues)
+        if p.inserts:
+            cur.executemany(_INSERT, p.inserts)
+        if p.lasts:
+            cur.executemany(_UPSERT_LAST, p.lasts)
+        if p.updates:
+            cur.executemany(_UPDATE, p.updates)
+        for key in p.deletes:
+            for (external,) in cur.execute(_DELETE, key).fetchall():
+                if external is not None:
+                    gone.append(os.path.join(self.packet_dir, external))
+        for qid in p.delete_queues:
+            gone.extend(
+                os.path.join(self.packet_dir, r[0]) for r in cur.execute(_QUEUE_FILES, (qid,)).fetchall()
+            )
+            cur.execute("DELETE FROM messages WHERE queue_id = ?", (qid,))
+            cur.execute("DELETE FROM queues WHERE queue_id = ?", (qid,))
+        if p.meta:
+            cur.executemany(_UPSERT_META, p.meta)
+        return gone
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise _closed()
+            conn = self._connect()
+            conn.execute("PRAGMA query_only=1")
+            with self._state:
+                if self._closed:
+                    conn.close()
+                    raise _closed()
+                self._readers.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def _read_one(self, cur: sqlite3.Cursor, key: MessageKey) -> bytes:
+        row = cur.execute(_READ, (key.queue_id, key.lookup_id - _OFF)).fetchone()
+        if row is None:
+            raise KeyError(key)
+        external, packet = row
+        if external is None:
+            return bytes(packet)
+        try:
+            with open(os.path.join(self.packet_dir, external), "rb") as f:
+                return f.read()
+        except FileNotFoundError:  # deleted (and unlinked) after our row was read
+            raise KeyError(key) from None
+
+    def read_packet(self, key: MessageKey) -> bytes:
+        """The packet of one committed message; ``KeyError`` when absent."""
+        try:
+            return self._read_one(self._reader().cursor(), key)
+        except (sqlite3.Error, OverflowError) as e:
+            if self._closed:
+                raise _closed() from e
+            if isinstance(e, OverflowError):
+                raise KeyError(key) from None
+            raise MSMQError(f"read failed: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED) from e
+
+    def read_packets(self, keys: Sequence[MessageKey]) -> list[bytes]:
+        """Packets of several messages, in the order of ``keys``, from one consistent snapshot."""
+        conn = self._reader()
+        try:
+            cur = conn.cursor()
+            cur.execute("BEGIN")
+            try:
+                return [self._read_one(cur, key) for key in keys]
+            finally:
+                cur.execute("COMMIT")
+        except (sqlite3.Error, OverflowError) as e:
+            if self._closed:
+                raise _closed() from e
+            if isinstance(e, OverflowError):
+                raise KeyError(str(e)) from None
+            raise MSMQError(f"read failed: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED) from e
+
+    def load(self) -> Snapshot:
+        """Committed state for restart recovery; messages stream from one read transaction.
+
+        Big packets come back as ``b""`` (read them with ``read_packet``).
+        """
+        if self._closed:
+            raise _closed()
+        conn = self._connect()
+        try:
+            conn.execute("PRAGMA query_only=1")
+            conn.execute("BEGIN")
+            meta = dict(conn.execute("SELECT key, value FROM meta ORDER BY key"))
+            queues = [
+                QueueRow(qid, path, json.loads(props))
+                for qid, path, props in conn.execute(
+                    "SELECT queue_id, path_name, properties FROM queues ORDER BY queue_id"
+                )
+            ]
+            lasts = {
+                qid: last + _OFF
+                for qid, last in conn.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids")
+            }
+            cur = conn.execute(_LOAD)
+        except (sqlite3.Error, ValueError) as e:
+            conn.close()
+            raise MSMQError(
+                f"cannot load store {self.path}: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+            ) from e
+        return Snapshot(meta=meta, queues=queues, last_lookup_ids=lasts, messages=_stream(conn, cur))
+
+    def close(self) -> None:
+        """Commit what is queued, stop the committer, close every connection; idempotent."""
+        with self._state:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(None)
+        self._thread.join()
+        with self._state:
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _stream(conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMessage]:
+    """Yield stored messages chunk by chunk; closes ``conn`` when done (or when discarded)."""
+    try:
+        while rows := cur.fetchmany(_FETCH):
+            for qid, lid, pri, arrived, sub, aborts, moves, expires, packet in rows:
+                yield StoredMessage(qid, lid + _OFF, packet, pri, arrived, sub, aborts, moves, expires)
+    finally:
+        conn.close()
