@@ -288,7 +288,8 @@ def _read_wstr(r: Reader) -> str:
 def read_propvalue(r: Reader, vt: int, depth: int = 0) -> PropVariant:
     """Read one PROPVALUE of type ``vt`` at the reader's position."""
     known = _VT_BY_VALUE.get(vt)
-    if known is None:
+    if known is None or known == VarType.VT_VARIANT:
+        # [MS-MQMQ] 2.2.12: VT_VARIANT "MUST appear with the bit flag VT_VECTOR".
         raise _illegal_vt(vt, r.pos)
     arm = _INT_ARMS.get(known)
     if arm is not None:
@@ -339,7 +340,7 @@ def read_propvalue(r: Reader, vt: int, depth: int = 0) -> PropVariant:
         for _ in range(count):
             elems.append(read_propvalue(r, r.u16("VARTYPE"), depth + 1))
         return _make(known, tuple(elems))
-    raise _illegal_vt(vt, count_pos)  # VT_VARIANT alone: [MS-MQMQ] 2.2.12 "MUST appear with VT_VECTOR"
+    raise _illegal_vt(vt, count_pos)
 
 
 def decode_propvalue(vt: int, data: bytes) -> PropVariant:
