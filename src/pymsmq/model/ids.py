@@ -1,0 +1,92 @@
+"""Object identifiers: message ids, correlation ids and transaction ids ([MS-MQMQ] 2.2.8, 2.2.18.1.3).
+
+An OBJECTID is ``{Lineage GUID, Uniquifier u32}``.  A message id is the source queue manager's
+GUID plus a 32-bit ordinal that the queue manager increments for every message it accepts
+([MS-MQDMPR] 3.1.1.12 Message.Identifier).  On the wire it takes 20 bytes: the GUID in its
+[MS-DTYP] 2.3.4 little-endian layout followed by the ordinal as a little-endian u32
+([MS-MQMQ] 2.2.18.1.3 MessageIdentifier).  Its text form is ``{guid}\\ordinal`` (decimal ordinal).
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from dataclasses import dataclass
+from typing import Final, Self
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+
+__all__ = ["OBJECTID_SIZE", "MessageId", "ObjectId"]
+
+# [MS-MQMQ] 2.2.8 / 2.2.18.1.3: 16-byte GUID + 4-byte unsigned integer.
+OBJECTID_SIZE: Final = 20
+_U32: Final = struct.Struct("<I")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ObjectId:
+    """``{lineage, uniquifier}``: a GUID and a u32 ([MS-MQMQ] 2.2.8 OBJECTID)."""
+
+    lineage: uuid.UUID
+    uniquifier: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lineage, uuid.UUID):
+            raise MSMQError("object id lineage must be a UUID", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+        if not 0 <= self.uniquifier <= 0xFFFFFFFF:
+            raise MSMQError(
+                "object id uniquifier must fit in 32 bits", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+            )
+
+    def __bytes__(self) -> bytes:
+        # [MS-MQMQ] 2.2.18.1.3: the GUID in [MS-DTYP] layout, then the u32, little-endian.
+        return self.lineage.bytes_le + _U32.pack(self.uniquifier)
+
+    def __str__(self) -> str:
+        return f"{{{self.lineage}}}\\{self.uniquifier}"
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> Self:
+        """The id held in exactly 20 bytes; another size is MQ_ERROR_ILLEGAL_PROPERTY_SIZE."""
+        raw = bytes(data)
+        if len(raw) != OBJECTID_SIZE:
+            raise MSMQError(
+                f"an object id is {OBJECTID_SIZE} bytes, got {len(raw)}",
+                HResult.MQ_ERROR_ILLEGAL_PROPERTY_SIZE,
+            )
+        return cls(uuid.UUID(bytes_le=raw[:16]), _U32.unpack_from(raw, 16)[0])
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        """Parse ``{guid}\\ordinal`` (braces optional, GUID case-insensitive, decimal ordinal)."""
+        guid_text, sep, number = text.rpartition("\\")
+        if not sep or not number.isascii() or not number.isdigit():
+            raise MSMQError(f"not an object id: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+        if guid_text.startswith("{") and guid_text.endswith("}"):
+            guid_text = guid_text[1:-1]
+        try:
+            lineage = uuid.UUID(guid_text)
+        except ValueError:
+            raise MSMQError(f"not an object id: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE) from None
+        if len(guid_text) != 36:
+            raise MSMQError(f"not an object id: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+        value = int(number)
+        if value > 0xFFFFFFFF:
+            raise MSMQError(f"ordinal out of range: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+        return cls(lineage, value)
+
+    @classmethod
+    def coerce(cls, value: ObjectId | bytes | bytearray | memoryview | str) -> ObjectId:
+        """Accept an ``ObjectId``, its 20 bytes or its text form."""
+        if isinstance(value, ObjectId):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        if isinstance(value, bytes | bytearray | memoryview):
+            return cls.from_bytes(value)
+        raise MSMQError(f"not an object id: {value!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+
+
+# A message id, correlation id and transaction id are all OBJECTIDs.
+MessageId = ObjectId

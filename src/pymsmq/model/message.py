@@ -1,0 +1,269 @@
+"""``Message``: every MSMQ message property, with the defaults and validation of the specs.
+
+Attribute names are the snake_case of the [MC-MQAC] 3.17 MSMQMessage property names (``label``,
+``priority``, ``correlation_id``, ``max_time_to_receive``, ...); values are the MC-MQAC constants.
+Defaults are the "client created" column of [MC-MQAC] 3.17.3 (which agrees with the IDL
+MQDEFAULT values and with [MS-MQDMPR] 3.1.1.12 where both speak).
+
+Validation happens when a ``Message`` is constructed and again when it is sent (``validate``), with
+the HRESULTs MC-MQAC gives for the property puts: MQ_ERROR_ILLEGAL_PROPERTY_VALUE for out-of-range
+enumerations and priorities, MQ_ERROR_LABEL_TOO_LONG for labels of 250 characters or more, and
+MQ_ERROR_ILLEGAL_PROPERTY_SIZE for ids that are not 20 bytes.
+
+Properties the queue manager assigns (``id``, ``lookup_id``, ``sent_time``, ``arrived_time``,
+``source_machine_guid``, ``destination_queue``, transaction facts, ``abort_count``, ``move_count``)
+are overwritten by ``send`` and by the receiving queue manager; senders leave them alone.
+Times are POSIX seconds (floats); ``None`` means "not set" (MC-MQAC's 0xFFFFFFFF).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, fields
+from typing import Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.constants import INFINITE, MQ_MAX_MSG_LABEL_LEN, VALID_ACK_VALUES
+from pymsmq.model.ids import ObjectId
+
+__all__ = ["DEFAULT_PROVIDER_NAME", "Message"]
+
+# [MC-MQAC] 3.17.3: AuthenticationProviderName defaults to the base provider.
+DEFAULT_PROVIDER_NAME: Final = "Microsoft Base Cryptographic Provider, v1.0"
+
+_BAD: Final = HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+# [MC-MQAC] 3.17.4.1 property puts: the valid values of each enumerated property.
+_PRIV_LEVELS: Final = frozenset({0, 1, 3})  # MQMSGPRIVLEVEL: 2 is not valid
+_AUTH_LEVELS: Final = frozenset({0, 1, 2, 4, 8})  # MQMSGAUTHLEVEL
+_DELIVERIES: Final = frozenset({0, 1})  # MQMSGDELIVERY
+_TRACES: Final = frozenset({0, 1})  # MQMSGTRACE
+_JOURNALS: Final = frozenset({0, 1, 2, 3})  # MQMSGJOURNAL flags
+_SENDERID_TYPES: Final = frozenset({0, 1, 2})  # MQMSGSENDERIDTYPE (+ 2 = QueueManagerIdentifier, MQDMPR)
+
+
+def _fail(what: str, value: object, hresult: int = _BAD) -> MSMQError:
+    return MSMQError(f"invalid {what}: {value!r}", hresult)
+
+
+def _uint(value: object, bits: int, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
+        raise _fail(what, value)
+    return value
+
+
+def _seconds(value: object, what: str) -> int:
+    # [MC-MQAC] D0: 0xFFFFFFFF means infinite; accept -1 (what a COM long shows) as the same value.
+    if type(value) is int and value == -1:
+        return INFINITE
+    return _uint(value, 32, what)
+
+
+def _opt_bytes(value: object, what: str) -> bytes | None:
+    if value is None or type(value) is bytes:
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    raise _fail(what, value)
+
+
+def _opt_str(value: object, what: str) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise _fail(what, value)
+
+
+def _opt_guid(value: object, what: str) -> uuid.UUID | None:
+    if value is None or isinstance(value, uuid.UUID):
+        return value
+    if isinstance(value, str):
+        try:
+            return uuid.UUID(value)
+        except ValueError:
+            raise _fail(what, value) from None
+    raise _fail(what, value)
+
+
+def _opt_id(value: object, what: str) -> ObjectId | None:
+    if value is None or type(value) is ObjectId:
+        return value
+    if isinstance(value, bytes | bytearray | memoryview | str):
+        return ObjectId.coerce(value)
+    raise _fail(what, value, HResult.MQ_ERROR_ILLEGAL_PROPERTY_SIZE)
+
+
+@dataclass(slots=True, eq=True)
+class Message:
+    """One MSMQ message: what an application sends and what ``receive``/``peek`` return.
+
+    Construct with keyword arguments (``Message(body=b"...", label="x", priority=5)``).  Invalid
+    values raise ``MSMQError`` with the MC-MQAC HRESULT.  The object stays mutable (MSMQMessage
+    properties are settable); ``validate()`` re-checks everything and is called by ``send``.
+    """
+
+    # --- payload ([MS-MQDMPR] 3.1.1.12 Body, BodyType, Label, Extension, ApplicationTag)
+    body: bytes = b""
+    label: str = ""
+    body_type: int = 0
+    extension: bytes = b""
+    app_specific: int = 0
+    correlation_id: ObjectId | None = None
+    msg_class: int = 0
+    # --- delivery
+    priority: int = 3
+    delivery: int = 0
+    ack: int = 0
+    journal: int = 0
+    trace: int = 0
+    max_time_to_reach_queue: int = INFINITE
+    max_time_to_receive: int = INFINITE
+    # --- addressing (format names; dead_letter_queue is a path name, PROPID_M_DEADLETTER_QUEUE)
+    response_queue: str | None = None
+    admin_queue: str | None = None
+    dead_letter_queue: str | None = None
+    # --- security
+    priv_level: int = 0
+    auth_level: int = 0
+    hash_algorithm: int = 0x8004  # MQMSG_CALG_SHA1
+    encrypt_algorithm: int = 0x6801  # MQMSG_CALG_RC4
+    sender_id: bytes | None = None
+    sender_id_type: int = 1  # MQMSG_SENDERID_TYPE_SID
+    sender_certificate: bytes | None = None
+    signature: bytes | None = None
+    destination_symmetric_key: bytes | None = None
+    authentication_provider_type: int = 1  # PROV_RSA_FULL
+    authentication_provider_name: str | None = DEFAULT_PROVIDER_NAME
+    connector_type_guid: uuid.UUID | None = None
+    # --- assigned by send / by the queue manager (read-only for applications)
+    id: ObjectId | None = None
+    lookup_id: int = 0
+    sent_time: float | None = None
+    arrived_time: float | None = None
+    source_machine_guid: uuid.UUID | None = None
+    destination_queue: str | None = None
+    transaction_status_queue: str | None = None
+    transaction_id: ObjectId | None = None
+    is_first_in_transaction: bool = False
+    is_last_in_transaction: bool = False
+    received_authentication_level: int = 0
+    abort_count: int = 0
+    move_count: int = 0
+    soap_envelope: str | None = None
+    compound_message: bytes | None = None
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check (and normalise) every property; raise ``MSMQError`` with the spec's HRESULT."""
+        body = self.body
+        if type(body) is not bytes:
+            if not isinstance(body, bytearray | memoryview):
+                raise _fail("body (bytes expected)", type(body).__name__)
+            self.body = bytes(body)
+        label = self.label
+        if type(label) is not str:
+            if label is not None:
+                raise _fail("label", label)
+            self.label = label = ""  # [MC-MQAC] 3.17.3: an unset label reads as ""
+        # [MC-MQAC] 3.17.4.1.37 put_Label: 250 characters or more -> MQ_ERROR_LABEL_TOO_LONG.
+        if len(label) > MQ_MAX_MSG_LABEL_LEN:
+            raise MSMQError(f"label has {len(label)} characters (max 249)", HResult.MQ_ERROR_LABEL_TOO_LONG)
+        # [MC-MQAC] 3.17.4.1.18 put_Priority: 0 <= p <= 7, else MQ_ERROR_ILLEGAL_PROPERTY_VALUE.
+        if type(self.priority) is not int or not 0 <= self.priority <= 7:
+            raise _fail("priority", self.priority)
+        if self.delivery not in _DELIVERIES or type(self.delivery) is bool:
+            raise _fail("delivery", self.delivery)
+        if self.ack not in VALID_ACK_VALUES or type(self.ack) is bool:
+            raise _fail("ack", self.ack)
+        if self.journal not in _JOURNALS or type(self.journal) is bool:
+            raise _fail("journal", self.journal)
+        if self.trace not in _TRACES or type(self.trace) is bool:
+            raise _fail("trace", self.trace)
+        if self.priv_level not in _PRIV_LEVELS or type(self.priv_level) is bool:
+            raise _fail("priv_level", self.priv_level)
+        if self.auth_level not in _AUTH_LEVELS or type(self.auth_level) is bool:
+            raise _fail("auth_level", self.auth_level)
+        if self.sender_id_type not in _SENDERID_TYPES or type(self.sender_id_type) is bool:
+            raise _fail("sender_id_type", self.sender_id_type)
+        # AppSpecific is a COM long and a u32 on the wire (MessagePropertiesHeader.ApplicationTag):
+        # accept both signed and unsigned 32-bit values and keep the unsigned form.
+        app = self.app_specific
+        if type(app) is not int or not -(1 << 31) <= app <= 0xFFFFFFFF:
+            raise _fail("app_specific", app)
+        self.app_specific = app & 0xFFFFFFFF
+        self.max_time_to_reach_queue = _seconds(self.max_time_to_reach_queue, "max_time_to_reach_queue")
+        self.max_time_to_receive = _seconds(self.max_time_to_receive, "max_time_to_receive")
+        # [MS-MQMQ] 2.2.18.1.6: MessageClass is a u16.
+        self.msg_class = _uint(self.msg_class, 16, "msg_class")
+        self.body_type = _uint(self.body_type, 32, "body_type")
+        self.hash_algorithm = _uint(self.hash_algorithm, 32, "hash_algorithm")
+        self.encrypt_algorithm = _uint(self.encrypt_algorithm, 32, "encrypt_algorithm")
+        self.authentication_provider_type = _uint(
+            self.authentication_provider_type, 32, "authentication_provider_type"
+        )
+        self.received_authentication_level = _uint(
+            self.received_authentication_level, 16, "received_authentication_level"
+        )
+        self.lookup_id = _uint(self.lookup_id, 64, "lookup_id")
+        self.abort_count = _uint(self.abort_count, 32, "abort_count")
+        self.move_count = _uint(self.move_count, 32, "move_count")
+        ext = self.extension
+        if type(ext) is not bytes:
+            converted = _opt_bytes(ext, "extension")
+            self.extension = b"" if converted is None else converted
+        self.correlation_id = _opt_id(self.correlation_id, "correlation_id")
+        self.id = _opt_id(self.id, "id")
+        self.transaction_id = _opt_id(self.transaction_id, "transaction_id")
+        self.sender_id = _opt_bytes(self.sender_id, "sender_id")
+        self.sender_certificate = _opt_bytes(self.sender_certificate, "sender_certificate")
+        self.signature = _opt_bytes(self.signature, "signature")
+        self.destination_symmetric_key = _opt_bytes(
+            self.destination_symmetric_key, "destination_symmetric_key"
+        )
+        self.compound_message = _opt_bytes(self.compound_message, "compound_message")
+        for name in (
+            "response_queue",
+            "admin_queue",
+            "dead_letter_queue",
+            "destination_queue",
+            "transaction_status_queue",
+            "authentication_provider_name",
+            "soap_envelope",
+        ):
+            _opt_str(getattr(self, name), name)
+        self.connector_type_guid = _opt_guid(self.connector_type_guid, "connector_type_guid")
+        self.source_machine_guid = _opt_guid(self.source_machine_guid, "source_machine_guid")
+        for name in ("sent_time", "arrived_time"):
+            value = getattr(self, name)
+            if value is not None and (type(value) not in (int, float) or value < 0):
+                raise _fail(name, value)
+        for name in ("is_first_in_transaction", "is_last_in_transaction"):
+            if type(getattr(self, name)) is not bool:
+                raise _fail(name, getattr(self, name))
+
+    # --- derived, read-only views (MC-MQAC names)
+    @property
+    def body_length(self) -> int:
+        """[MC-MQAC] BodyLength: the byte length of the body."""
+        return len(self.body)
+
+    @property
+    def recoverable(self) -> bool:
+        """True when ``delivery`` is MQMSG_DELIVERY_RECOVERABLE."""
+        return self.delivery == 1
+
+    @property
+    def sender_version(self) -> int:
+        """[MC-MQAC] 3.17.4.1.56 SenderVersion: always 0x10."""
+        return 0x10
+
+    def copy(self) -> Message:
+        """A shallow copy (all values are immutable), made without re-validating."""
+        new = object.__new__(Message)
+        for name in _FIELD_NAMES:
+            object.__setattr__(new, name, getattr(self, name))
+        return new
+
+
+_FIELD_NAMES: Final = tuple(f.name for f in fields(Message))

@@ -1,0 +1,218 @@
+"""Queue names as the queue manager needs them: path names, the private-queue hash, format names.
+
+* ``QueuePath``: a parsed [MS-MQMQ] 2.1.1 path name (``Computer\\QueueName``,
+  ``Computer\\private$\\QueueName``, ``Computer\\system$;QueueName``, ``QueueName;Subqueue``).
+* ``private_queue_hash``: the [MC-MQAC] 3.1.6.2 hash (``h = h * 33 + ord(ch)`` mod 2**32), which
+  the queue manager also uses as the private queue number so that a client-side computation and
+  the queue manager agree (digest D3.4 recommendation).
+* ``format_name_from_path``: [MC-MQAC] 3.1.6.2 "Get Queue Format Name from Pathname".
+* ``LocalFormat``: the minimal format-name parse the local queue manager needs to find a queue
+  (``DIRECT=OS:``/``DIRECT=TCP:``, ``PRIVATE=``, ``PUBLIC=``, ``MACHINE=``, with ``;JOURNAL``,
+  ``;DEADLETTER``, ``;DEADXACT`` or a subqueue suffix).
+
+Decisions: the computer part is everything before the first backslash; queue names keep their case
+and compare case-insensitively (``key``); the private-queue format name is rendered
+``PRIVATE=<guid>\\<8 lower-case hex digits>`` ([MS-MQMQ] 2.1.4 separator, errata E2).
+Queue names follow the MSMQ 2.0+ character set of [MS-MQMQ] 2.1.1 (no space, ``"+,;\\``, controls).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Final
+
+from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.hresult import HResult
+
+__all__ = [
+    "LocalFormat",
+    "QueuePath",
+    "format_name_from_path",
+    "private_queue_hash",
+]
+
+# [MS-MQMQ] 2.1.1: QueueName = 1*124(%x21 / %x23-2A / %x2D-3A / %x3C-5B / %x5D-7F); Subqueue 1*32.
+_QNAME: Final = re.compile(r"[\x21\x23-\x2A\x2D-\x3A\x3C-\x5B\x5D-\x7F]{1,124}")
+_SUBQ: Final = re.compile(r"[\x21\x23-\x2A\x2D-\x3A\x3C-\x5B\x5D-\x7F]{1,32}")
+# Computer = 1*256 VCHAR (%x21-7E), without a backslash (it ends at the first one).
+_COMPUTER: Final = re.compile(r"[\x21-\x5B\x5D-\x7E]{1,256}")
+_HEX: Final = re.compile(r"[0-9A-Fa-f]{1,8}")
+_SYSTEM_QUEUES: Final = ("JOURNAL", "DEADLETTER", "DEADXACT")
+
+
+def _bad_path(text: str, why: str) -> FormatNameError:
+    return FormatNameError(
+        f"illegal queue path name {text!r}: {why}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+    )
+
+
+def _bad_format(text: str, why: str) -> FormatNameError:
+    return FormatNameError(f"illegal format name {text!r}: {why}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+
+
+def private_queue_hash(name: str) -> int:
+    """[MC-MQAC] 3.1.6.2: ``h = ((h << 5) + ord(ch) + h) mod 2**32`` over the queue name."""
+    h = 0
+    for ch in name:
+        h = ((h << 5) + ord(ch) + h) & 0xFFFFFFFF
+    return h
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePath:
+    """A parsed queue path name.  ``kind`` is ``"public"``, ``"private"`` or ``"system"``."""
+
+    computer: str
+    kind: str
+    name: str
+    subqueue: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> QueuePath:
+        """Parse ``text``; raise ``FormatNameError`` with MQ_ERROR_ILLEGAL_QUEUE_PATHNAME if invalid."""
+        if not isinstance(text, str):
+            raise _bad_path(repr(text), "not a string")
+        computer, sep, rest = text.partition("\\")
+        if not sep:
+            raise _bad_path(text, "no backslash after the computer name")
+        if not _COMPUTER.fullmatch(computer):
+            raise _bad_path(text, "bad computer name")
+        head = rest[:9].lower()
+        if head[:8] == "system$;":
+            name = rest[8:]
+            if name.upper() not in _SYSTEM_QUEUES:
+                raise _bad_path(text, "unknown system queue")
+            return cls(computer, "system", name.upper())
+        kind = "public"
+        if head == "private$\\":
+            kind, rest = "private", rest[9:]
+        name, semi, sub = rest.partition(";")
+        if not _QNAME.fullmatch(name):
+            raise _bad_path(text, "bad queue name")
+        if kind == "public" and name.lower() in ("private$", "system$"):
+            raise _bad_path(text, "reserved queue name")
+        subqueue: str | None = None
+        if semi:
+            if not _SUBQ.fullmatch(sub):
+                raise _bad_path(text, "bad subqueue name")
+            subqueue = sub
+        return cls(computer, kind, name, subqueue)
+
+    @property
+    def key(self) -> str:
+        """Case-insensitive identity of the queue on its computer (subqueue excluded)."""
+        return f"{self.kind}:{self.name.lower()}"
+
+    def render(self, computer: str | None = None) -> str:
+        """The path text, optionally with another computer name (e.g. ``.`` expanded)."""
+        machine = self.computer if computer is None else computer
+        if self.kind == "system":
+            return f"{machine}\\system$;{self.name}"
+        middle = "private$\\" if self.kind == "private" else ""
+        tail = f";{self.subqueue}" if self.subqueue is not None else ""
+        return f"{machine}\\{middle}{self.name}{tail}"
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def format_name_from_path(path: str, qm_guid: uuid.UUID, directory_integrated: bool = True) -> str:
+    """[MC-MQAC] 3.1.6.2 Get Queue Format Name from Pathname (the private-queue hash included).
+
+    Public paths need the directory; a queue manager without one answers MQ_ERROR_QUEUE_NOT_FOUND
+    (the "DirectoryOffline" branch).  ``system$`` paths are neither public nor private:
+    MQ_ERROR_ILLEGAL_QUEUE_PATHNAME.
+    """
+    parsed = QueuePath.parse(path)
+    if parsed.kind == "system":
+        raise _bad_path(path, "neither a public nor a private path name")
+    if parsed.kind == "public":
+        raise MSMQError(f"public queue {path!r} needs the directory", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+    if not directory_integrated:
+        return "DIRECT=OS:" + path
+    fmt = f"PRIVATE={qm_guid}\\{private_queue_hash(parsed.name):08x}"
+    # "append the subqueueName at the end", with its ";" (digest D3.4).
+    return fmt if parsed.subqueue is None else f"{fmt};{parsed.subqueue}"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalFormat:
+    """A format name reduced to what finds a local queue.
+
+    ``kind``: ``"direct"`` (``computer`` + ``path``), ``"private"`` (``guid`` + ``number``),
+    ``"public"`` (``guid``), ``"machine"`` (``guid``).  ``suffix``: ``""``, ``"JOURNAL"``,
+    ``"DEADLETTER"`` or ``"DEADXACT"``; ``subqueue`` for the MSMQ 4.0 ``;name`` suffix.
+    """
+
+    kind: str
+    suffix: str = ""
+    subqueue: str | None = None
+    computer: str = ""
+    path: QueuePath | None = None
+    guid: uuid.UUID | None = None
+    number: int = 0
+
+    @staticmethod
+    def looks_like_format_name(text: str) -> bool:
+        """True when ``text`` starts with a format-name keyword (``DIRECT=``, ``PRIVATE=``, ...)."""
+        head = text.partition("=")[0].upper()
+        return head in ("DIRECT", "PRIVATE", "PUBLIC", "MACHINE", "DL", "MULTICAST", "CONNECTOR")
+
+    @classmethod
+    def parse(cls, text: str) -> LocalFormat:
+        """Parse a single-element format name; raise ``FormatNameError`` (ILLEGAL_FORMATNAME)."""
+        keyword, eq, value = text.partition("=")
+        keyword = keyword.upper()
+        if not eq or not value:
+            raise _bad_format(text, "no '='")
+        if "," in value:
+            raise _bad_format(text, "multiple-element format names are not supported here")
+        if keyword == "DIRECT":
+            protocol, colon, rest = value.partition(":")
+            if not colon or protocol.upper() not in ("OS", "TCP"):
+                raise _bad_format(text, "only DIRECT=OS: and DIRECT=TCP: name local queues")
+            computer, sep, tail = rest.partition("\\")
+            suffix = ""
+            if tail.lower().startswith("system$;"):
+                token = tail[8:].upper()
+                if token not in _SYSTEM_QUEUES:
+                    raise _bad_format(text, "unknown machine queue")
+                return cls("direct", token, None, computer, QueuePath(computer or ".", "system", token))
+            body, semi, last = tail.rpartition(";")
+            if semi and last.upper() == "JOURNAL":
+                suffix, tail = "JOURNAL", body
+            try:
+                path = QueuePath.parse(f"{computer}\\{tail}")
+            except FormatNameError as exc:
+                raise _bad_format(text, exc.message) from None
+            if suffix and path.subqueue is not None:
+                raise _bad_format(text, "a subqueue has no journal")
+            return cls("direct", suffix, path.subqueue, computer, path)
+        base, semi, token = value.partition(";")
+        suffix = token.upper() if semi else ""
+        if keyword in ("PRIVATE", "PUBLIC", "MACHINE"):
+            guid_text = base
+            number = 0
+            if keyword == "PRIVATE":
+                guid_text, sep, hex_text = base.replace("/", "\\").partition("\\")
+                if not sep or not _HEX.fullmatch(hex_text):
+                    raise _bad_format(text, "PRIVATE= needs <guid>\\<1-8 hex digits>")
+                number = int(hex_text, 16)
+            if len(guid_text) != 36:
+                raise _bad_format(text, "bad GUID")
+            try:
+                guid = uuid.UUID(guid_text)
+            except ValueError:
+                raise _bad_format(text, "bad GUID") from None
+            subqueue: str | None = None
+            if keyword == "MACHINE":
+                if suffix not in _SYSTEM_QUEUES:
+                    raise _bad_format(text, "MACHINE= needs ;JOURNAL, ;DEADLETTER or ;DEADXACT")
+            elif semi and suffix != "JOURNAL":
+                if not _SUBQ.fullmatch(token):
+                    raise _bad_format(text, "bad subqueue name")
+                subqueue, suffix = token, ""
+            return cls(keyword.lower(), suffix, subqueue, guid=guid, number=number)
+        raise _bad_format(text, f"{keyword}= does not name a local queue")
