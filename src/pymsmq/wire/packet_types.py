@@ -38,6 +38,7 @@ __all__ = [
     "QueueFormat",
     "QueueType",
     "TxSequenceID",
+    "guid_from_le",
     "queue_format_class",
     "read_queue_format",
     "write_queue_format",
@@ -48,6 +49,26 @@ _U32: Final = struct.Struct("<I")
 _U32X2: Final = struct.Struct("<II")
 _GUID_U32: Final = struct.Struct("<16sI")
 _NUL2: Final = b"\x00\x00"
+
+
+# Decoding a GUID (uuid.UUID(bytes_le=...)) costs about 1 us; a packet stream repeats the same few
+# queue-manager GUIDs, so decoded GUIDs are memoised (bounded; the cache is pure, not I/O).
+_GUID_CACHE: Final[dict[bytes, uuid.UUID]] = {bytes(16): NULL_GUID}
+_GUID_CACHE_MAX: Final = 4096
+
+
+def guid_from_le(raw: bytes) -> uuid.UUID:
+    """The GUID in 16 bytes of [MS-DTYP] 2.3.4 packet layout (``uuid.UUID(bytes_le=raw)``), memoised."""
+    value = _GUID_CACHE.get(raw)
+    if value is None:
+        if len(raw) != 16:
+            raise WireError(f"a GUID is 16 bytes, not {len(raw)}")
+        value = uuid.UUID(bytes_le=raw)
+        if len(_GUID_CACHE) >= _GUID_CACHE_MAX:
+            _GUID_CACHE.clear()
+            _GUID_CACHE[bytes(16)] = NULL_GUID
+        _GUID_CACHE[raw] = value
+    return value
 
 
 def _guid_bytes(value: uuid.UUID, what: str) -> bytes:
@@ -149,7 +170,7 @@ class MessageIdentifier:
         r.need(20, "MessageIdentifier")
         guid, ordinal = _GUID_U32.unpack_from(r.data, pos)
         r.pos = pos + 20
-        return cls(uuid.UUID(bytes_le=guid), ordinal)
+        return cls(guid_from_le(guid), ordinal)
 
     def write(self, w: Writer) -> None:
         """Append the 20 bytes."""
@@ -285,7 +306,7 @@ class PublicQueueFormatName:
     @classmethod
     def read(cls, r: Reader, base: int = 0) -> Self:
         """Read 16 bytes."""
-        return cls(uuid.UUID(bytes_le=r.raw(16, "PublicQueueIdentifier")))
+        return cls(guid_from_le(r.raw(16, "PublicQueueIdentifier")))
 
     def write(self, w: Writer, base: int = 0) -> None:
         """Append 16 bytes."""
@@ -329,7 +350,7 @@ class PrivateQueueFormatName:
         r.need(20, "PrivateQueueFormatName")
         guid, ident = _GUID_U32.unpack_from(r.data, pos)
         r.pos = pos + 20
-        return cls(uuid.UUID(bytes_le=guid), ident)
+        return cls(guid_from_le(guid), ident)
 
     def write(self, w: Writer, base: int = 0) -> None:
         """Append 20 bytes."""
@@ -521,7 +542,7 @@ class MQFDistributionQueueFormatName:
     @classmethod
     def read(cls, r: Reader, base: int = 0) -> Self:
         """Read 16 bytes."""
-        return cls(uuid.UUID(bytes_le=r.raw(16, "DistributionListIdentifier")))
+        return cls(guid_from_le(r.raw(16, "DistributionListIdentifier")))
 
     def write(self, w: Writer, base: int = 0) -> None:
         """Append 16 bytes."""
