@@ -51,6 +51,8 @@ def _check_message(m: StoredMessage) -> None:
     _check_i64(m.priority, "priority")
     _check_i64(m.abort_count, "abort_count")
     _check_i64(m.move_count, "move_count")
+    if m.arrived_time != m.arrived_time or (m.expires_at is not None and m.expires_at != m.expires_at):
+        raise _failed("arrived_time and expires_at must not be NaN")
     if not isinstance(m.packet, bytes | bytearray | memoryview):
         raise _failed("packet is not bytes")
 
@@ -104,6 +106,8 @@ class MemoryStore:
         """Apply ``batch`` atomically (checked in full before any change)."""
         with self._lock:
             self._check_open()
+            if not batch:
+                return
             # Check everything first, so that a failing batch leaves no trace.
             queues = [(row, _dump_properties(row)) for row in batch.upsert_queues]
             for row, _ in queues:

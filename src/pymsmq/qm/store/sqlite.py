@@ -261,6 +261,9 @@ class SQLiteStore:
                 lid = m.lookup_id
                 if type(lid) is not int or not 0 <= lid <= _U64_MAX:
                     raise _failed(f"lookup_id {lid!r} is not an unsigned 64-bit integer")
+                expires = m.expires_at
+                if m.arrived_time != m.arrived_time or (expires is not None and expires != expires):
+                    raise _failed("arrived_time and expires_at must not be NaN")  # SQLite stores NULL
                 packet = m.packet
                 external = None
                 if len(packet) > BIG_PACKET:
@@ -279,7 +282,7 @@ class SQLiteStore:
                         m.subqueue,
                         m.abort_count,
                         m.move_count,
-                        m.expires_at,
+                        expires,
                         external,
                         packet,
                     )
