@@ -19,7 +19,9 @@ from typing import Final, Self
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import NULL_GUID, Reader, Writer
 from pymsmq.wire.base_header import (
+    BASE_HEADER_SIGNATURE,
     BASE_HEADER_SIZE,
+    BASE_HEADER_VERSION,
     INFINITE,
     BaseHeader,
     BaseHeaderFlags,
@@ -126,6 +128,14 @@ def _check_internal_base(bh: BaseHeader, size: int, session_header: bool, what: 
     # to 0xFFFFFFFF."  Every real internal frame of [MS-MQQB] 4.1 follows this.
     if bh.time_to_reach_queue != INFINITE:
         raise WireError(f"{what}: BaseHeader.TimeToReachQueue MUST be 0xFFFFFFFF", 12)
+
+
+def _read_base(data: bytes) -> BaseHeader:
+    """The BaseHeader at the start of ``data`` (at least 16 bytes), with BaseHeader.read's checks."""
+    version, reserved, flags, signature, packet_size, ttrq = _BASE.unpack_from(data)
+    if version != BASE_HEADER_VERSION or signature != BASE_HEADER_SIGNATURE:
+        return BaseHeader.read(Reader(data))  # raises the precise WireError
+    return BaseHeader(flags, packet_size, ttrq, version, reserved, signature)
 
 
 def _internal_base(size: int, session_header: bool, priority: int) -> BaseHeader:
@@ -315,7 +325,7 @@ class EstablishConnection:
     def decode(cls, data: bytes) -> Self:
         """Decode exactly one 572-byte EstablishConnection packet."""
         _check_size(data, ESTABLISH_CONNECTION_SIZE, "EstablishConnection")
-        bh = BaseHeader.read(Reader(data))
+        bh = _read_base(data)
         reserved_ih, flags_ih, client, server, ts, os_flags, reserved, padding = _EC_BODY.unpack_from(
             data, BASE_HEADER_SIZE
         )
@@ -412,7 +422,7 @@ class ConnectionParameters:
     def decode(cls, data: bytes) -> Self:
         """Decode exactly one 32-byte ConnectionParameters packet."""
         _check_size(data, CONNECTION_PARAMETERS_SIZE, "ConnectionParameters")
-        bh = BaseHeader.read(Reader(data))
+        bh = _read_base(data)
         reserved_ih, flags_ih, rec_timeout, timeout, reserved, window = _CP_BODY.unpack_from(
             data, BASE_HEADER_SIZE
         )
@@ -463,11 +473,9 @@ class SessionAck:
     def decode(cls, data: bytes) -> Self:
         """Decode exactly one 36-byte SessionAck packet."""
         _check_size(data, SESSION_ACK_SIZE, "SessionAck")
-        r = Reader(data)
-        bh = BaseHeader.read(r)
+        bh = _read_base(data)
         reserved_ih, flags_ih = _INTERNAL.unpack_from(data, BASE_HEADER_SIZE)
-        r.pos = BASE_HEADER_SIZE + INTERNAL_HEADER_SIZE
-        value = cls(bh, InternalHeader(reserved_ih, flags_ih), SessionHeader.read(r))
+        value = cls(bh, InternalHeader(reserved_ih, flags_ih), SessionHeader.read(Reader(data, 20)))
         value._validate()
         return value
 
