@@ -519,8 +519,8 @@ def test_sqlite_one_group_with_a_bad_batch_commits_the_others(sqlite_path: Path)
     original = s._commit_group
 
     def gated(group: list[object]) -> None:
-        gate.wait(10)
         sizes.append(len(group))
+        gate.wait(10)
         original(group)  # type: ignore[arg-type]
 
     s._commit_group = gated  # type: ignore[method-assign]
@@ -528,27 +528,36 @@ def test_sqlite_one_group_with_a_bad_batch_commits_the_others(sqlite_path: Path)
 
     def writer(i: int) -> None:
         try:
-            # i == 0 duplicates the message above; 1 is a blocker that takes the first group alone.
+            # i == 0 duplicates the message above.
             s.apply(Batch(insert=[msg(1, i, priority=0, arrived_time=0.0)], meta={f"m{i}": "v"}))
             results[i] = None
         except MSMQError as e:
             results[i] = e
 
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    def wait_until(cond: Callable[[], bool]) -> None:
+        for _ in range(1000):
+            if cond():
+                return
+            threading.Event().wait(0.005)
+        raise AssertionError("timed out")
+
+    blocker = threading.Thread(target=writer, args=(1,))
+    blocker.start()
+    wait_until(lambda: sizes == [1])  # the committer holds the blocker's group at the gate
+    threads = [threading.Thread(target=writer, args=(i,)) for i in (0, 2, 3, 4, 5, 6, 7)]
     for t in threads:
         t.start()
-    while s._queue.qsize() < 7 and any(t.is_alive() for t in threads):
-        threading.Event().wait(0.01)
+    wait_until(lambda: s._queue.qsize() == 7)
     gate.set()
-    for t in threads:
+    for t in [blocker, *threads]:
         t.join()
     commits = s.commits
     s.close()
-    assert max(sizes) >= 7
+    assert sizes == [1, 7]
     bad = results.pop(0)
     assert isinstance(bad, MSMQError) and bad.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
     assert all(r is None for r in results.values())
-    assert commits <= 3  # the seed, the first group, the merged group
+    assert commits == 3  # the seed, the blocker, the merged group
     s2 = SQLiteStore(sqlite_path)
     try:
         snap = s2.load()

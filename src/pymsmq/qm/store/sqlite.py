@@ -345,7 +345,7 @@ class SQLiteStore:
                 for p in group:
                     p.done.release()
         try:
-            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
         except sqlite3.Error:
             pass
         self._writer.close()
