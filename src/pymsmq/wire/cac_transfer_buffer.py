@@ -1,0 +1,759 @@
+"""CACTransferBufferV1 ([MS-MQMP] 2.2.3.2): the message transfer record between client and queue manager.
+
+Field names are the IDL member names in snake_case without the Hungarian prefix (``uTransferType``
+-> ``transfer_type``, ``ppCorrelationID`` -> ``correlation_id``).  Where two members share a stem
+the pointer member keeps ``p_`` (``pulTitleBufferSizeInWCHARs`` -> ``p_title_buffer_size_in_wchars``
+beside ``ulTitleBufferSizeInWCHARs`` -> ``title_buffer_size_in_wchars``; likewise
+``p_relative_time_to_live`` and ``p_authenticated`` beside ``authenticated`` (``bAuthenticated``)).
+``pClass`` is ``msg_class`` (``class`` is a keyword).  Every IDL pointer is ``X | None``: ``None`` is
+a NULL pointer, which on send means "use the default" and on receive "not requested"
+([MS-MQMP] 3.1.5.2, 3.1.5.3).  ``pAdminQueueFormat``/``pResponseQueueFormat`` (QUEUE_FORMAT,
+[MS-MQMQ] 2.2.7) are carried as their format-name text ([MS-MQMQ] 2.1).
+
+Flat binary encoding (pymsmq's own; all integers little-endian, no padding)::
+
+    u32  transfer_type                  TRANSFER_TYPE ([MS-MQMP] 2.2.2.1)
+    u64  presence                       bit i set = optional member i present (see _OPTIONAL;
+                                        bits 40.. are the arm's optional members); other bits 0
+    arm  SEND:         [str admin_queue_format] [str response_queue_format]
+         RECEIVE:      u32 request_timeout, action, asynchronous, cursor, then for response,
+                       admin, dest, ordering: u32 <x>_format_name_len, [str name], [u32 len_prop]
+         CREATECURSOR: u32 h_cursor, srv_h_ac_queue, cli_p_qm_queue
+    the 15 scalar members in IDL order (``_SCALARS``)
+    each present optional member in IDL order: u8/u16/u32 as typed; GUID 16 bytes ([MS-DTYP]
+    2.3.4.2); OBJECTID/correlation 20 bytes; XACTUOW 16 bytes; byte buffers u32 length + bytes;
+    strings u32 count of UTF-16 code units + UTF-16LE
+
+Nothing may follow the record.  The pure functions ``decode_class`` (TV-10), ``send_defaults``
+(TV-11) and ``fill_receive`` (TV-12) implement the [MS-MQMP] rules the digest turns into tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, Final, NamedTuple, Self
+
+from pymsmq.errors import MSMQError, WireError
+from pymsmq.hresult import HResult
+from pymsmq.wire._buffer import Reader, Writer
+
+__all__ = [
+    "MAX_FORMAT_NAME_LEN",
+    "MAX_TITLE_WCHARS",
+    "BufferTooSmallError",
+    "CACTransferBufferV1",
+    "ClassWord",
+    "CreateCursorArm",
+    "ReceiveAction",
+    "ReceiveArm",
+    "SendArm",
+    "SendProperties",
+    "TransferType",
+    "decode_class",
+    "fill_receive",
+    "send_defaults",
+]
+
+# [MS-MQMP] 2.2.3.2: "[range(0,1024)] DWORD ul...FormatNameLen".
+MAX_FORMAT_NAME_LEN: Final = 1024
+# [MS-MQMP] 2.2.3.2: ulTitleBufferSizeInWCHARs "MUST NOT exceed 250".
+MAX_TITLE_WCHARS: Final = 250
+_U32_MAX: Final = 0xFFFF_FFFF
+
+
+class TransferType(IntEnum):
+    """TRANSFER_TYPE ([MS-MQMP] 2.2.2.1): the CACTransferBufferV1 union discriminant."""
+
+    CACTB_SEND = 0x00000000
+    CACTB_RECEIVE = 0x00000001
+    CACTB_CREATECURSOR = 0x00000002
+
+
+class ReceiveAction(IntEnum):
+    """Receive.Action ([MS-MQMP] 2.2.3.2): "MUST specify one of the values"."""
+
+    MQ_ACTION_RECEIVE = 0x00000000
+    MQ_ACTION_PEEK_CURRENT = 0x80000000
+    MQ_ACTION_PEEK_NEXT = 0x80000001
+
+
+def _bad(msg: str) -> WireError:
+    return WireError(msg)
+
+
+def _u32(name: str, value: object) -> None:
+    if type(value) is not int or not 0 <= value <= _U32_MAX:
+        raise _bad(f"{name} {value!r:.60} does not fit a DWORD")
+
+
+def _opt_str(name: str, value: object) -> None:
+    if value is not None and type(value) is not str:
+        raise _bad(f"{name} must be a string or None")
+
+
+@dataclass(frozen=True, slots=True)
+class SendArm:
+    """The Send union arm: admin and response queues (QUEUE_FORMAT, carried as format-name text)."""
+
+    admin_queue_format: str | None = None
+    response_queue_format: str | None = None
+
+    def __post_init__(self) -> None:
+        _opt_str("pAdminQueueFormat", self.admin_queue_format)
+        _opt_str("pResponseQueueFormat", self.response_queue_format)
+
+
+_NAMES: Final = ("response", "admin", "dest", "ordering")
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiveArm:
+    """The Receive union arm ([MS-MQMP] 2.2.3.2); ``*_format_name_len`` is the buffer size in WCHARs."""
+
+    request_timeout: int = 0
+    action: int = ReceiveAction.MQ_ACTION_RECEIVE
+    asynchronous: int = 0
+    cursor: int = 0
+    response_format_name_len: int = 0
+    response_format_name: str | None = None
+    response_format_name_len_prop: int | None = None
+    admin_format_name_len: int = 0
+    admin_format_name: str | None = None
+    admin_format_name_len_prop: int | None = None
+    dest_format_name_len: int = 0
+    dest_format_name: str | None = None
+    dest_format_name_len_prop: int | None = None
+    ordering_format_name_len: int = 0
+    ordering_format_name: str | None = None
+    ordering_format_name_len_prop: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("request_timeout", "asynchronous", "cursor"):
+            _u32(name, getattr(self, name))
+        if self.action not in ReceiveAction._value2member_map_ or type(self.action) is bool:
+            raise _bad(f"Receive.Action {self.action!r} MUST be 0x00000000, 0x80000000 or 0x80000001")
+        object.__setattr__(self, "action", ReceiveAction(self.action))
+        for stem in _NAMES:
+            cap = getattr(self, f"{stem}_format_name_len")
+            if type(cap) is not int or not 0 <= cap <= MAX_FORMAT_NAME_LEN:
+                raise _bad(f"ul{stem}FormatNameLen {cap!r} is outside range(0,1024)")
+            text = getattr(self, f"{stem}_format_name")
+            _opt_str(f"pp{stem}FormatName", text)
+            if text is not None and len(text) > cap:
+                raise _bad(f"{stem} format name of {len(text)} WCHARs exceeds its buffer of {cap}")
+            prop = getattr(self, f"{stem}_format_name_len_prop")
+            if prop is not None:
+                _u32(f"pul{stem}FormatNameLenProp", prop)
+
+
+@dataclass(frozen=True, slots=True)
+class CreateCursorArm:
+    """The CreateCursor union arm: CACCreateRemoteCursor ([MS-MQMP] 2.2.3.4)."""
+
+    h_cursor: int = 0
+    srv_h_ac_queue: int = 0
+    cli_p_qm_queue: int = 0
+
+    def __post_init__(self) -> None:
+        for f in ("h_cursor", "srv_h_ac_queue", "cli_p_qm_queue"):
+            _u32(f, getattr(self, f))
+
+
+# Value sets from [MS-MQMP] 2.2.3.2 (None = any value of the type).
+_ACK_VALUES: Final = frozenset({0x00, 0x01, 0x02, 0x04, 0x05, 0x08, 0x0C, 0x0E})
+_AUTHENTICATED_VALUES: Final = frozenset({0x00, 0x01, 0x03, 0x05, 0x09})
+_HASH_VALUES: Final = frozenset({0x8001, 0x8002, 0x8003, 0x8004, 0x800C, 0x800E})
+_ENCRYPT_VALUES: Final = frozenset({0x6602, 0x6801})
+# MQMP lists 0, 1, 2; Windows' mq.h defines BODY_ENHANCED as 3 and AES as 5: both accepted.
+_PRIV_VALUES: Final = frozenset({0, 1, 2, 3, 5})
+
+# Optional (pointer) members in IDL order: (field, kind, allowed values or upper bound).
+_OPTIONAL: Final[tuple[tuple[str, str, frozenset[int] | int | None], ...]] = (
+    ("msg_class", "u16", None),
+    ("message_id", "id20", None),
+    ("correlation_id", "id20", None),
+    ("sent_time", "u32", None),
+    ("arrived_time", "u32", None),
+    ("priority", "u8", 7),
+    ("delivery", "u8", 1),
+    ("acknowledge", "u8", _ACK_VALUES),
+    ("auditing", "u8", 3),
+    ("application_tag", "u32", None),
+    ("body", "bytes", None),
+    ("body_size", "u32", None),
+    ("title", "str", None),
+    ("p_title_buffer_size_in_wchars", "u32", None),
+    ("relative_time_to_queue", "u32", None),
+    ("p_relative_time_to_live", "u32", None),
+    ("trace", "u8", 1),
+    ("sender_id_type", "u32", 2),
+    ("sender_id", "bytes", None),
+    ("sender_id_len_prop", "u32", None),
+    ("priv_level", "u32", _PRIV_VALUES),
+    ("p_authenticated", "u8", _AUTHENTICATED_VALUES),
+    ("hash_alg", "u32", _HASH_VALUES),
+    ("encrypt_alg", "u32", _ENCRYPT_VALUES),
+    ("sender_cert", "bytes", None),
+    ("sender_cert_len_prop", "u32", None),
+    ("prov_name", "str", None),
+    ("auth_prov_name_len_prop", "u32", None),
+    ("prov_type", "u32", None),
+    ("symm_keys", "bytes", None),
+    ("symm_keys_size_prop", "u32", None),
+    ("signature", "bytes", None),
+    ("signature_size_prop", "u32", None),
+    ("src_qm_id", "guid", None),
+    ("uow", "uow", None),
+    ("msg_extension", "bytes", None),
+    ("msg_extension_size", "u32", None),
+    ("connector_type", "guid", None),
+    ("body_type", "u32", None),
+    ("version", "u32", None),
+)
+# Scalar members in IDL order, packed with one struct.
+_SCALARS: Final = (
+    "body_buffer_size_in_bytes",
+    "alloc_body_buffer_in_bytes",
+    "title_buffer_size_in_wchars",
+    "absolute_time_to_queue",
+    "relative_time_to_live",
+    "auth_level",
+    "sender_cert_len",
+    "prov_name_len",
+    "default_provider",
+    "symm_keys_size",
+    "encrypted",
+    "authenticated",
+    "sender_id_len",
+    "signature_size",
+    "msg_extension_buffer_in_bytes",
+)
+_SCALAR_LAYOUT: Final = struct.Struct("<IIIIIIIIiIBBHII")
+_INT_MAX: Final = {"u8": 0xFF, "u16": 0xFFFF, "u32": _U32_MAX}
+_FIXED_LEN: Final = {"id20": 20, "uow": 16}
+# Buffers bounded by a capacity member: (buffer, capacity member).
+_CAPACITY: Final = (
+    ("sender_id", "sender_id_len"),
+    ("sender_cert", "sender_cert_len"),
+    ("prov_name", "prov_name_len"),
+    ("symm_keys", "symm_keys_size"),
+    ("signature", "signature_size"),
+    ("msg_extension", "msg_extension_buffer_in_bytes"),
+    ("body", "alloc_body_buffer_in_bytes"),
+)
+_HEAD: Final = struct.Struct("<IQ")
+_ARM_BIT: Final = 40
+
+
+@dataclass(frozen=True, slots=True)
+class CACTransferBufferV1:
+    """CACTransferBufferV1 ([MS-MQMP] 2.2.3.2) as a typed, validated record.
+
+    Exactly the union arm that ``transfer_type`` selects is set (a missing one is filled with
+    its defaults).  Construction enforces the IDL ranges and MUST rules and raises ``WireError``.
+    """
+
+    transfer_type: TransferType = TransferType.CACTB_SEND
+    send: SendArm | None = None
+    receive: ReceiveArm | None = None
+    create_cursor: CreateCursorArm | None = None
+    msg_class: int | None = None
+    message_id: bytes | None = None
+    correlation_id: bytes | None = None
+    sent_time: int | None = None
+    arrived_time: int | None = None
+    priority: int | None = None
+    delivery: int | None = None
+    acknowledge: int | None = None
+    auditing: int | None = None
+    application_tag: int | None = None
+    body: bytes | None = None
+    body_buffer_size_in_bytes: int = 0
+    alloc_body_buffer_in_bytes: int = 0
+    body_size: int | None = None
+    title: str | None = None
+    title_buffer_size_in_wchars: int = 0
+    p_title_buffer_size_in_wchars: int | None = None
+    absolute_time_to_queue: int = 0
+    relative_time_to_queue: int | None = None
+    relative_time_to_live: int = 0
+    p_relative_time_to_live: int | None = None
+    trace: int | None = None
+    sender_id_type: int | None = None
+    sender_id: bytes | None = None
+    sender_id_len_prop: int | None = None
+    priv_level: int | None = None
+    auth_level: int = 0
+    p_authenticated: int | None = None
+    hash_alg: int | None = None
+    encrypt_alg: int | None = None
+    sender_cert: bytes | None = None
+    sender_cert_len: int = 0
+    sender_cert_len_prop: int | None = None
+    prov_name: str | None = None
+    prov_name_len: int = 0
+    auth_prov_name_len_prop: int | None = None
+    prov_type: int | None = None
+    default_provider: int = 0
+    symm_keys: bytes | None = None
+    symm_keys_size: int = 0
+    symm_keys_size_prop: int | None = None
+    encrypted: int = 0
+    authenticated: int = 0
+    sender_id_len: int = 0
+    signature: bytes | None = None
+    signature_size: int = 0
+    signature_size_prop: int | None = None
+    src_qm_id: uuid.UUID | None = None
+    uow: bytes | None = None
+    msg_extension: bytes | None = None
+    msg_extension_buffer_in_bytes: int = 0
+    msg_extension_size: int | None = None
+    connector_type: uuid.UUID | None = None
+    body_type: int | None = None
+    version: int | None = None
+
+    def __post_init__(self) -> None:
+        tt = self.transfer_type
+        if isinstance(tt, bool) or tt not in TransferType._value2member_map_:
+            raise _bad(f"uTransferType {tt!r} is outside range(0,2)")
+        tt = TransferType(tt)
+        object.__setattr__(self, "transfer_type", tt)
+        arms = (("send", SendArm), ("receive", ReceiveArm), ("create_cursor", CreateCursorArm))
+        for i, (name, arm_type) in enumerate(arms):
+            arm = getattr(self, name)
+            if i == tt:
+                if arm is None:
+                    object.__setattr__(self, name, arm_type())
+                elif type(arm) is not arm_type:
+                    raise _bad(f"the {name} arm must be a {arm_type.__name__}")
+            elif arm is not None:
+                raise _bad(f"uTransferType {tt.name} selects the {arms[tt][0]} arm, not {name}")
+        for name in _SCALARS:
+            value = getattr(self, name)
+            if name == "default_provider":
+                ok = type(value) is int and -0x8000_0000 <= value <= 0x7FFF_FFFF
+            else:
+                hi = (
+                    0xFF
+                    if name in ("encrypted", "authenticated")
+                    else 0xFFFF
+                    if name == "sender_id_len"
+                    else _U32_MAX
+                )
+                ok = type(value) is int and 0 <= value <= hi
+            if not ok:
+                raise _bad(f"{name} {value!r:.40} is out of range")
+        for name, kind, allowed in _OPTIONAL:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if kind in _INT_MAX:
+                if type(value) is not int or not 0 <= value <= _INT_MAX[kind]:
+                    raise _bad(f"{name} {value!r:.40} does not fit its {kind} field")
+                if isinstance(allowed, int) and value > allowed:
+                    raise _bad(f"{name} {value} MUST be at most {allowed}")
+                if isinstance(allowed, frozenset) and value not in allowed:
+                    raise _bad(f"{name} 0x{value:X} is not one of the values [MS-MQMP] 2.2.3.2 allows")
+            elif kind in _FIXED_LEN:
+                if type(value) is not bytes or len(value) != _FIXED_LEN[kind]:
+                    raise _bad(f"{name} MUST be exactly {_FIXED_LEN[kind]} bytes")
+            elif kind == "bytes":
+                if type(value) is not bytes:
+                    raise _bad(f"{name} must be bytes or None")
+            elif kind == "str":
+                if type(value) is not str:
+                    raise _bad(f"{name} must be a string or None")
+            elif not isinstance(value, uuid.UUID):
+                raise _bad(f"{name} must be a GUID or None")
+        if self.title_buffer_size_in_wchars > MAX_TITLE_WCHARS:
+            raise _bad(f"ulTitleBufferSizeInWCHARs {self.title_buffer_size_in_wchars} exceeds 250")
+        if self.body_buffer_size_in_bytes > self.alloc_body_buffer_in_bytes:
+            raise _bad("ulBodyBufferSizeInBytes MUST be <= ulAllocBodyBufferInBytes")
+        if self.body_size is not None and self.body_size > self.alloc_body_buffer_in_bytes:
+            raise _bad("pBodySize MUST be <= ulAllocBodyBufferInBytes")
+        for buf, cap in _CAPACITY:
+            data = getattr(self, buf)
+            if data is not None and len(data) > getattr(self, cap):
+                raise _bad(f"{buf} of {len(data)} units exceeds its buffer size {cap}={getattr(self, cap)}")
+        if self.sender_id_type == 0 and self.sender_id is not None:
+            raise _bad("ppSenderID MUST NOT be present when pulSenderIDType is MQMSG_SENDERID_TYPE_NONE")
+
+    # ------------------------------------------------------------------ flat encoding
+
+    def encode(self) -> bytes:
+        """The flat binary form (see the module docstring)."""
+        w = Writer()
+        self.write(w)
+        return w.getvalue()
+
+    def write(self, w: Writer) -> None:
+        """Append the flat binary form to ``w``."""
+        presence = 0
+        tail = Writer()
+        for bit, (name, kind, _) in enumerate(_OPTIONAL):
+            value = getattr(self, name)
+            if value is not None:
+                presence |= 1 << bit
+                _write_value(tail, kind, value)
+        arm = Writer()
+        bit = _ARM_BIT
+        if self.send is not None:
+            for value in (self.send.admin_queue_format, self.send.response_queue_format):
+                if value is not None:
+                    presence |= 1 << bit
+                    _write_value(arm, "str", value)
+                bit += 1
+        elif self.receive is not None:
+            rc = self.receive
+            arm.raw(struct.pack("<IIII", rc.request_timeout, rc.action, rc.asynchronous, rc.cursor))
+            for stem in _NAMES:
+                arm.u32(getattr(rc, f"{stem}_format_name_len"))
+                for kind, value in (
+                    ("str", getattr(rc, f"{stem}_format_name")),
+                    ("u32", getattr(rc, f"{stem}_format_name_len_prop")),
+                ):
+                    if value is not None:
+                        presence |= 1 << bit
+                        _write_value(arm, kind, value)
+                    bit += 1
+        elif self.create_cursor is not None:
+            cc = self.create_cursor
+            arm.raw(struct.pack("<III", cc.h_cursor, cc.srv_h_ac_queue, cc.cli_p_qm_queue))
+        w.raw(_HEAD.pack(self.transfer_type, presence))
+        w.raw(arm.buf)
+        w.raw(_SCALAR_LAYOUT.pack(*(getattr(self, n) for n in _SCALARS)))
+        w.raw(tail.buf)
+
+    @classmethod
+    def read(cls, r: Reader) -> Self:
+        """Read one flat record at the reader's position."""
+        start = r.pos
+        r.need(_HEAD.size, "CACTransferBufferV1 header")
+        tt, presence = _HEAD.unpack_from(r.data, start)
+        r.pos += _HEAD.size
+        if tt > 2:
+            raise WireError(f"uTransferType {tt} is outside range(0,2)", start)
+        arm_bits = {0: 2, 1: 8, 2: 0}[tt]
+        if presence >> (_ARM_BIT + arm_bits):
+            raise WireError(f"presence bits 0x{presence:016X} name members that do not exist", start + 4)
+        kw: dict[str, Any] = {"transfer_type": TransferType(tt)}
+        bit = _ARM_BIT
+        if tt == TransferType.CACTB_SEND:
+            names = ("admin_queue_format", "response_queue_format")
+            vals = {}
+            for n in names:
+                vals[n] = _read_value(r, "str") if presence >> bit & 1 else None
+                bit += 1
+            kw["send"] = SendArm(**vals)
+        elif tt == TransferType.CACTB_RECEIVE:
+            r.need(16, "Receive")
+            timeout, action, asynchronous, cursor = struct.unpack_from("<IIII", r.data, r.pos)
+            r.pos += 16
+            rvals: dict[str, Any] = {
+                "request_timeout": timeout,
+                "action": action,
+                "asynchronous": asynchronous,
+                "cursor": cursor,
+            }
+            for stem in _NAMES:
+                rvals[f"{stem}_format_name_len"] = r.u32("format name length")
+                rvals[f"{stem}_format_name"] = _read_value(r, "str") if presence >> bit & 1 else None
+                rvals[f"{stem}_format_name_len_prop"] = (
+                    _read_value(r, "u32") if presence >> bit + 1 & 1 else None
+                )
+                bit += 2
+            kw["receive"] = ReceiveArm(**rvals)
+        else:
+            r.need(12, "CreateCursor")
+            kw["create_cursor"] = CreateCursorArm(*struct.unpack_from("<III", r.data, r.pos))
+            r.pos += 12
+        r.need(_SCALAR_LAYOUT.size, "scalar members")
+        kw.update(zip(_SCALARS, _SCALAR_LAYOUT.unpack_from(r.data, r.pos), strict=True))
+        r.pos += _SCALAR_LAYOUT.size
+        for i, (name, kind, _) in enumerate(_OPTIONAL):
+            if presence >> i & 1:
+                kw[name] = _read_value(r, kind)
+        return cls(**kw)
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        """Decode exactly one flat record; trailing bytes are an error."""
+        r = Reader(data)
+        value = cls.read(r)
+        if r.remaining:
+            raise WireError(f"{r.remaining} trailing bytes after CACTransferBufferV1", r.pos)
+        return value
+
+
+def _write_value(w: Writer, kind: str, value: Any) -> None:
+    if kind == "u32":
+        w.u32(value)
+    elif kind == "u8":
+        w.u8(value)
+    elif kind == "u16":
+        w.u16(value)
+    elif kind == "str":
+        data = value.encode("utf-16-le", "surrogatepass")
+        w.u32(len(data) // 2)
+        w.raw(data)
+    elif kind == "bytes":
+        w.u32(len(value))
+        w.raw(value)
+    elif kind == "guid":
+        w.guid(value)
+    else:  # id20, uow: fixed-size raw bytes
+        w.raw(value)
+
+
+def _read_value(r: Reader, kind: str) -> Any:
+    if kind == "u32":
+        return r.u32(kind)
+    if kind == "u8":
+        return r.u8(kind)
+    if kind == "u16":
+        return r.u16(kind)
+    if kind == "str":
+        return r.utf16(r.u32("string length"))
+    if kind == "bytes":
+        return r.raw(r.u32("buffer length"))
+    if kind == "guid":
+        return r.guid()
+    return r.raw(_FIXED_LEN[kind], kind)
+
+
+# ---------------------------------------------------------------------- class word (TV-10)
+
+
+class ClassWord(NamedTuple):
+    """The 16-bit pClass word split into its fields ([MS-MQMP] 2.2.3.2 pClass diagram)."""
+
+    s: bool  # bit 15: negative acknowledgement
+    r: bool  # bit 14: receive stage (else arrival)
+    h: bool  # bit 13: HTTP; the class code is an HTTP status
+    reserved: int  # bits 12..9: MUST be 0 on send, MUST be ignored on receipt
+    class_code: int  # bits 8..0 (9 bits: HTTP codes such as 404 need them; mask 0xE1FF)
+
+
+def decode_class(word: int) -> ClassWord:
+    """Split a class word; reserved bits are reported, never rejected ("MUST ignore")."""
+    if type(word) is not int or not 0 <= word <= 0xFFFF:
+        raise WireError(f"class word {word!r} does not fit 16 bits")
+    return ClassWord(
+        bool(word & 0x8000), bool(word & 0x4000), bool(word & 0x2000), word >> 9 & 0xF, word & 0x1FF
+    )
+
+
+# ---------------------------------------------------------------------- send defaults (TV-11)
+
+
+@dataclass(frozen=True, slots=True)
+class SendProperties:
+    """The message properties a send request means once [MS-MQMP] 3.1.5.2's defaults are applied."""
+
+    msg_class: int
+    priority: int
+    delivery: int
+    acknowledge: int
+    auditing: int
+    application_tag: int
+    correlation_id: bytes
+    label: str
+    body: bytes | None
+    msg_extension: bytes | None
+    time_to_reach_queue: int
+    time_to_be_received: int
+    trace: int
+    priv_level: int
+    hash_alg: int
+    encrypt_alg: int
+    body_type: int
+    sender_id_type: int
+    sender_id: bytes | None
+    admin_queue_format: str | None
+    response_queue_format: str | None
+    connector_type: uuid.UUID | None
+    uow: bytes | None
+
+    @property
+    def transactional(self) -> bool:
+        """True when pUow names a transaction (a non-zero XACTUOW)."""
+        return self.uow is not None and any(self.uow)
+
+
+def _invalid(msg: str) -> MSMQError:
+    return MSMQError(msg, HResult.MQ_ERROR_INVALID_PARAMETER)
+
+
+def send_defaults(buf: CACTransferBufferV1) -> SendProperties:
+    """Apply the rpc_ACSendMessageEx defaults ([MS-MQMP] 3.1.5.2) to a send request.
+
+    NULL pPriority -> 3; NULL pDelivery -> 0, or 1 when pUow is non-zero; ulAbsoluteTimeToQueue
+    0 -> 0xFFFFFFFF; NULL pClass/pAcknowledge/pAuditing/pApplicationTag/pTrace/pulPrivLevel/
+    pulHashAlg/pulEncryptAlg/pulBodyType -> 0; NULL ppCorrelationID -> 20 zero bytes; NULL ppTitle
+    -> empty label, else the first ulTitleBufferSizeInWCHARs characters cut to 250 (and at a NUL);
+    ppBody/ppMsgExtension give their first ulBodyBufferSizeInBytes/ulMsgExtensionBufferInBytes bytes.
+    Raises ``MSMQError`` (MQ_ERROR_INVALID_PARAMETER) when the request breaks a send MUST.
+    """
+    if buf.transfer_type is not TransferType.CACTB_SEND or buf.send is None:
+        raise _invalid("rpc_ACSendMessageEx: uTransferType MUST be CACTB_SEND")
+    if buf.sender_id_len and buf.sender_id_type is None:
+        raise _invalid("pulSenderIDType MUST NOT be NULL when uSenderIDLen is not 0")
+    if buf.hash_alg is None and buf.signature_size:
+        raise _invalid("pulHashAlg may be NULL only when ulSignatureSize is 0")
+    if buf.encrypt_alg is None and buf.priv_level is not None:
+        raise _invalid("pulEncryptAlg may be NULL only when pulPrivLevel is NULL")
+    uow = buf.uow
+    transactional = uow is not None and any(uow)
+    label = ""
+    if buf.title is not None:
+        label = buf.title[: buf.title_buffer_size_in_wchars][:MAX_TITLE_WCHARS].split("\x00", 1)[0]
+    body = None if buf.body is None else buf.body[: buf.body_buffer_size_in_bytes]
+    ext = None if buf.msg_extension is None else buf.msg_extension[: buf.msg_extension_buffer_in_bytes]
+    return SendProperties(
+        msg_class=0 if buf.msg_class is None else buf.msg_class,
+        priority=3 if buf.priority is None else buf.priority,
+        delivery=(1 if transactional else 0) if buf.delivery is None else buf.delivery,
+        acknowledge=buf.acknowledge or 0,
+        auditing=buf.auditing or 0,
+        application_tag=buf.application_tag or 0,
+        correlation_id=bytes(20) if buf.correlation_id is None else buf.correlation_id,
+        label=label,
+        body=body,
+        msg_extension=ext,
+        time_to_reach_queue=buf.absolute_time_to_queue or _U32_MAX,
+        time_to_be_received=buf.relative_time_to_live,
+        trace=buf.trace or 0,
+        priv_level=buf.priv_level or 0,
+        hash_alg=buf.hash_alg or 0,
+        encrypt_alg=buf.encrypt_alg or 0,
+        body_type=buf.body_type or 0,
+        sender_id_type=buf.sender_id_type or 0,
+        sender_id=buf.sender_id,
+        admin_queue_format=buf.send.admin_queue_format,
+        response_queue_format=buf.send.response_queue_format,
+        connector_type=buf.connector_type,
+        uow=uow,
+    )
+
+
+# ---------------------------------------------------------------------- receive filling (TV-12)
+
+
+class BufferTooSmallError(MSMQError):
+    """A requested buffer cannot hold the property; ``required`` is the full length it needs.
+
+    [MS-MQMP] 3.1.5.3: the server checks each buffer "before filling it"; on a failure HRESULT the
+    client disregards every out-parameter, so ``required`` is for pymsmq's own client only.
+    """
+
+    default_hresult = HResult.MQ_ERROR_BUFFER_OVERFLOW
+
+    def __init__(self, field: str, required: int, capacity: int, hresult: int) -> None:
+        self.field = field
+        self.required = required
+        self.capacity = capacity
+        super().__init__(f"{field} needs {required} units, the buffer holds {capacity}", hresult)
+
+
+# [MS-MQMP] 3.1.5.3: value pointers returned when non-NULL.
+_RECEIVE_VALUES: Final = (
+    "msg_class",
+    "message_id",
+    "correlation_id",
+    "sent_time",
+    "arrived_time",
+    "priority",
+    "delivery",
+    "acknowledge",
+    "auditing",
+    "application_tag",
+    "relative_time_to_queue",
+    "p_relative_time_to_live",
+    "trace",
+    "priv_level",
+    "p_authenticated",
+    "hash_alg",
+    "encrypt_alg",
+    "prov_type",
+    "sender_id_type",
+    "src_qm_id",
+    "connector_type",
+    "body_type",
+    "version",
+)
+# Buffers: (buffer, capacity member, full-length out member, HRESULT when too small).
+_RECEIVE_BUFFERS: Final = (
+    ("body", "body_buffer_size_in_bytes", "body_size", HResult.MQ_ERROR_BUFFER_OVERFLOW),
+    (
+        "title",
+        "title_buffer_size_in_wchars",
+        "p_title_buffer_size_in_wchars",
+        HResult.MQ_ERROR_LABEL_BUFFER_TOO_SMALL,
+    ),
+    (
+        "msg_extension",
+        "msg_extension_buffer_in_bytes",
+        "msg_extension_size",
+        HResult.MQ_ERROR_BUFFER_OVERFLOW,
+    ),
+    ("sender_id", "sender_id_len", "sender_id_len_prop", HResult.MQ_ERROR_SENDERID_BUFFER_TOO_SMALL),
+    ("prov_name", "prov_name_len", "auth_prov_name_len_prop", HResult.MQ_ERROR_PROV_NAME_BUFFER_TOO_SMALL),
+    ("sender_cert", "sender_cert_len", "sender_cert_len_prop", HResult.MQ_ERROR_SENDER_CERT_BUFFER_TOO_SMALL),
+    ("symm_keys", "symm_keys_size", "symm_keys_size_prop", HResult.MQ_ERROR_SYMM_KEY_BUFFER_TOO_SMALL),
+    ("signature", "signature_size", "signature_size_prop", HResult.MQ_ERROR_SIGNATURE_BUFFER_TOO_SMALL),
+)
+
+
+def fill_receive(request: CACTransferBufferV1, message: Mapping[str, Any]) -> CACTransferBufferV1:
+    """The reply to a receive ``request`` for a stored message ([MS-MQMP] 3.1.5.3), as a pure function.
+
+    ``message`` maps record field names (``msg_class``, ``body``, ``title``, ``sender_id`` ...;
+    for the Receive arm's names ``response_format_name``, ``admin_format_name``,
+    ``dest_format_name``, ``ordering_format_name``) to the stored message's values; a missing key
+    or ``None`` is an absent property.  Only non-NULL members of the request are filled: a NULL
+    pointer stays NULL.  Size-out members get the full length (0 when absent).  Every buffer's
+    capacity is checked before anything is filled; a short one raises ``BufferTooSmallError``.
+    Buffer sizes, Cursor and pUow come back unchanged.
+    """
+    if request.transfer_type is not TransferType.CACTB_RECEIVE or request.receive is None:
+        raise _invalid("rpc_ACReceiveMessageEx: uTransferType MUST be CACTB_RECEIVE")
+    changes: dict[str, Any] = {}
+    for name in _RECEIVE_VALUES:
+        if getattr(request, name) is not None and message.get(name) is not None:
+            changes[name] = message[name]
+    for buf, cap_name, out_name, hresult in _RECEIVE_BUFFERS:
+        value = message.get(buf)
+        full = 0 if value is None else len(value)
+        if getattr(request, buf) is not None:
+            capacity: int = getattr(request, cap_name)
+            if full > capacity:
+                raise BufferTooSmallError(buf, full, capacity, hresult)
+            changes[buf] = value if value is not None else type(getattr(request, buf))()
+        if getattr(request, out_name) is not None:
+            changes[out_name] = full
+    rc = request.receive
+    arm_changes: dict[str, Any] = {}
+    for stem in _NAMES:
+        value = message.get(f"{stem}_format_name")
+        full = 0 if value is None else len(value)
+        if getattr(rc, f"{stem}_format_name") is not None:
+            capacity = getattr(rc, f"{stem}_format_name_len")
+            if full > capacity:
+                raise BufferTooSmallError(
+                    f"{stem}_format_name", full, capacity, HResult.MQ_ERROR_FORMATNAME_BUFFER_TOO_SMALL
+                )
+            arm_changes[f"{stem}_format_name"] = value if value is not None else ""
+        if getattr(rc, f"{stem}_format_name_len_prop") is not None:
+            arm_changes[f"{stem}_format_name_len_prop"] = full
+    if arm_changes:
+        changes["receive"] = dataclasses.replace(rc, **arm_changes)
+    try:
+        return dataclasses.replace(request, **changes)
+    except WireError as exc:
+        raise MSMQError(f"stored message does not fit the request: {exc.message}", exc.hresult) from exc
