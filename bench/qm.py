@@ -1,0 +1,369 @@
+"""Queue manager storage benchmark: ``python bench/qm.py [--quick] [--no-write]``.
+
+Measures in ONE run, interleaved over several rounds (medians; ratios from the same run, since the
+host is shared and absolute rates move by up to 10x with neighbour I/O):
+
+- raw durable floor: write 200 B + ``fdatasync`` per record (appending), in a temp dir;
+- raw SQLite: WAL, synchronous=FULL, one INSERT + COMMIT per row (performance-anchors.md §3.1);
+- ``SQLiteStore``: one producer (one 200-byte message per ``apply``), 8 and 32 producer threads
+  (group commit), receive side (one delete per ``apply``; 1 and 32 threads), delete rate with a
+  large backlog against a small one, 4 MiB packets in MB/s;
+- persist-queue ``SQLiteQueue`` put/get (if installed: ``pip install persist-queue``);
+- the public ``pymsmq.QueueManager`` API when it exists (express and recoverable send/receive,
+  8/32 producers, receive at 1M vs 1k queued, 4 MiB bodies).
+
+Writes a markdown table to docs/benchmarks.md under "## Queue manager (bench/qm.py)" (only that
+section is replaced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pymsmq.qm.store import Batch, MessageKey, SQLiteStore, StoredMessage
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "benchmarks.md"
+SECTION = "## Queue manager (bench/qm.py)"
+BODY = os.urandom(200)
+Result = dict[str, list[float]]
+
+
+def rate(n: int, fn: Callable[[], None]) -> float:
+    t = time.perf_counter()
+    fn()
+    return n / (time.perf_counter() - t)
+
+
+def bench_fsync(d: str, n: int) -> float:
+    path = os.path.join(d, "fsync.log")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o644)
+    try:
+
+        def run() -> None:
+            for _ in range(n):
+                os.write(fd, BODY)
+                os.fdatasync(fd)
+
+        return rate(n, run)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
+def bench_raw_sqlite(d: str, n: int) -> float:
+    path = os.path.join(d, "raw.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE m (id INTEGER PRIMARY KEY, pri INT, body BLOB)")
+    conn.execute("CREATE INDEX m_pri ON m (pri DESC, id)")
+
+    def run() -> None:
+        for i in range(n):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO m (pri, body) VALUES (?, ?)", (i % 8, BODY))
+            conn.execute("COMMIT")
+
+    try:
+        return rate(n, run)
+    finally:
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.unlink(path + suffix)
+
+
+def _message(qid: int, lid: int, packet: bytes = BODY) -> StoredMessage:
+    return StoredMessage(qid, lid, packet, lid % 8, 0.0)
+
+
+def _threads(n: int, target: Callable[[int], None]) -> None:
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def bench_store(d: str, n: int, res: Result) -> None:
+    store = SQLiteStore(os.path.join(d, "store.db"))
+    try:
+        res["store 1 producer"].append(
+            rate(
+                n,
+                lambda: [
+                    store.apply(Batch(insert=[_message(1, i)], last_lookup_ids={1: i})) for i in range(n)
+                ],
+            )
+        )
+        res["store 1 consumer (delete)"].append(
+            rate(n, lambda: [store.apply(Batch(delete=[MessageKey(1, i)])) for i in range(n)])
+        )
+        for producers in (8, 32):
+            per = max(n // producers, 50)
+            c0, b0 = store.commits, store.batches
+
+            def produce(t: int, per: int = per, producers: int = producers) -> None:
+                for i in range(per):
+                    store.apply(Batch(insert=[_message(2 + producers, t * 10**6 + i)]))
+
+            res[f"store {producers} producers"].append(
+                rate(per * producers, lambda p=producers: _threads(p, produce))
+            )
+            res[f"store {producers} producers: batches per commit"].append(
+                (store.batches - b0) / max(store.commits - c0, 1)
+            )
+        per = max(n // 32, 50)
+
+        def consume(t: int, per: int = per) -> None:
+            for i in range(per):
+                store.apply(Batch(delete=[MessageKey(34, t * 10**6 + i)]))
+
+        res["store 32 consumers (delete)"].append(rate(per * 32, lambda: _threads(32, consume)))
+        big = os.urandom(4 << 20)
+        k = 6 if n < 5000 else 16
+        mbs = rate(k * 4, lambda: [store.apply(Batch(insert=[_message(3, i, big)])) for i in range(k)])
+        res["store 4 MiB packets (MB/s)"].append(mbs * (4 << 20) / 1e6 / 4)
+        store.apply(Batch(delete_queues=[3, 10, 34]))
+    finally:
+        store.close()
+        _rm_store(os.path.join(d, "store.db"))
+
+
+def _rm_store(path: str) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+    pdir = path + ".packets"
+    if os.path.isdir(pdir):
+        for name in os.listdir(pdir):
+            os.unlink(os.path.join(pdir, name))
+        os.rmdir(pdir)
+
+
+def bench_backlog(d: str, backlog: int, n: int) -> float:
+    """Delete (receive-side) rate, one per apply, with ``backlog`` messages stored."""
+    path = os.path.join(d, f"backlog{backlog}.db")
+    store = SQLiteStore(path)
+    try:
+        step = 10_000
+        for start in range(0, backlog, step):
+            store.apply(Batch(insert=[_message(1, i) for i in range(start, min(start + step, backlog))]))
+        # Receive from the middle of the key space so that the B-tree depth is the one of the backlog.
+        first = backlog // 2
+        return rate(n, lambda: [store.apply(Batch(delete=[MessageKey(1, first + i)])) for i in range(n)])
+    finally:
+        store.close()
+        _rm_store(path)
+
+
+def bench_persist_queue(d: str, n: int, res: Result) -> bool:
+    try:
+        from persistqueue import SQLiteQueue  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return False
+    q = SQLiteQueue(os.path.join(d, "pq"), auto_commit=True, multithreading=True)
+    res["persist-queue SQLiteQueue put"].append(rate(n, lambda: [q.put(BODY) for _ in range(n)]))
+    res["persist-queue SQLiteQueue get"].append(rate(n, lambda: [q.get() for _ in range(n)]))
+    return True
+
+
+def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
+    """Public-API numbers; returns "" or why they were not measured."""
+    try:
+        import pymsmq
+
+        qm_cls = pymsmq.QueueManager  # type: ignore[attr-defined,unused-ignore]
+        message = pymsmq.Message  # type: ignore[attr-defined,unused-ignore]
+    except (ImportError, AttributeError):
+        return "pymsmq.QueueManager is not available yet"
+    recoverable = getattr(pymsmq, "MQMSG_DELIVERY_RECOVERABLE", 1)
+    try:
+        qm = qm_cls.open(os.path.join(d, "qm"))
+        try:
+            q = qm.create_queue(r".\private$\bench_express")
+            ne = n * 20
+            res["QM express send"].append(rate(ne, lambda: [q.send(message(body=BODY)) for _ in range(ne)]))
+            res["QM express receive"].append(rate(ne, lambda: [q.receive(timeout=0) for _ in range(ne)]))
+            r = qm.create_queue(r".\private$\bench_recoverable")
+            res["QM recoverable send, 1 producer"].append(
+                rate(n, lambda: [r.send(message(body=BODY, delivery=recoverable)) for _ in range(n)])
+            )
+            res["QM recoverable receive, 1 consumer"].append(
+                rate(n, lambda: [r.receive(timeout=0) for _ in range(n)])
+            )
+            for producers in (8, 32):
+                per = max(n // producers, 50)
+
+                def produce(_: int, per: int = per) -> None:
+                    for _ in range(per):
+                        r.send(message(body=BODY, delivery=recoverable))
+
+                res[f"QM recoverable send, {producers} producers"].append(
+                    rate(per * producers, lambda p=producers: _threads(p, produce))
+                )
+                for _ in range(per * producers):
+                    r.receive(timeout=0)
+            big = os.urandom(4 << 20)
+            k = 6 if quick else 16
+            mbs = rate(k, lambda: [r.send(message(body=big, delivery=recoverable)) for _ in range(k)])
+            res["QM 4 MiB recoverable send (MB/s)"].append(mbs * 4 * 1.048576)
+            for backlog in (1000, 100_000 if quick else 1_000_000):
+                b = qm.create_queue(rf".\private$\bench_backlog{backlog}")
+                for _ in range(backlog):
+                    b.send(message(body=BODY))
+                m = min(n * 5, backlog // 2)
+                res[f"QM express receive at {backlog} queued"].append(
+                    rate(m, lambda b=b, m=m: [b.receive(timeout=0) for _ in range(m)])
+                )
+        finally:
+            qm.close()
+    except Exception as e:  # report, don't hide: the store numbers are still valid
+        return f"QueueManager benchmark failed: {type(e).__name__}: {e}"
+    return ""
+
+
+def fmt(v: float) -> str:
+    return f"{v / 1000:.1f}k" if v >= 1000 else f"{v:.1f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer operations and rounds (about 30 s)")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    args = ap.parse_args()
+    n = 2000 if args.quick else 5000
+    rounds = 1 if args.quick else 3
+    res: Result = {}
+    keys = [
+        "fdatasync (200 B append)",
+        "raw SQLite WAL FULL, 1 commit/row",
+        "store 1 producer",
+        "store 1 consumer (delete)",
+        "store 8 producers",
+        "store 8 producers: batches per commit",
+        "store 32 producers",
+        "store 32 producers: batches per commit",
+        "store 32 consumers (delete)",
+        "store 4 MiB packets (MB/s)",
+    ]
+    for k in keys:
+        res[k] = []
+    pq = True
+    qm_note = ""
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as d:
+        for r in range(rounds):
+            print(f"round {r + 1}/{rounds}", file=sys.stderr)
+            res["fdatasync (200 B append)"].append(bench_fsync(d, n))
+            res["raw SQLite WAL FULL, 1 commit/row"].append(bench_raw_sqlite(d, n))
+            bench_store(d, n, res)
+            res.setdefault("persist-queue SQLiteQueue put", [])
+            res.setdefault("persist-queue SQLiteQueue get", [])
+            pq = bench_persist_queue(os.path.join(d, f"pq{r}"), n, res)
+            res["fdatasync (200 B append)"].append(bench_fsync(d, n))
+        small, large = 1000, (100_000 if args.quick else 1_000_000)
+        print(f"backlog {large}", file=sys.stderr)
+        res[f"store delete at {small} stored"] = [bench_backlog(d, small, min(n, 400))]
+        res[f"store delete at {large} stored"] = [bench_backlog(d, large, min(n, 400))]
+        res[f"store delete at {small} stored"].append(bench_backlog(d, small, min(n, 400)))
+        qm_note = bench_queue_manager(d, n, res, args.quick)
+    med = {k: statistics.median(v) for k, v in res.items() if v}
+    fs = med["fdatasync (200 B append)"]
+    ratios = [
+        ("store 1 producer / fdatasync", med["store 1 producer"] / fs, ">= 0.8"),
+        (
+            "store 1 producer / raw SQLite",
+            med["store 1 producer"] / med["raw SQLite WAL FULL, 1 commit/row"],
+            "",
+        ),
+        ("store 8 producers / 1 producer", med["store 8 producers"] / med["store 1 producer"], ""),
+        ("store 32 producers / 1 producer", med["store 32 producers"] / med["store 1 producer"], ""),
+        ("store 1 consumer / fdatasync", med["store 1 consumer (delete)"] / fs, ""),
+        (
+            f"store delete at {large} / at {small} stored",
+            med[f"store delete at {large} stored"] / med[f"store delete at {small} stored"],
+            ">= 0.8",
+        ),
+    ]
+    if pq and med.get("persist-queue SQLiteQueue put"):
+        ratios.append(
+            (
+                "store 1 producer / persist-queue put",
+                med["store 1 producer"] / med["persist-queue SQLiteQueue put"],
+                ">= 1",
+            )
+        )
+        ratios.append(
+            (
+                "store 1 consumer / persist-queue get",
+                med["store 1 consumer (delete)"] / med["persist-queue SQLiteQueue get"],
+                "",
+            )
+        )
+    if "QM recoverable send, 1 producer" in med:
+        ratios.append(
+            ("QM recoverable 1 producer / fdatasync", med["QM recoverable send, 1 producer"] / fs, ">= 0.8")
+        )
+        if med.get("persist-queue SQLiteQueue put"):
+            ratios.append(
+                (
+                    "QM recoverable 1 producer / persist-queue put",
+                    med["QM recoverable send, 1 producer"] / med["persist-queue SQLiteQueue put"],
+                    ">= 1",
+                )
+            )
+    lines = [
+        SECTION,
+        "",
+        f"`python bench/qm.py{' --quick' if args.quick else ''}` on {platform.node() or 'this host'} "
+        f"({os.cpu_count()} CPUs, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}), "
+        f"{time.strftime('%Y-%m-%d %H:%M')}; {rounds} interleaved round(s), medians; 200-byte packets unless "
+        "stated. Rates are operations per second; the host is shared, so read the ratios.",
+        "",
+        "| measurement | rate | runs |",
+        "|---|---|---|",
+    ]
+    for k, v in res.items():
+        if v:
+            lines.append(f"| {k} | {fmt(statistics.median(v))} | {', '.join(fmt(x) for x in v)} |")
+    lines += ["", "| ratio (same run) | value | target |", "|---|---|---|"]
+    lines += [f"| {name} | {value:.2f} | {target} |" for name, value, target in ratios]
+    notes = []
+    if not pq:
+        notes.append("persist-queue is not installed (`pip install persist-queue`): its rows are missing.")
+    if qm_note:
+        notes.append(f"Public API numbers not measured: {qm_note}.")
+    if notes:
+        lines += ["", *(f"- {x}" for x in notes)]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        write_section(text)
+
+
+def write_section(text: str) -> None:
+    """Replace only our section of docs/benchmarks.md (from its heading to the next "## ")."""
+    old = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    start = old.find(SECTION)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = old.find("\n## ", start + len(SECTION))
+        new = old[:start] + text + ("\n" + old[end + 1 :] if end >= 0 else "")
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(new)
+
+
+if __name__ == "__main__":
+    main()
