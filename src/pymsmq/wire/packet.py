@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from pymsmq.errors import WireError
-from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_SIZE, BaseHeader
+from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_SIZE, BaseHeader, BaseHeaderFlags
 from pymsmq.wire.internal_packets import (
     ConnectionParameters,
     EstablishConnection,
     SessionAck,
     decode_internal_packet,
 )
+from pymsmq.wire.message_class import MessageClass
 from pymsmq.wire.order_ack import (
     ORDER_QUEUE_PRIVATE_ID,
     FinalAckBody,
@@ -121,7 +122,11 @@ def decode_packet(data: bytes | bytearray | memoryview) -> Packet:
         raise WireError("neither a BaseHeader (Signature 'LIOR') nor a Ping packet (Signature 0x5548)", 0)
     if len(data) < BASE_HEADER_SIZE:
         raise WireError(f"truncated BaseHeader: {len(data)} of 16 bytes", 0)
-    base = BaseHeader.decode(data)
-    if base.internal:
+    if data[2] & BaseHeaderFlags.IN:
         return decode_internal_packet(data)
-    return _classify_user_message(UserMessage.decode(data))
+    msg = UserMessage.decode(data)
+    message_class = msg.message_properties_header.message_class
+    # Only these classes can be an OrderAck (0x00FF) or a FinalAck (>= 0x4000): skip the rest cheaply.
+    if message_class == MessageClass.MQMSG_CLASS_ORDER_ACK or message_class >= 0x4000:
+        return _classify_user_message(msg)
+    return msg
