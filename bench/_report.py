@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 from collections.abc import Callable
@@ -24,9 +25,8 @@ def rate(n: int, fn: Callable[[], object], repeat: int = 3) -> float:
 
 def machine() -> str:
     """One line saying where the numbers were measured."""
-    import os
-
-    return f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}"
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    return f"{python}, {os.cpu_count()} cores, {platform.machine()}"
 
 
 def write_section(section: str, text: str) -> None:

@@ -18,7 +18,6 @@ import struct
 import uuid
 
 from _report import machine, rate, write_section
-
 from pymsmq.wire.packet import decode_packet
 from pymsmq.wire.user_message import UserMessage
 
