@@ -309,6 +309,9 @@ class DlId:
     def __post_init__(self) -> None:
         if self.domain is not None:
             _check_text(self.domain, "DL_ID.m_pwzDomain")
+        else:
+            # A NULL pointer is sent as referent ID 0; the stored value is then meaningless.
+            object.__setattr__(self, "ndr_referent_id", DEFAULT_REFERENT_ID)
         _check_referent(self.ndr_referent_id, "DL_ID.m_pwzDomain")
 
     @classmethod
