@@ -31,6 +31,7 @@ __all__ = [
     "QueuePath",
     "format_name_from_path",
     "private_queue_hash",
+    "validate_subqueue_name",
 ]
 
 # [MS-MQMQ] 2.1.1: QueueName = 1*124(%x21 / %x23-2A / %x2D-3A / %x3C-5B / %x5D-7F); Subqueue 1*32.
@@ -58,6 +59,13 @@ def private_queue_hash(name: str) -> int:
     for ch in name:
         h = ((h << 5) + ord(ch) + h) & 0xFFFFFFFF
     return h
+
+
+def validate_subqueue_name(name: str) -> str:
+    """Check a subqueue name: 1-32 characters of the [MS-MQMQ] 2.1.1 Subqueue rule."""
+    if not isinstance(name, str) or not _SUBQ.fullmatch(name):
+        raise FormatNameError(f"illegal subqueue name {name!r}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
+    return name
 
 
 @dataclass(frozen=True, slots=True)

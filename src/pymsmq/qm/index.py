@@ -1,0 +1,264 @@
+"""The per-queue message index: [MS-MQDMPR] 3.1.1.2 MessagePositionList.
+
+Order: higher priority first, FIFO (= ascending lookup id) within a priority ([MC-MQAC] 3.1.1,
+[MS-MQDMPR] 3.1.1.2 "ordered by arrival time within priority").  Lookup ids increase per queue, so
+each priority keeps a plain ascending list of lookup ids with a moving head offset; the entries
+themselves live in a dict keyed by lookup id.
+
+* Head access is O(1) amortised: removed ids at the front are skipped once and the head offset moves
+  past them, so receive cost does not grow with the backlog.
+* Removal anywhere is O(1) (the id stays in its list as a tombstone until the head passes it or the
+  list is compacted); insertion is an append except for the rare out-of-order id (a concurrent
+  durable send, a subqueue move back) which uses ``bisect.insort``.
+* Seeking before/after a position (cursors, lookup-id navigation) is a bisect plus a scan.
+
+Entry states ([MS-MQDMPR] 3.1.1.11 MessagePosition.State): AVAILABLE; LOCKED (received inside an
+uncommitted transaction, or being deleted durably); PENDING (sent inside an uncommitted
+transaction, or waiting for its durable write) which nobody sees.  Deleted entries leave the index.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pymsmq.model.message import Message
+
+__all__ = ["AVAILABLE", "LOCKED", "PENDING", "Entry", "MessageIndex"]
+
+AVAILABLE: Final = 0
+LOCKED: Final = 1
+PENDING: Final = 2
+
+_COMPACT_MIN: Final = 1024
+
+
+class Entry:
+    """One message position: the message (or its stored packet) plus queue-manager facts."""
+
+    __slots__ = (
+        "allow_peek",
+        "durable",
+        "expires_at",
+        "lookup_id",
+        "message",
+        "priority",
+        "purge_pending",
+        "size",
+        "state",
+        "subqueue",
+        "tx",
+    )
+
+    def __init__(
+        self,
+        lookup_id: int,
+        priority: int,
+        message: Message,
+        size: int,
+        state: int = AVAILABLE,
+        durable: bool = False,
+        expires_at: float | None = None,
+        subqueue: str = "",
+    ) -> None:
+        self.lookup_id = lookup_id
+        self.priority = priority
+        self.message = message
+        self.size = size
+        self.state = state
+        self.durable = durable
+        self.expires_at = expires_at
+        self.subqueue = subqueue
+        # [MS-MQDMPR] 3.1.1.12 AllowPeekWhenLocked (set by ReceiveByLookupIdAllowPeek).
+        self.allow_peek = False
+        # [MS-MQDMPR] 3.1.1.11 PurgePending: purged while locked; deleted when its transaction ends.
+        self.purge_pending = False
+        self.tx: object | None = None
+
+    def visible(self, peek: bool) -> bool:
+        """Suitable for a receive (Available) or a peek (also Locked with AllowPeekWhenLocked)."""
+        state = self.state
+        return state == AVAILABLE or (peek and state == LOCKED and self.allow_peek)
+
+
+class MessageIndex:
+    """The ordered positions of one queue or subqueue."""
+
+    __slots__ = ("_dead", "_entries", "_heads", "_lists", "locked", "pending", "total_bytes")
+
+    def __init__(self) -> None:
+        self._lists: list[list[int]] = [[] for _ in range(8)]
+        self._heads = [0] * 8
+        self._dead = [0] * 8
+        self._entries: dict[int, Entry] = {}
+        self.total_bytes = 0
+        self.locked = 0
+        self.pending = 0
+
+    # --- bookkeeping
+    def __len__(self) -> int:
+        """Messages in the queue: available and locked ones (uncommitted sends excluded)."""
+        return len(self._entries) - self.pending
+
+    def __contains__(self, lookup_id: object) -> bool:
+        return lookup_id in self._entries
+
+    def get(self, lookup_id: int) -> Entry | None:
+        """The live entry with ``lookup_id`` (any state), or None."""
+        return self._entries.get(lookup_id)
+
+    def add(self, entry: Entry) -> None:
+        """Insert ``entry`` at its place in the order."""
+        lid = entry.lookup_id
+        p = entry.priority
+        lst = self._lists[p]
+        if not lst or lst[-1] < lid:
+            lst.append(lid)
+        else:
+            head = self._heads[p]
+            pos = bisect_left(lst, lid, head)
+            if pos < len(lst) and lst[pos] == lid:
+                self._dead[p] -= 1  # revive a tombstone (a subqueue move back)
+            elif pos == head and head > 0:
+                self._heads[p] = head - 1
+                lst[head - 1] = lid
+            else:
+                insort(lst, lid, head)
+        self._entries[lid] = entry
+        self.total_bytes += entry.size
+        if entry.state == LOCKED:
+            self.locked += 1
+        elif entry.state == PENDING:
+            self.pending += 1
+
+    def set_state(self, entry: Entry, state: int) -> None:
+        """Change ``entry.state`` keeping the counters right."""
+        old = entry.state
+        if old == state:
+            return
+        if old == LOCKED:
+            self.locked -= 1
+        elif old == PENDING:
+            self.pending -= 1
+        if state == LOCKED:
+            self.locked += 1
+        elif state == PENDING:
+            self.pending += 1
+        entry.state = state
+
+    def remove(self, entry: Entry) -> bool:
+        """Take ``entry`` out of the index; False if it was not there."""
+        lid = entry.lookup_id
+        if self._entries.get(lid) is not entry:
+            return False
+        del self._entries[lid]
+        self.total_bytes -= entry.size
+        if entry.state == LOCKED:
+            self.locked -= 1
+        elif entry.state == PENDING:
+            self.pending -= 1
+        p = entry.priority
+        self._dead[p] += 1
+        lst = self._lists[p]
+        head = self._heads[p]
+        if lst[head] == lid:
+            self._advance(p)
+        elif self._dead[p] > _COMPACT_MIN and self._dead[p] * 2 > len(lst) - head:
+            self._compact(p)
+        return True
+
+    def _advance(self, p: int) -> None:
+        lst = self._lists[p]
+        entries = self._entries
+        head = self._heads[p]
+        n = len(lst)
+        start = head
+        while head < n and lst[head] not in entries:
+            head += 1
+        self._dead[p] -= head - start
+        if head == n:
+            lst.clear()
+            head = 0
+        elif head > _COMPACT_MIN and head * 2 > n:
+            del lst[:head]
+            head = 0
+        self._heads[p] = head
+
+    def _compact(self, p: int) -> None:
+        entries = self._entries
+        self._lists[p] = [lid for lid in self._lists[p][self._heads[p] :] if lid in entries]
+        self._heads[p] = 0
+        self._dead[p] = 0
+
+    # --- seeking ([MS-MQDMPR] 3.1.7.3.2 Seek Available Message Position)
+    def first(self, peek: bool = False) -> Entry | None:
+        """The first suitable entry from the head."""
+        entries = self._entries
+        for p in range(7, -1, -1):
+            lst = self._lists[p]
+            if not lst:
+                continue
+            for i in range(self._heads[p], len(lst)):
+                e = entries.get(lst[i])
+                if e is not None and e.visible(peek):
+                    return e
+        return None
+
+    def last(self, peek: bool = False) -> Entry | None:
+        """The first suitable entry from the tail backwards."""
+        entries = self._entries
+        for p in range(8):
+            lst = self._lists[p]
+            for i in range(len(lst) - 1, self._heads[p] - 1, -1):
+                e = entries.get(lst[i])
+                if e is not None and e.visible(peek):
+                    return e
+        return None
+
+    def after(self, priority: int, lookup_id: int, peek: bool = False) -> Entry | None:
+        """The first suitable entry strictly after the position (priority, lookup_id)."""
+        entries = self._entries
+        for p in range(priority, -1, -1):
+            lst = self._lists[p]
+            start = self._heads[p]
+            if p == priority:
+                start = bisect_right(lst, lookup_id, start)
+            for i in range(start, len(lst)):
+                e = entries.get(lst[i])
+                if e is not None and e.visible(peek):
+                    return e
+        return None
+
+    def before(self, priority: int, lookup_id: int, peek: bool = False) -> Entry | None:
+        """The first suitable entry strictly before the position, walking towards the head."""
+        entries = self._entries
+        for p in range(priority, 8):
+            lst = self._lists[p]
+            head = self._heads[p]
+            end = bisect_left(lst, lookup_id, head) if p == priority else len(lst)
+            for i in range(end - 1, head - 1, -1):
+                e = entries.get(lst[i])
+                if e is not None and e.visible(peek):
+                    return e
+        return None
+
+    def tail_position(self) -> tuple[int, int] | None:
+        """(priority, lookup_id) of the last live entry, or None when empty."""
+        for p in range(8):
+            lst = self._lists[p]
+            for i in range(len(lst) - 1, self._heads[p] - 1, -1):
+                if lst[i] in self._entries:
+                    return p, lst[i]
+        return None
+
+    def __iter__(self) -> Iterator[Entry]:
+        """Every live entry (any state) in queue order; do not mutate while iterating."""
+        entries = self._entries
+        for p in range(7, -1, -1):
+            lst = self._lists[p]
+            for i in range(self._heads[p], len(lst)):
+                e = entries.get(lst[i])
+                if e is not None:
+                    yield e

@@ -1,0 +1,683 @@
+"""Queue handles ([MS-MQDMPR] 3.1.1.16 OpenQueueDescriptor, [MC-MQAC] 3.11 MSMQQueue) and cursors.
+
+A ``Queue`` is what ``qm.queue(name)`` / ``qm.create_queue(path)`` return: send, receive, peek,
+cursors ([MS-MQDMPR] 3.2), the lookup-id family ([MS-MQDMPR] 3.1.7.1.13), purge, subqueues and
+moves.  Timeouts are seconds: 0 = no wait (MQ_ERROR_MESSAGE_NOT_FOUND), a positive number
+(MQ_ERROR_IO_TIMEOUT), ``None`` = wait forever.
+
+Transaction arguments: ``None`` or MQ_NO_TRANSACTION (0); a ``Transaction``; MQ_SINGLE_MESSAGE
+(3) = a one-message internal transaction; MQ_MTS_TRANSACTION / MQ_XA_TRANSACTION (1, 2) = the
+caller's ambient transaction, of which an embedded caller has none, so they mean "none" ([MC-MQAC]
+3.17.4.1.48 step 4 [WIN]).  Transactional queues accept only transactional sends and the other
+queues only non-transactional ones; a transactional receive needs a transactional queue
+(MQ_ERROR_TRANSACTION_USAGE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.constants import INFINITE
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.model.names import validate_subqueue_name
+from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
+from pymsmq.qm.queue_manager import _subqueue_format, message_size
+from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
+from pymsmq.qm.transaction import MOVE, RECEIVE, SEND, Transaction
+from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+
+__all__ = ["Cursor", "Queue"]
+
+_RECEIVE: Final = 1  # MQ_RECEIVE_ACCESS
+_SEND: Final = 2  # MQ_SEND_ACCESS
+_PEEK: Final = 0x20  # MQ_PEEK_ACCESS
+_ALL: Final = _RECEIVE | _SEND | _PEEK
+_SINGLE: Final = object()
+_FIRST, _LAST, _CURRENT, _NEXT, _PREVIOUS = range(5)  # MessageSeekAction ([MS-MQDMPR] 3.1.1.17)
+
+
+def _err(message: str, hresult: int) -> MSMQError:
+    return MSMQError(message, hresult)
+
+
+def _check_lookup_id(lookup_id: object) -> int:
+    # [MC-MQAC] 3.11.4.1 lookup-id methods: LookupId 0 is rejected before any other check.
+    if isinstance(lookup_id, str) and lookup_id.isdigit():
+        lookup_id = int(lookup_id)
+    if not isinstance(lookup_id, int) or isinstance(lookup_id, bool) or not 0 < lookup_id < 1 << 64:
+        raise _err(f"invalid lookup id {lookup_id!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+    return lookup_id
+
+
+class Queue:
+    """An open queue (or subqueue, or journal).  ``close()`` it, or use it as a context manager."""
+
+    __slots__ = ("__weakref__", "_access", "_closed", "_cursor", "_qm", "_share", "_state", "_subqueue")
+    _qm: QueueManager
+    _state: _QueueState
+    _subqueue: str | None
+    _access: int
+    _share: int
+    _closed: bool
+    _cursor: Cursor | None
+
+    def __init__(self) -> None:
+        raise TypeError("use QueueManager.queue() or QueueManager.create_queue()")
+
+    @classmethod
+    def _open(
+        cls, qm: QueueManager, state: _QueueState, subqueue: str | None, access: int | None, share: int
+    ) -> Queue:
+        if access is None:
+            access = _ALL
+        elif access not in (_RECEIVE, _SEND, _PEEK, _RECEIVE | _SEND | _PEEK):
+            # 0x81/0xA0 (MQ_ADMIN_ACCESS) open an outgoing queue; a local queue has none.
+            raise _err(f"unsupported access mode {access!r}", HResult.MQ_ERROR_UNSUPPORTED_ACCESS_MODE)
+        if share not in (0, 1):
+            raise _err(f"invalid share mode {share!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        if access == _SEND and share != 0:
+            # [MC-MQAC] 3.10.4.1.34 step 2: send access with a share mode other than MQ_DENY_NONE.
+            raise _err("MQ_SEND_ACCESS requires MQ_DENY_NONE", HResult.MQ_ERROR_INVALID_PARAMETER)
+        if subqueue is not None:
+            validate_subqueue_name(subqueue)
+        # [MS-MQDMPR] 3.1.7.1.5 step 5 / [MC-MQAC] 2.2.2.2: MQ_DENY_RECEIVE_SHARE needs no other open
+        # descriptor; a receiver cannot join a queue someone opened with MQ_DENY_RECEIVE_SHARE.
+        for other in state.handles:
+            if other._closed:
+                continue
+            if share == 1 or (other._share == 1 and access & _RECEIVE):
+                raise _err("the queue is open for exclusive receive", HResult.MQ_ERROR_SHARING_VIOLATION)
+        handle = object.__new__(cls)
+        handle._qm = qm
+        handle._state = state
+        handle._subqueue = subqueue
+        handle._access = access
+        handle._share = share
+        handle._closed = False
+        handle._cursor = None
+        state.handles.add(handle)
+        return handle
+
+    def __repr__(self) -> str:
+        return f"<Queue {self.format_name}{' closed' if self._closed else ''}>"
+
+    # ------------------------------------------------------------------ description
+    @property
+    def format_name(self) -> str:
+        """The queue's format name (PRIVATE=..., PUBLIC=..., MACHINE=...;..., DIRECT=...;sub)."""
+        return _subqueue_format(self._state, self._subqueue)
+
+    @property
+    def path_name(self) -> str:
+        """The queue's path name (with ``;subqueue`` for a subqueue handle)."""
+        path = self._state.props.path_name
+        return f"{path};{self._subqueue}" if self._subqueue else path
+
+    @property
+    def properties(self) -> QueueProperties:
+        """The queue's current properties."""
+        return self._state.props
+
+    @property
+    def label(self) -> str:
+        """PROPID_Q_LABEL."""
+        return self._state.props.label
+
+    @property
+    def transactional(self) -> bool:
+        """PROPID_Q_TRANSACTION."""
+        return self._state.props.transactional
+
+    @property
+    def subqueue_name(self) -> str | None:
+        """The subqueue this handle reads, or None for the queue itself."""
+        return self._subqueue
+
+    @property
+    def access(self) -> int:
+        """The MQ_*_ACCESS bits of this handle."""
+        return self._access
+
+    @property
+    def share_mode(self) -> int:
+        """MQ_DENY_NONE (0) or MQ_DENY_RECEIVE_SHARE (1)."""
+        return self._share
+
+    @property
+    def is_open(self) -> bool:
+        """False after ``close`` or once the queue is deleted."""
+        return not self._closed and not self._state.deleted
+
+    @property
+    def message_count(self) -> int:
+        """Messages in this queue (or subqueue), locked ones included."""
+        with self._qm._lock:
+            return len(self._index())
+
+    def __len__(self) -> int:
+        return self.message_count
+
+    @property
+    def journal(self) -> Queue:
+        """A handle on this queue's journal queue ([MS-MQDMPR] 3.1.1.2 JournalQueueReference)."""
+        with self._qm._lock:
+            self._check(0)
+            journal = self._state.journal
+            if journal is None or self._subqueue:
+                raise _err("this queue has no journal", HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION)
+            return Queue._open(self._qm, journal, None, None, 0)
+
+    def subqueue(self, name: str) -> Queue:
+        """A handle on subqueue ``name`` of this queue (subqueues exist implicitly)."""
+        with self._qm._lock:
+            self._check(0)
+            if self._state.kind in ("journal", "system"):
+                raise _err(
+                    "system and journal queues have no subqueues", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+                )
+            return Queue._open(self._qm, self._state, validate_subqueue_name(name), None, 0)
+
+    @property
+    def subqueue_names(self) -> list[str]:
+        """Names of the subqueues that hold messages (PROPID_MGMT_QUEUE_SUBQUEUE_NAMES)."""
+        with self._qm._lock:
+            return sorted(name for name, index in self._state.subqueues.items() if len(index))
+
+    @property
+    def subqueue_count(self) -> int:
+        """Number of subqueues that hold messages (PROPID_MGMT_QUEUE_SUBQUEUE_COUNT)."""
+        return len(self.subqueue_names)
+
+    def close(self) -> None:
+        """Close the handle (idempotent); later calls raise MQ_ERROR_INVALID_HANDLE."""
+        with self._qm._lock:
+            if not self._closed:
+                self._closed = True
+                self._state.handles.discard(self)
+                self._state.cond.notify_all()
+
+    def __enter__(self) -> Queue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ checks
+    def _index(self) -> MessageIndex:
+        return self._state.index_for(self._subqueue)
+
+    def _check(self, need: int) -> None:
+        if self._closed:
+            raise _err("the queue handle is closed", HResult.MQ_ERROR_INVALID_HANDLE)
+        if self._qm._closed:
+            raise _err("the queue manager is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+        if self._state.deleted:
+            raise _err("the queue was deleted", HResult.MQ_ERROR_QUEUE_DELETED)
+        if need and not self._access & need:
+            raise _err("the queue was not opened for this access", HResult.MQ_ERROR_ACCESS_DENIED)
+
+    def _transaction(self, transaction: object, receive: bool) -> Transaction | object | None:
+        if transaction is None:
+            return None
+        if isinstance(transaction, Transaction):
+            transaction._check_usable(self._qm)
+            if not self._state.transactional:
+                raise _err(
+                    "transactional operation on a non-transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE
+                )
+            return transaction
+        if isinstance(transaction, int) and not isinstance(transaction, bool):
+            if transaction in (0, 1, 2):  # MQ_NO_TRANSACTION, MTS and XA (no ambient transaction here)
+                return None
+            if transaction == 3:  # MQ_SINGLE_MESSAGE
+                if receive:
+                    return None
+                if not self._state.transactional:
+                    raise _err(
+                        "MQ_SINGLE_MESSAGE to a non-transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE
+                    )
+                return _SINGLE
+        raise _err(f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+
+    # ------------------------------------------------------------------ send
+    def send(self, message: Message, transaction: Transaction | int | None = None) -> None:
+        """Send ``message`` ([MS-MQDMPR] 3.1.7.1.27 Enqueue Message To An Open Queue).
+
+        Sets ``message.id``, ``sent_time``, ``source_machine_guid`` and ``destination_queue``.
+        A recoverable message (or a committed transactional one) is durable when this returns.
+        """
+        if not isinstance(message, Message):
+            raise _err("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        message.validate()
+        qm = self._qm
+        state = self._state
+        tx = self._transaction(transaction, receive=False)
+        with qm._lock:
+            self._check(_SEND)
+            if self._subqueue is not None:
+                raise _err(
+                    "messages cannot be sent to a subqueue", HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+                )
+            if state.kind in ("journal", "system"):
+                raise _err("journal and dead-letter queues are read-only", HResult.MQ_ERROR_ACCESS_DENIED)
+            if tx is None and state.transactional:
+                raise _err(
+                    "non-transactional send to a transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE
+                )
+            entry = self._enqueue(message, tx)
+            if entry is None:
+                return
+        stored = qm._stored(state, entry)
+        try:
+            qm._apply(Batch(insert=[stored]))
+        except BaseException:
+            with qm._lock:
+                state.index.remove(entry)
+            raise
+        with qm._lock:
+            entry.durable = True
+            if state.index.get(entry.lookup_id) is entry:
+                state.index.set_state(entry, AVAILABLE)
+                state.cond.notify_all()
+
+    def _enqueue(self, message: Message, tx: Transaction | object | None) -> Entry | None:
+        # Under the lock.  Returns the entry when it still has to be written durably.
+        qm = self._qm
+        state = self._state
+        now = qm._clock()
+        m = message.copy()
+        size = message_size(m)
+        qm._check_quota(state, size)
+        transactional = tx is not None
+        if transactional:
+            # Transactional messages are recoverable and keep send order: priority is ignored
+            # ([MS-MQDMPR] 3.1.7.1.32: BaseHeader.Flags.PR is 0 when a TransactionHeader is present).
+            m.delivery = 1
+            m.priority = 0
+            if isinstance(tx, Transaction):
+                if tx._xact_id is None:
+                    tx._xact_id = ObjectId(qm.guid, qm._next_ordinal())
+                m.transaction_id = tx._xact_id
+            else:
+                m.transaction_id = ObjectId(qm.guid, qm._next_ordinal())
+                m.is_first_in_transaction = m.is_last_in_transaction = True
+        # [MC-MQAC] 3.17.4.1.48 steps 7, 9, 10, 11: source machine, new id, destination, sent time.
+        m.id = message.id = ObjectId(qm.guid, qm._next_ordinal())
+        m.source_machine_guid = message.source_machine_guid = qm.guid
+        m.destination_queue = message.destination_queue = state.format_name
+        m.sent_time = message.sent_time = now
+        m.arrived_time = now
+        m.abort_count = m.move_count = 0
+        # Step 12: TimeToReachQueue > TimeToBeReceived -> TimeToBeReceived = TimeToReachQueue.
+        if m.max_time_to_reach_queue > m.max_time_to_receive:
+            m.max_time_to_receive = m.max_time_to_reach_queue
+        ttbr = m.max_time_to_receive
+        expires_at = None if ttbr == INFINITE else now + ttbr
+        durable = m.delivery == 1
+        lid = m.lookup_id = qm._next_lookup(state)
+        entry = Entry(lid, m.priority, m, size, PENDING if durable else AVAILABLE, False, expires_at)
+        state.index.add(entry)
+        if isinstance(tx, Transaction):
+            tx._add(SEND, state, state.index, entry)
+            return None
+        if not durable:
+            state.cond.notify_all()
+            return None
+        return entry
+
+    # ------------------------------------------------------------------ take (receive a found entry)
+    def _take(
+        self, index: MessageIndex, entry: Entry, tx: Transaction | object | None, allow_peek: bool
+    ) -> Message:
+        # Under the lock, entry AVAILABLE.  Transactional: lock it (Dequeue Message step 4).
+        if isinstance(tx, Transaction):
+            index.set_state(entry, LOCKED)
+            entry.allow_peek = allow_peek
+            tx._add(RECEIVE, self._state, index, entry)
+            return entry.message.copy()
+        index.set_state(entry, LOCKED)
+        return entry.message
+
+    def _finish_take(self, index: MessageIndex, entry: Entry, tx: Transaction | object | None) -> None:
+        # Outside the lock: delete a non-transactionally received message (durably first).
+        if isinstance(tx, Transaction):
+            return
+        qm = self._qm
+        if entry.durable:
+            try:
+                qm._apply(Batch(delete=[MessageKey(self._state.queue_id, entry.lookup_id)]))
+            except BaseException:
+                with qm._lock:
+                    if index.get(entry.lookup_id) is entry:
+                        index.set_state(entry, AVAILABLE)
+                        self._state.cond.notify_all()
+                raise
+        with qm._lock:
+            if index.remove(entry):
+                qm._on_removed(self._state, entry)
+
+    def _read(
+        self,
+        seek: Callable[[MessageIndex], Entry | None],
+        peek: bool,
+        timeout: float | None,
+        transaction: object = None,
+        on_found: Callable[[Entry], None] | None = None,
+        on_timeout: Callable[[MessageIndex], None] | None = None,
+    ) -> Message:
+        timeout = normalize_timeout(timeout)
+        tx = None if peek else self._transaction(transaction, receive=True)
+        qm = self._qm
+        with qm._lock:
+            self._check(_PEEK | _RECEIVE if peek else _RECEIVE)
+            index = self._index()
+
+            def attempt() -> Entry | None:
+                self._check(0)
+                return seek(index)
+
+            entry = wait_for(self._state.cond, attempt, timeout)
+            if entry is None:
+                if on_timeout is not None:
+                    on_timeout(index)
+                raise not_found(timeout)
+            if on_found is not None:
+                on_found(entry)
+            if peek:
+                return entry.message.copy()
+            result = self._take(index, entry, tx, False)
+        self._finish_take(index, entry, tx)
+        return result
+
+    # ------------------------------------------------------------------ receive / peek (head)
+    def receive(self, timeout: float | None = None, transaction: Transaction | int | None = None) -> Message:
+        """Remove and return the first message (priority order) that is not locked."""
+        return self._read(lambda index: index.first(False), False, timeout, transaction)
+
+    def peek(self, timeout: float | None = None) -> Message:
+        """Return (a copy of) the first message without removing it."""
+        return self._read(lambda index: index.first(True), True, timeout)
+
+    # ------------------------------------------------------------------ cursors
+    def cursor(self) -> Cursor:
+        """A new cursor on this handle ([MS-MQDMPR] 3.2, state Unread at Start)."""
+        with self._qm._lock:
+            self._check(_PEEK | _RECEIVE)
+            return Cursor(self)
+
+    def _default_cursor(self) -> Cursor:
+        if self._cursor is None:
+            self._cursor = Cursor(self)
+        return self._cursor
+
+    def peek_current(self, timeout: float | None = None) -> Message:
+        """[MC-MQAC] PeekCurrent on the handle's own cursor."""
+        return self._default_cursor().peek_current(timeout)
+
+    def peek_next(self, timeout: float | None = None) -> Message:
+        """[MC-MQAC] PeekNext on the handle's own cursor."""
+        return self._default_cursor().peek_next(timeout)
+
+    def receive_current(
+        self, timeout: float | None = None, transaction: Transaction | int | None = None
+    ) -> Message:
+        """[MC-MQAC] ReceiveCurrent on the handle's own cursor."""
+        return self._default_cursor().receive_current(timeout, transaction)
+
+    def reset(self) -> None:
+        """[MC-MQAC] Reset: the handle's cursor goes back before the first message."""
+        with self._qm._lock:
+            self._check(0)
+            self._default_cursor().reset()
+
+    # ------------------------------------------------------------------ lookup ids
+    def _by_lookup_id(
+        self, action: int, lookup_id: int, peek: bool, transaction: object = None, allow_peek: bool = False
+    ) -> Message:
+        # [MS-MQDMPR] 3.1.7.1.13 Read Message By Lookup Identifier; never waits.
+        tx = None if peek else self._transaction(transaction, receive=True)
+        qm = self._qm
+        with qm._lock:
+            self._check(_PEEK | _RECEIVE if peek else _RECEIVE)
+            index = self._index()
+            found: Entry | None
+            if action == _FIRST:
+                found = index.first(peek)
+            elif action == _LAST:
+                found = index.last(peek)
+            else:
+                anchor = index.get(lookup_id)
+                if anchor is None or anchor.state == PENDING:
+                    raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+                if action == _CURRENT:
+                    if not anchor.visible(peek):
+                        # [MS-MQDMPR] 3.1.7.3.3 SeekCurrent: a Locked position -> MQ_ERROR_TRANSACTION_USAGE.
+                        raise _err(
+                            "the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE
+                        )
+                    found = anchor
+                elif action == _NEXT:
+                    found = index.after(anchor.priority, lookup_id, peek)
+                else:
+                    found = index.before(anchor.priority, lookup_id, peek)
+            if found is None:
+                raise _err("no such message", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+            if peek:
+                return found.message.copy()
+            result = self._take(index, found, tx, allow_peek)
+        self._finish_take(index, found, tx)
+        return result
+
+    def peek_by_lookup_id(self, lookup_id: int) -> Message:
+        """The message with ``lookup_id`` (MQ_ERROR_MESSAGE_NOT_FOUND if it is not in the queue)."""
+        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), True)
+
+    def peek_next_by_lookup_id(self, lookup_id: int) -> Message:
+        """The first message after the one with ``lookup_id``."""
+        return self._by_lookup_id(_NEXT, _check_lookup_id(lookup_id), True)
+
+    def peek_previous_by_lookup_id(self, lookup_id: int) -> Message:
+        """The last message before the one with ``lookup_id``."""
+        return self._by_lookup_id(_PREVIOUS, _check_lookup_id(lookup_id), True)
+
+    def peek_first_by_lookup_id(self) -> Message:
+        """The first message of the queue (never waits)."""
+        return self._by_lookup_id(_FIRST, 0, True)
+
+    def peek_last_by_lookup_id(self) -> Message:
+        """The last message of the queue (never waits)."""
+        return self._by_lookup_id(_LAST, 0, True)
+
+    def receive_by_lookup_id(self, lookup_id: int, transaction: Transaction | int | None = None) -> Message:
+        """Receive the message with ``lookup_id``."""
+        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction)
+
+    def receive_next_by_lookup_id(
+        self, lookup_id: int, transaction: Transaction | int | None = None
+    ) -> Message:
+        """Receive the first unlocked message after the one with ``lookup_id``."""
+        return self._by_lookup_id(_NEXT, _check_lookup_id(lookup_id), False, transaction)
+
+    def receive_previous_by_lookup_id(
+        self, lookup_id: int, transaction: Transaction | int | None = None
+    ) -> Message:
+        """Receive the last unlocked message before the one with ``lookup_id``."""
+        return self._by_lookup_id(_PREVIOUS, _check_lookup_id(lookup_id), False, transaction)
+
+    def receive_first_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
+        """Receive the first unlocked message (never waits)."""
+        return self._by_lookup_id(_FIRST, 0, False, transaction)
+
+    def receive_last_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
+        """Receive the last unlocked message (never waits)."""
+        return self._by_lookup_id(_LAST, 0, False, transaction)
+
+    def receive_by_lookup_id_allow_peek(
+        self, lookup_id: int, transaction: Transaction | int | None = None
+    ) -> Message:
+        """Like ``receive_by_lookup_id``; inside a transaction peeks still see the message until it ends."""
+        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction, True)
+
+    # ------------------------------------------------------------------ purge and move
+    def purge(self) -> None:
+        """Delete every message that is not locked ([MS-MQDMPR] 3.1.7.1.7 Purge Queue).
+
+        Locked messages become PurgePending: deleted when their transaction ends either way.
+        """
+        qm = self._qm
+        with qm._lock:
+            self._check(_RECEIVE)
+            index = self._index()
+            batch = Batch()
+            for entry in list(index):
+                if entry.state == AVAILABLE:
+                    index.remove(entry)
+                    if entry.durable:
+                        batch.delete.append(MessageKey(self._state.queue_id, entry.lookup_id))
+                elif entry.state == LOCKED:
+                    entry.purge_pending = True
+            if batch:
+                qm._apply(batch)
+
+    def move(
+        self, lookup_id: int, target: Queue | str | None, transaction: Transaction | int | None = None
+    ) -> None:
+        """Move a message between this queue and one of its subqueues (``target``: a handle on the
+        same queue, a subqueue name, or None for the queue itself).  The lookup id is kept and the
+        message's move count grows by one ([MS-MQDMPR] 3.1.7.1.16 Move Message)."""
+        lookup_id = _check_lookup_id(lookup_id)
+        if isinstance(target, Queue):
+            if target._state is not self._state:
+                raise _err(
+                    "moves stay within one queue and its subqueues", HResult.MQ_ERROR_INVALID_PARAMETER
+                )
+            target_name = target._subqueue
+        elif target is None or isinstance(target, str):
+            target_name = validate_subqueue_name(target) if target else None
+        else:
+            raise _err(f"invalid move target {target!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        tx = self._transaction(transaction, receive=True)
+        qm = self._qm
+        state = self._state
+        with qm._lock:
+            self._check(_RECEIVE)
+            if state.kind in ("journal", "system"):
+                raise _err("system and journal queues have no subqueues", HResult.MQ_ERROR_INVALID_PARAMETER)
+            if (target_name or None) == (self._subqueue or None):
+                raise _err("source and target are the same queue", HResult.MQ_ERROR_INVALID_PARAMETER)
+            index = self._index()
+            entry = index.get(lookup_id)
+            if entry is None or entry.state == PENDING:
+                raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+            if entry.state != AVAILABLE:
+                raise _err("the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE)
+            index.set_state(entry, LOCKED)
+            if isinstance(tx, Transaction):
+                tx._add(MOVE, state, index, entry, target_name)
+                return
+            durable = entry.durable
+            move_count = entry.message.move_count + 1
+        if durable:
+            key = MessageKey(state.queue_id, lookup_id)
+            try:
+                qm._apply(
+                    Batch(update=[MessageUpdate(key, subqueue=target_name or "", move_count=move_count)])
+                )
+            except BaseException:
+                with qm._lock:
+                    if index.get(lookup_id) is entry:
+                        index.set_state(entry, AVAILABLE)
+                raise
+        with qm._lock:
+            if not index.remove(entry) or state.deleted:
+                return
+            entry.message.move_count = move_count
+            entry.subqueue = target_name or ""
+            entry.state = AVAILABLE
+            state.index_for(target_name).add(entry)
+            state.cond.notify_all()
+
+
+class Cursor:
+    """A cursor ([MS-MQDMPR] 3.2): a position (Start, a message, End) and a state (Unread, Read)."""
+
+    __slots__ = ("_pos", "_queue", "_read")
+
+    def __init__(self, queue: Queue) -> None:
+        self._queue = queue
+        # [MS-MQDMPR] 3.2.7.1 Initialize: position Start, state Unread.
+        self._pos: tuple[int, int] | None = None
+        self._read = False
+
+    def reset(self) -> None:
+        """Back to Start, state Unread (the next ``peek_current`` returns the first message)."""
+        self._pos = None
+        self._read = False
+
+    def _seek(self, index: MessageIndex, peek: bool) -> Entry | None:
+        # Seek Available Message Position forward, exclusive of the current position.
+        if self._pos is None:
+            return index.first(peek)
+        return index.after(self._pos[0], self._pos[1], peek)
+
+    def _at(self, entry: Entry) -> None:
+        self._pos = (entry.priority, entry.lookup_id)
+
+    def _current(self, peek: bool) -> Entry:
+        assert self._pos is not None
+        entry = self._queue._index().get(self._pos[1])
+        if entry is None or not entry.visible(peek):
+            raise _err("the message at the cursor was removed", HResult.MQ_ERROR_MESSAGE_ALREADY_RECEIVED)
+        return entry
+
+    def _set_read(self, entry: Entry) -> None:
+        self._at(entry)
+        self._read = True
+
+    def peek_current(self, timeout: float | None = None) -> Message:
+        """[MS-MQDMPR] 3.2.7.2 Get Message For Peek."""
+        q = self._queue
+        with q._qm._lock:
+            q._check(_PEEK | _RECEIVE)
+            if self._read:
+                return self._current(True).message.copy()
+            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+
+    def peek_next(self, timeout: float | None = None) -> Message:
+        """[MS-MQDMPR] 3.2.7.3 Get Next Message For Peek (Unread -> MQ_ERROR_ILLEGAL_CURSOR_ACTION)."""
+        q = self._queue
+        with q._qm._lock:
+            q._check(_PEEK | _RECEIVE)
+            if not self._read:
+                raise _err("peek_next needs a cursor on a message", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
+            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+
+    def receive_current(
+        self, timeout: float | None = None, transaction: Transaction | int | None = None
+    ) -> Message:
+        """[MS-MQDMPR] 3.2.7.4 Get Next Message For Dequeue."""
+        q = self._queue
+        with q._qm._lock:
+            q._check(_RECEIVE)
+            if self._read:
+                entry = self._current(False)
+                self._read = False
+                return q._read(lambda index: entry, False, 0, transaction)
+        return q._read(
+            lambda index: self._seek(index, False), False, timeout, transaction, self._at, self._to_end
+        )
+
+    def _to_end(self, index: MessageIndex) -> None:
+        # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.
+        tail = index.tail_position()
+        if tail is not None:
+            self._pos = tail
+        self._read = False

@@ -1,0 +1,698 @@
+"""The embedded queue manager: [MS-MQDMPR] 3.1.1.1 QueueManager with its queues and messages.
+
+``QueueManager.open(dir)`` opens (or creates) a queue manager whose committed state lives in a
+SQLite store in ``dir`` (``":memory:"`` for a memory store).  It has a persistent identity GUID and
+machine name (store meta), the system queues of [MS-MQDMPR] 3.1.3 (machine journal, dead-letter,
+transactional dead-letter, ``order_queue$`` = private queue 4, ``notify_queue$`` = private queue
+3), and each application queue gets its journal queue ([MS-MQDMPR] 3.1.7.1.3).
+
+Concurrency: one lock guards all in-memory state; each queue has a ``threading.Condition`` on that
+lock for blocked readers.  Durable writes (``store.apply``) happen outside the lock, so concurrent
+producers share fsyncs (the store's group commit).  Express messages live only in memory.
+
+Format names the queue manager gives its queues: private ``PRIVATE=<qm guid>\\<number as %08x>``
+with number = the [MC-MQAC] 3.1.6.2 hash of the name; public ``PUBLIC=<queue guid>``; system
+``MACHINE=<qm guid>;JOURNAL|DEADLETTER|DEADXACT``; a queue's journal ``<format name>;JOURNAL``;
+a subqueue ``DIRECT=OS:<machine>\\<path>;<subqueue>`` ([MC-MQAC] 3.10.6.1 step 7).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.constants import INFINITE
+from pymsmq.model.message import Message
+from pymsmq.model.names import LocalFormat, QueuePath, private_queue_hash
+from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
+from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
+from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
+from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
+from pymsmq.qm.store.base import Batch, QueueRow, Store, StoredMessage
+from pymsmq.qm.transaction import Transaction
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
+
+__all__ = ["QueueManager"]
+
+_LOOKUP_BLOCK: Final = 1 << 16
+_ORDINAL_BLOCK: Final = 1 << 16
+_SYSTEM_QUEUES: Final = (("JOURNAL", False), ("DEADLETTER", False), ("DEADXACT", True))
+# [MS-MQQB] 2.2.4 / [MS-MQCN] 1.9: the internal private queues and their fixed numbers.
+_INTERNAL_QUEUES: Final = (("order_queue$", 4), ("notify_queue$", 3))
+_LOCAL_ALIASES: Final = frozenset({".", "localhost", "127.0.0.1", "::1"})
+
+
+def _err(message: str, hresult: int) -> MSMQError:
+    return MSMQError(message, hresult)
+
+
+def message_size(message: object) -> int:
+    """Bytes a message counts against quotas: body + extension + label (UTF-16)."""
+    m = message
+    return len(m.body) + len(m.extension) + 2 * len(m.label)  # type: ignore[attr-defined]
+
+
+class _QueueState:
+    """One queue as the queue manager holds it (internal)."""
+
+    __slots__ = (
+        "__weakref__",
+        "cond",
+        "deleted",
+        "format_name",
+        "handles",
+        "index",
+        "journal",
+        "key",
+        "kind",
+        "next_lookup",
+        "number",
+        "parent",
+        "props",
+        "queue_id",
+        "reserved_lookup",
+        "subqueues",
+    )
+
+    def __init__(
+        self,
+        queue_id: int,
+        kind: str,
+        key: str,
+        props: QueueProperties,
+        lock: threading.RLock,
+        number: int = 0,
+    ) -> None:
+        self.queue_id = queue_id
+        # private | public | system | journal | internal
+        self.kind = kind
+        self.key = key
+        self.props = props
+        self.number = number
+        self.format_name = ""
+        self.index = MessageIndex()
+        self.subqueues: dict[str, MessageIndex] = {}
+        self.journal: _QueueState | None = None
+        self.parent: _QueueState | None = None
+        self.cond = threading.Condition(lock)
+        self.deleted = False
+        self.handles: weakref.WeakSet[Queue] = weakref.WeakSet()
+        self.next_lookup = 1
+        self.reserved_lookup = 0
+
+    @property
+    def transactional(self) -> bool:
+        return self.props.transactional
+
+    def index_for(self, subqueue: str | None) -> MessageIndex:
+        """The main index, or the index of subqueue ``subqueue`` (created on first use)."""
+        if not subqueue:
+            return self.index
+        index = self.subqueues.get(subqueue)
+        if index is None:
+            index = self.subqueues[subqueue] = MessageIndex()
+        return index
+
+    def total_bytes(self) -> int:
+        return self.index.total_bytes + sum(i.total_bytes for i in self.subqueues.values())
+
+    def row(self) -> QueueRow:
+        extra: dict[str, object] = {"queue_type": self.kind, "private_queue_number": self.number}
+        if self.parent is not None:
+            extra["journal_of"] = self.parent.queue_id
+        return QueueRow(self.queue_id, self.props.path_name, {**self.props.to_dict(), **extra})
+
+
+class QueueManager:
+    """An embedded MSMQ queue manager.  Use ``QueueManager.open(dir)``; ``close()`` when done."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], float] = time.time,
+        machine_name: str | None = None,
+        machine_quota: int | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._closed = False
+        self._queues: dict[str, _QueueState] = {}
+        self._by_id: dict[int, _QueueState] = {}
+        self._by_number: dict[int, _QueueState] = {}
+        self._system: dict[str, _QueueState] = {}
+        self._internal: dict[str, _QueueState] = {}
+        snapshot = store.load()
+        meta = dict(snapshot.meta)
+        batch = Batch()
+        if "qm_guid" not in meta:
+            meta["qm_guid"] = str(uuid.uuid4())
+            meta["machine_name"] = machine_name or platform.node() or "localhost"
+            meta["next_queue_id"] = "1"
+            meta["create_time"] = str(int(clock()))
+            batch.meta.update(meta)
+        #: [MS-MQDMPR] 3.1.1.1 QueueManager Identifier and ComputerName.
+        self.guid = uuid.UUID(meta["qm_guid"])
+        self.machine_name: str = meta["machine_name"]
+        self._next_queue_id = int(meta["next_queue_id"])
+        self._ordinal = self._ordinal_reserved = int(meta.get("ordinal_reserved", "0"))
+        #: [MS-MQDMPR] 3.1.1.1 QueueManagerQuota, in kilobytes (None = no limit).
+        self.machine_quota: int | None = machine_quota
+        if machine_quota is None and meta.get("machine_quota"):
+            self.machine_quota = int(meta["machine_quota"])
+        elif machine_quota is not None:
+            batch.meta["machine_quota"] = str(machine_quota)
+        self._load(snapshot.queues, snapshot.last_lookup_ids, batch)
+        for sm in snapshot.messages:
+            self._restore(sm)
+        if batch:
+            self._apply(batch)
+
+    # ------------------------------------------------------------------ opening and closing
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        clock: Callable[[], float] = time.time,
+        *,
+        store: Store | None = None,
+        machine_name: str | None = None,
+        machine_quota: int | None = None,
+    ) -> QueueManager:
+        """Open the queue manager stored in directory ``path`` (created if missing).
+
+        ``":memory:"`` gives a memory store (nothing survives ``close``).  ``clock`` returns POSIX
+        seconds and stamps sent/arrival times and expiry deadlines.  ``machine_quota`` is in KB.
+        """
+        if store is None:
+            target = os.fspath(path)
+            if target in (":memory:", "memory:", "memory://"):
+                store = MemoryStore()
+            else:
+                os.makedirs(target, exist_ok=True)
+                store = SQLiteStore(os.path.join(target, DEFAULT_DB_NAME))
+        try:
+            return cls(store, clock, machine_name, machine_quota)
+        except BaseException:
+            store.close()
+            raise
+
+    def close(self) -> None:
+        """Abort nothing durable (uncommitted work is simply not kept), wake waiters, close the store."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for state in self._by_id.values():
+                state.cond.notify_all()
+        self._store.close()
+
+    def __enter__(self) -> QueueManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        """True after ``close``."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise _err("the queue manager is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+
+    # ------------------------------------------------------------------ store plumbing
+    def _apply(self, batch: Batch) -> None:
+        try:
+            self._store.apply(batch)
+        except MSMQError:
+            raise
+        except Exception as exc:
+            raise _err(f"store failure: {exc}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED) from exc
+
+    def _stored(self, state: _QueueState, entry: Entry) -> StoredMessage:
+        m = entry.message
+        return StoredMessage(
+            state.queue_id,
+            entry.lookup_id,
+            message_to_packet(m),
+            entry.priority,
+            m.arrived_time if m.arrived_time is not None else 0.0,
+            entry.subqueue,
+            m.abort_count,
+            m.move_count,
+            entry.expires_at,
+        )
+
+    def _message_of(self, entry: Entry) -> Message:
+        return entry.message
+
+    def _notify(self, state: _QueueState) -> None:
+        state.cond.notify_all()
+
+    def _on_removed(self, state: _QueueState, entry: Entry) -> None:
+        """A message left its queue for good (received/committed).  Journaling hooks in here."""
+
+    def _next_lookup(self, state: _QueueState) -> int:
+        # Lookup ids: strictly increasing per queue, never reused after a restart: ids are handed out
+        # from a durably reserved block ([MS-MQDMPR] 3.1.1.12 LookupIdentifier).
+        lid = state.next_lookup
+        state.next_lookup = lid + 1
+        if lid > state.reserved_lookup:
+            reserved = lid + _LOOKUP_BLOCK - 1
+            self._apply(Batch(last_lookup_ids={state.queue_id: reserved}))
+            state.reserved_lookup = reserved
+        return lid
+
+    def _next_ordinal(self) -> int:
+        # [MS-MQDMPR] 3.1.1.12 Identifier: {source QM GUID, u32 uniquifier}, unique per message.
+        self._ordinal += 1
+        if self._ordinal > self._ordinal_reserved:
+            reserved = self._ordinal + _ORDINAL_BLOCK - 1
+            self._apply(Batch(meta={"ordinal_reserved": str(reserved)}))
+            self._ordinal_reserved = reserved
+        return self._ordinal & 0xFFFFFFFF
+
+    def _new_queue_id(self, batch: Batch) -> int:
+        qid = self._next_queue_id
+        self._next_queue_id += 1
+        batch.meta["next_queue_id"] = str(self._next_queue_id)
+        return qid
+
+    # ------------------------------------------------------------------ restart recovery
+    def _load(self, rows: list[QueueRow], last_ids: dict[int, int], batch: Batch) -> None:
+        journals: list[tuple[_QueueState, int]] = []
+        for row in rows:
+            props = QueueProperties.from_dict(row.properties)
+            kind = str(row.properties.get("queue_type", "private"))
+            number = int(row.properties.get("private_queue_number", 0) or 0)  # type: ignore[call-overload]
+            key = self._key_of(kind, props.path_name)
+            state = _QueueState(row.queue_id, kind, key, props, self._lock, number)
+            last = last_ids.get(row.queue_id, 0)
+            state.next_lookup = last + 1
+            state.reserved_lookup = last
+            self._by_id[row.queue_id] = state
+            if kind == "journal":
+                journals.append((state, int(row.properties["journal_of"])))  # type: ignore[call-overload]
+            else:
+                self._register(state)
+        for state, parent_id in journals:
+            parent = self._by_id[parent_id]
+            parent.journal, state.parent = state, parent
+            state.format_name = parent.format_name + ";JOURNAL"
+        for name, transactional in _SYSTEM_QUEUES:
+            if name not in self._system:
+                self._create_state(
+                    "system", f"system$;{name}", name, QueueProperties(transactional=transactional), batch
+                )
+        for name, number in _INTERNAL_QUEUES:
+            if name not in self._internal:
+                self._create_state("internal", f"private$\\{name}", name, QueueProperties(), batch, number)
+
+    def _key_of(self, kind: str, path_name: str) -> str:
+        if kind == "journal":
+            return ""
+        tail = path_name.partition("\\")[2]
+        if kind == "system":
+            return "system:" + tail.partition(";")[2].upper()
+        if kind in ("private", "internal"):
+            return "private:" + tail.partition("\\")[2].lower()
+        return "public:" + tail.lower()
+
+    def _register(self, state: _QueueState) -> None:
+        path = state.props.path_name
+        if state.kind == "system":
+            name = state.key.partition(":")[2]
+            self._system[name] = state
+            state.format_name = f"MACHINE={self.guid};{name}"
+        elif state.kind in ("private", "internal"):
+            self._by_number[state.number] = state
+            state.format_name = f"PRIVATE={self.guid}\\{state.number:08x}"
+            if state.kind == "internal":
+                self._internal[path.rpartition("\\")[2].lower()] = state
+        else:
+            state.format_name = f"PUBLIC={state.props.queue_guid}"
+        self._queues[state.key] = state
+
+    def _create_state(
+        self, kind: str, tail: str, name: str, props: QueueProperties, batch: Batch, number: int = 0
+    ) -> _QueueState:
+        now = int(self._clock())
+        qid = self._new_queue_id(batch)
+        if kind in ("private", "internal") and not number:
+            # [MC-MQAC] 3.1.6.2: the private queue number is the hash of the name, so that a
+            # client-side PRIVATE= computation finds the queue; a (rare) collision takes the next free one.
+            number = private_queue_hash(name) or 1
+            while number in self._by_number or number in (3, 4):
+                number = (number + 1) & 0xFFFFFFFF or 1
+        props = props.replace(
+            path_name=f"{self.machine_name}\\{tail}",
+            queue_guid=uuid.uuid4(),
+            create_time=now,
+            modify_time=now,
+        )
+        state = _QueueState(qid, kind, "", props, self._lock, number)
+        state.key = self._key_of(kind, props.path_name)
+        self._by_id[qid] = state
+        self._register(state)
+        batch.upsert_queues.append(state.row())
+        if kind in ("private", "public"):
+            # [MS-MQDMPR] 3.1.7.1.3: every queue that is not a subqueue gets its journal queue.
+            jprops = QueueProperties(path_name=props.path_name + ";JOURNAL", quota=props.journal_quota)
+            journal = _QueueState(self._new_queue_id(batch), "journal", "", jprops, self._lock)
+            journal.parent, state.journal = state, journal
+            journal.format_name = state.format_name + ";JOURNAL"
+            self._by_id[journal.queue_id] = journal
+            batch.upsert_queues.append(journal.row())
+        return state
+
+    def _restore(self, sm: StoredMessage) -> None:
+        state = self._by_id.get(sm.queue_id)
+        if state is None:
+            return
+        packet = sm.packet or self._store.read_packet(sm.key)
+        message = packet_to_message(packet)
+        message.lookup_id = sm.lookup_id
+        message.arrived_time = sm.arrived_time
+        message.abort_count = sm.abort_count
+        message.move_count = sm.move_count
+        entry = Entry(
+            sm.lookup_id, sm.priority, message, message_size(message), AVAILABLE, True, sm.expires_at
+        )
+        entry.subqueue = sm.subqueue
+        state.index_for(sm.subqueue).add(entry)
+        if sm.lookup_id >= state.next_lookup:
+            state.next_lookup = sm.lookup_id + 1
+            state.reserved_lookup = max(state.reserved_lookup, sm.lookup_id)
+
+    # ------------------------------------------------------------------ names
+    def _is_local(self, computer: str) -> bool:
+        return computer.lower() in _LOCAL_ALIASES or computer.lower() == self.machine_name.lower()
+
+    def _resolve(self, name: str) -> tuple[_QueueState, str | None]:
+        """Find the queue a path name or format name names: (queue state, subqueue or None)."""
+        if not isinstance(name, str):
+            raise _err(f"not a queue name: {name!r}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+        if LocalFormat.looks_like_format_name(name):
+            fmt = LocalFormat.parse(name)
+            state: _QueueState | None
+            if fmt.kind == "direct":
+                assert fmt.path is not None
+                if not self._is_local(fmt.computer):
+                    raise _err(
+                        f"{name!r} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND
+                    )
+                state = self._queues.get(fmt.path.key)
+            elif fmt.guid != (fmt.guid if fmt.kind == "public" else self.guid):
+                raise _err(f"{name!r} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+            elif fmt.kind == "private":
+                state = self._by_number.get(fmt.number)
+            elif fmt.kind == "machine":
+                state = self._system.get(fmt.suffix)
+            else:
+                state = next(
+                    (
+                        s
+                        for s in self._queues.values()
+                        if s.kind == "public" and s.props.queue_guid == fmt.guid
+                    ),
+                    None,
+                )
+            if state is None:
+                raise _err(f"queue {name!r} not found", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+            if fmt.suffix == "JOURNAL" and state.kind != "system":
+                if state.journal is None:
+                    raise _err(f"queue {name!r} has no journal", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+                return state.journal, None
+            return state, fmt.subqueue
+        path = QueuePath.parse(name)
+        if not self._is_local(path.computer):
+            raise _err(f"{name!r} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+        state = self._queues.get(path.key)
+        if state is None:
+            raise _err(f"queue {name!r} not found", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+        return state, path.subqueue
+
+    def format_name(self, name: str) -> str:
+        """The format name of the queue ``name`` (path or format name) names."""
+        with self._lock:
+            state, subqueue = self._resolve(name)
+            return _subqueue_format(state, subqueue)
+
+    # ------------------------------------------------------------------ queue CRUD
+    def create_queue(
+        self,
+        path: str,
+        *,
+        transactional: bool = False,
+        journal: bool = False,
+        label: str = "",
+        quota: int = INFINITE,
+        journal_quota: int = INFINITE,
+        base_priority: int = 0,
+        authenticate: bool = False,
+        priv_level: int = 1,
+        multicast_address: str | None = None,
+        service_type_guid: uuid.UUID | str | None = None,
+    ) -> Queue:
+        """Create a queue ([MS-MQDMPR] 3.1.7.1.3) and return a handle on it.
+
+        Errors: MQ_ERROR_ILLEGAL_QUEUE_PATHNAME (bad path, subqueue, system path, remote private
+        queue), MQ_ERROR_QUEUE_EXISTS, MQ_ERROR_ILLEGAL_PROPERTY_VALUE (a bad property).
+        """
+        parsed = QueuePath.parse(path)
+        if parsed.subqueue is not None:
+            raise FormatNameError(
+                f"{path!r}: subqueues exist implicitly, they are not created",
+                HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
+            )
+        if parsed.kind == "system":
+            raise FormatNameError(
+                f"{path!r}: system queues cannot be created", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+            )
+        if not self._is_local(parsed.computer):
+            raise FormatNameError(
+                f"{path!r}: queues are created on the local computer only",
+                HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
+            )
+        props = QueueProperties(
+            label=label,
+            service_type_guid=service_type_guid or uuid.UUID(int=0),  # type: ignore[arg-type]
+            journal=journal,
+            quota=quota,
+            journal_quota=journal_quota,
+            # [MS-MQMQ] 2.3.1.6: base priority applies to public queues only (0 for private ones).
+            base_priority=base_priority if parsed.kind == "public" else 0,
+            transactional=transactional,
+            authenticate=authenticate,
+            priv_level=priv_level,
+            multicast_address=multicast_address,
+        )
+        batch = Batch()
+        with self._lock:
+            self._check_open()
+            if parsed.key in self._queues:
+                raise _err(f"queue {path!r} already exists", HResult.MQ_ERROR_QUEUE_EXISTS)
+            middle = "private$\\" if parsed.kind == "private" else ""
+            state = self._create_state(parsed.kind, middle + parsed.name, parsed.name, props, batch)
+            try:
+                self._apply(batch)
+            except BaseException:
+                self._forget(state)
+                raise
+            return self._handle(state, None)
+
+    def _forget(self, state: _QueueState) -> None:
+        state.deleted = True
+        self._queues.pop(state.key, None)
+        self._by_id.pop(state.queue_id, None)
+        if self._by_number.get(state.number) is state:
+            del self._by_number[state.number]
+        if state.journal is not None:
+            state.journal.deleted = True
+            self._by_id.pop(state.journal.queue_id, None)
+
+    def delete_queue(self, name: str) -> None:
+        """Delete a queue, its journal and its messages ([MS-MQDMPR] 3.1.7.1.4).
+
+        Open handles then fail with MQ_ERROR_QUEUE_DELETED; blocked readers wake with it.
+        """
+        with self._lock:
+            self._check_open()
+            state, subqueue = self._resolve(name)
+            if subqueue is not None or state.kind not in ("private", "public"):
+                raise _err(f"{name!r} cannot be deleted", HResult.MQ_ERROR_ACCESS_DENIED)
+            batch = Batch(delete_queues=[state.queue_id])
+            if state.journal is not None:
+                batch.delete_queues.append(state.journal.queue_id)
+            self._apply(batch)
+            self._forget(state)
+            for s in (state, state.journal):
+                if s is not None:
+                    s.cond.notify_all()
+
+    def queue(self, name: str, access: int | None = None, share_mode: int = 0) -> Queue:
+        """A handle on the queue a path name or format name names (MQ_ERROR_QUEUE_NOT_FOUND if none).
+
+        ``access`` is an MQ_*_ACCESS value (``None``: send, peek and receive); ``share_mode`` is
+        MQ_DENY_NONE or MQ_DENY_RECEIVE_SHARE ([MS-MQDMPR] 3.1.7.1.5 Open Queue sharing rules).
+        """
+        with self._lock:
+            self._check_open()
+            state, subqueue = self._resolve(name)
+            return self._handle(state, subqueue, access, share_mode)
+
+    def _handle(
+        self, state: _QueueState, subqueue: str | None, access: int | None = None, share: int = 0
+    ) -> Queue:
+        from pymsmq.qm.queue import Queue
+
+        return Queue._open(self, state, subqueue, access, share)
+
+    def queue_exists(self, name: str) -> bool:
+        """True when ``name`` names an existing queue of this queue manager."""
+        with self._lock:
+            try:
+                self._resolve(name)
+            except MSMQError:
+                return False
+            return True
+
+    def get_queue_properties(self, name: str) -> QueueProperties:
+        """The properties of a queue (MQ_ERROR_QUEUE_NOT_FOUND if it does not exist)."""
+        with self._lock:
+            self._check_open()
+            return self._resolve(name)[0].props
+
+    def set_queue_properties(self, name: str, **changes: object) -> QueueProperties:
+        """Change settable properties (label, quota, journal, ...); updates ``modify_time``.
+
+        Properties fixed at creation (transactional, path name, ...) raise
+        MQ_ERROR_PROPERTY_NOTALLOWED; bad values MQ_ERROR_ILLEGAL_PROPERTY_VALUE.
+        """
+        fixed = set(changes) - SETTABLE_QUEUE_PROPERTIES
+        if fixed:
+            raise _err(f"cannot change {sorted(fixed)} after creation", HResult.MQ_ERROR_PROPERTY_NOTALLOWED)
+        with self._lock:
+            self._check_open()
+            state, _ = self._resolve(name)
+            if state.kind not in ("private", "public"):
+                raise _err(f"{name!r}: properties of system queues are fixed", HResult.MQ_ERROR_ACCESS_DENIED)
+            if state.kind != "public" and "base_priority" in changes:
+                # [MS-MQMQ] 2.3.1.6: "setting it on a private queue is silently ignored".
+                changes = {k: v for k, v in changes.items() if k != "base_priority"}
+            props = state.props.replace(**changes, modify_time=int(self._clock()))
+            batch = Batch(upsert_queues=[QueueRow(state.queue_id, props.path_name, {})])
+            old = state.props
+            state.props = props
+            batch.upsert_queues[0] = state.row()
+            journal = state.journal
+            if journal is not None and props.journal_quota != old.journal_quota:
+                journal.props = journal.props.replace(quota=props.journal_quota)
+                batch.upsert_queues.append(journal.row())
+            try:
+                self._apply(batch)
+            except BaseException:
+                state.props = old
+                if journal is not None:
+                    journal.props = journal.props.replace(quota=old.journal_quota)
+                raise
+            return props
+
+    @property
+    def private_queues(self) -> list[str]:
+        """Path names of the application's private queues ([MC-MQAC] MSMQApplication.PrivateQueues)."""
+        with self._lock:
+            return sorted(s.props.path_name for s in self._queues.values() if s.kind == "private")
+
+    @property
+    def public_queues(self) -> list[str]:
+        """Path names of the locally registered public queues."""
+        with self._lock:
+            return sorted(s.props.path_name for s in self._queues.values() if s.kind == "public")
+
+    # ------------------------------------------------------------------ system queues
+    @property
+    def dead_letter_queue(self) -> Queue:
+        """The system dead-letter queue (``MACHINE=<guid>;DEADLETTER``)."""
+        return self._system_handle("DEADLETTER")
+
+    @property
+    def transactional_dead_letter_queue(self) -> Queue:
+        """The system transactional dead-letter queue (``MACHINE=<guid>;DEADXACT``)."""
+        return self._system_handle("DEADXACT")
+
+    @property
+    def machine_journal(self) -> Queue:
+        """The system journal queue (``MACHINE=<guid>;JOURNAL``)."""
+        return self._system_handle("JOURNAL")
+
+    def _system_handle(self, name: str) -> Queue:
+        with self._lock:
+            self._check_open()
+            return self._handle(self._system[name], None)
+
+    def internal_queue(self, name: str) -> Queue:
+        """``order_queue$`` or ``notify_queue$``: for the protocol layers, not for applications."""
+        with self._lock:
+            self._check_open()
+            state = self._internal.get(name.lower())
+            if state is None:
+                raise _err(f"no internal queue {name!r}", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+            return self._handle(state, None)
+
+    # ------------------------------------------------------------------ transactions
+    def begin_transaction(self) -> Transaction:
+        """A new internal transaction; use as a context manager (commit on exit, abort on error)."""
+        self._check_open()
+        return Transaction(self)
+
+    # ------------------------------------------------------------------ quotas
+    def _check_quota(self, state: _QueueState, size: int) -> None:
+        # [MS-MQDMPR] 3.1.7.1.9 Enqueue Message step 1: QM quota first (status 2), then queue quota
+        # (status 1).  A local send reports both as MQ_ERROR_INSUFFICIENT_RESOURCES.
+        if self.machine_quota is not None and self.total_bytes + size > self.machine_quota * 1024:
+            raise QuotaExceededError("the machine quota would be exceeded", None)
+        quota = state.props.quota
+        if quota != INFINITE and state.total_bytes() + size > quota * 1024:
+            raise QuotaExceededError(
+                f"the quota of {state.props.path_name} ({quota} KB) would be exceeded", 0x8003
+            )
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all messages the queue manager holds (what the machine quota limits)."""
+        with self._lock:
+            return sum(s.total_bytes() for s in self._by_id.values())
+
+
+class QuotaExceededError(MSMQError):
+    """A send that would exceed the queue or machine quota (MQ_ERROR_INSUFFICIENT_RESOURCES).
+
+    ``msg_class`` is MQMSG_CLASS_NACK_Q_EXCEED_QUOTA (0x8003) for a queue quota and None for the
+    machine quota: what an acknowledgement for the rejected message would carry.
+    """
+
+    default_hresult = HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+
+    def __init__(self, message: str, msg_class: int | None) -> None:
+        super().__init__(message)
+        self.msg_class = msg_class
+
+
+def _subqueue_format(state: _QueueState, subqueue: str | None) -> str:
+    if not subqueue:
+        return state.format_name
+    # [MC-MQAC] 3.10.6.1 step 7: a subqueue's format name is DIRECT=OS:<expanded path>;<subqueue>.
+    return f"DIRECT=OS:{state.props.path_name};{subqueue}"

@@ -1,0 +1,204 @@
+"""Internal (single-phase) transactions: [MS-MQDMPR] 3.1.1.14 Transaction, 3.1.4.3-3.1.4.5.
+
+* A transactional send enqueues a position that nobody sees (PENDING) until commit; its lookup id
+  and place in the queue are fixed at send time ([MS-MQDMPR] 3.1.7.1.9 Enqueue Message step 5).
+* A transactional receive locks the position (invisible to other readers); commit deletes it,
+  abort returns it in place (Message Position Available) and increments its abort count.
+* A transactional move locks the source position; commit moves it (subqueue, move count + 1).
+* Commit is one ``store.apply(batch)``: durable and atomic; nothing of an uncommitted
+  transaction is ever written, so a crash rolls it back and releases its locks by construction.
+* Commit or abort of a finished transaction: MQ_ERROR_TRANSACTION_SEQUENCE ([MC-MQAC] 3.8.4.1).
+
+``with qm.begin_transaction() as tx:`` commits on normal exit and aborts on an exception.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
+from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
+from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+
+__all__ = ["Transaction"]
+
+SEND: Final = 0
+RECEIVE: Final = 1
+MOVE: Final = 2
+
+ACTIVE: Final = "active"
+COMMITTING: Final = "committing"
+COMMITTED: Final = "committed"
+ABORTED: Final = "aborted"
+
+
+@dataclass(slots=True)
+class _Operation:
+    # [MS-MQDMPR] 3.1.1.13 TransactionalOperation: OperationType, position, target (Move only).
+    kind: int
+    queue: _QueueState
+    index: MessageIndex
+    entry: Entry
+    target: str | None = None
+
+
+class Transaction:
+    """An internal transaction of one queue manager (``qm.begin_transaction()``)."""
+
+    def __init__(self, qm: QueueManager) -> None:
+        self._qm = qm
+        #: [MS-MQDMPR] 3.1.1.14 Transaction.Identifier.
+        self.id = uuid.uuid4()
+        self.state = ACTIVE
+        self._ops: list[_Operation] = []
+        # TransactionalMessageSequenceIdentifier of the messages it sends (assigned on first send).
+        self._xact_id: ObjectId | None = None
+
+    def __repr__(self) -> str:
+        return f"<Transaction {self.id} {self.state}, {len(self._ops)} operations>"
+
+    @property
+    def active(self) -> bool:
+        """True until commit or abort."""
+        return self.state == ACTIVE
+
+    def _check_usable(self, qm: QueueManager) -> None:
+        if qm is not self._qm:
+            raise MSMQError(
+                "the transaction belongs to another queue manager", HResult.MQ_ERROR_TRANSACTION_USAGE
+            )
+        if self.state != ACTIVE:
+            raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+
+    def _add(
+        self, kind: int, queue: _QueueState, index: MessageIndex, entry: Entry, target: str | None = None
+    ) -> None:
+        entry.tx = self
+        self._ops.append(_Operation(kind, queue, index, entry, target))
+
+    # --- commit ([MS-MQDMPR] 3.1.4.3 Prepare + 3.1.4.4 Commit)
+    def commit(self) -> None:
+        """Make every send visible, delete every received message, perform every move; durably."""
+        qm = self._qm
+        batch = Batch()
+        with qm._lock:
+            if self.state != ACTIVE:
+                raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+            self.state = COMMITTING
+            sends = [op for op in self._ops if op.kind == SEND and not op.queue.deleted]
+            # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
+            # LastInTransaction (applied to the messages this transaction sends).
+            for i, op in enumerate(sends):
+                message = op.entry.message
+                if message is not None:
+                    message.is_first_in_transaction = i == 0
+                    message.is_last_in_transaction = i == len(sends) - 1
+            for op in self._ops:
+                if op.queue.deleted:
+                    continue
+                entry = op.entry
+                if op.kind == SEND:
+                    batch.insert.append(qm._stored(op.queue, entry))
+                elif op.kind == RECEIVE:
+                    if entry.durable:
+                        batch.delete.append(MessageKey(op.queue.queue_id, entry.lookup_id))
+                elif entry.durable:
+                    batch.update.append(
+                        MessageUpdate(
+                            MessageKey(op.queue.queue_id, entry.lookup_id),
+                            subqueue=op.target or "",
+                            move_count=qm._message_of(entry).move_count + 1,
+                        )
+                    )
+        if batch:
+            try:
+                qm._apply(batch)
+            except BaseException:
+                with qm._lock:
+                    self.state = ACTIVE
+                self.abort()
+                raise
+        touched: set[int] = set()
+        with qm._lock:
+            for op in self._ops:
+                entry = op.entry
+                entry.tx = None
+                entry.allow_peek = False
+                if op.queue.deleted:
+                    continue
+                touched.add(id(op.queue))
+                if op.kind == SEND:
+                    entry.durable = True
+                    op.index.set_state(entry, AVAILABLE)
+                elif op.kind == RECEIVE:
+                    op.index.remove(entry)
+                    qm._on_removed(op.queue, entry)
+                else:
+                    op.index.remove(entry)
+                    message = qm._message_of(entry)
+                    message.move_count += 1
+                    entry.subqueue = op.target or ""
+                    entry.state = AVAILABLE  # already out of the source index's counters
+                    op.queue.index_for(op.target).add(entry)
+            self.state = COMMITTED
+            for op in self._ops:
+                if id(op.queue) in touched:
+                    touched.discard(id(op.queue))
+                    qm._notify(op.queue)
+            self._ops.clear()
+
+    # --- abort ([MS-MQDMPR] 3.1.4.5)
+    def abort(self) -> None:
+        """Drop every send; return every received or moved message in place (abort count + 1)."""
+        qm = self._qm
+        batch = Batch()
+        with qm._lock:
+            if self.state != ACTIVE:
+                raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+            self.state = ABORTED
+            for op in self._ops:
+                entry = op.entry
+                entry.tx = None
+                entry.allow_peek = False
+                if op.queue.deleted:
+                    continue
+                if op.kind == SEND:
+                    op.index.remove(entry)
+                    continue
+                key = MessageKey(op.queue.queue_id, entry.lookup_id)
+                if entry.purge_pending:
+                    # PurgePending -> Message Position Deleted.
+                    op.index.remove(entry)
+                    if entry.durable:
+                        batch.delete.append(key)
+                    continue
+                message = qm._message_of(entry)
+                message.abort_count += 1
+                if entry.durable:
+                    batch.update.append(MessageUpdate(key, abort_count=message.abort_count))
+                op.index.set_state(entry, AVAILABLE)
+                qm._notify(op.queue)
+            self._ops.clear()
+        if batch:
+            qm._apply(batch)
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.state != ACTIVE:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
