@@ -14,14 +14,16 @@ from hypothesis import strategies as st
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.wire.cac_transfer_buffer import (
-    BufferTooSmallError,
     CACTransferBufferV1,
-    ClassWord,
     CreateCursorArm,
     ReceiveAction,
     ReceiveArm,
     SendArm,
     TransferType,
+)
+from pymsmq.wire.cac_transfer_rules import (
+    BufferTooSmallError,
+    ClassWord,
     decode_class,
     fill_receive,
     send_defaults,
