@@ -17,6 +17,7 @@ so that AllocationBodySize == MessageSize and both readings agree (real traffic 
 
 from __future__ import annotations
 
+import codecs
 import struct
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
@@ -42,7 +43,10 @@ _MAX_LABEL_LENGTH: Final = 0xFA
 
 _FIXED: Final = struct.Struct("<BBH20sIIIIIIII")
 _NUL2: Final = b"\x00\x00"
+_utf16_decode: Final = codecs.utf_16_le_decode
 _ZERO20: Final = bytes(20)
+_new: Final = object.__new__
+_setattr: Final = object.__setattr__
 
 
 class MessagePropertiesFlags(IntFlag):
@@ -85,7 +89,7 @@ class EncryptionAlgorithm(IntEnum):
     AES_256 = 0x00006610
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MessagePropertiesHeader:
     """[MS-MQMQ] 2.2.19.3.
 
@@ -95,6 +99,9 @@ class MessagePropertiesHeader:
     and ``extension`` (properties ``label_length``, ``message_size``, ``allocation_body_size``,
     ``extension_size``).  ``message_class``, ``body_type`` and the algorithm fields are plain ints
     (compare equal to their IntEnum members) so that values outside the tables survive a round trip.
+
+    Not ``slots=True``: ``read`` builds the instance with one ``__dict__`` assignment instead of
+    one ``object.__setattr__`` per field (the UserMessage codec must stay above 100k packets/s).
     """
 
     flags: int = 0
@@ -194,7 +201,7 @@ class MessagePropertiesHeader:
                 raise WireError("truncated MessagePropertiesHeader.Label", pos)
             if data[lend - 2 : lend] != _NUL2:
                 raise WireError("MessagePropertiesHeader.Label is not NUL-terminated", lend - 2)
-            text = data[pos : lend - 2].decode("utf-16-le", "surrogatepass")
+            text = _utf16_decode(data[pos : lend - 2], "surrogatepass", True)[0]
             if "\x00" in text:
                 raise WireError("MessagePropertiesHeader.Label has a NUL inside (ABNF %x0001-FFFF)", pos)
             label: str | None = text
@@ -229,7 +236,7 @@ class MessagePropertiesHeader:
         else:
             padding = b""
         r.pos = pos
-        return cls(
+        return cls._make(
             flags,
             message_class,
             correlation_id,
@@ -244,6 +251,46 @@ class MessagePropertiesHeader:
             slack,
             padding,
         )
+
+    @classmethod
+    def _make(
+        cls,
+        flags: int,
+        message_class: int,
+        correlation_id: bytes,
+        body_type: int,
+        application_tag: int,
+        privacy_level: int,
+        hash_algorithm: int,
+        encryption_algorithm: int,
+        label: str | None,
+        extension: bytes,
+        body: bytes,
+        allocation_slack: bytes,
+        padding: bytes,
+    ) -> Self:
+        # The dataclass __init__ in one __dict__ assignment (see the class docstring).
+        value = _new(cls)
+        _setattr(
+            value,
+            "__dict__",
+            {
+                "flags": flags,
+                "message_class": message_class,
+                "correlation_id": correlation_id,
+                "body_type": body_type,
+                "application_tag": application_tag,
+                "privacy_level": privacy_level,
+                "hash_algorithm": hash_algorithm,
+                "encryption_algorithm": encryption_algorithm,
+                "label": label,
+                "extension": extension,
+                "body": body,
+                "allocation_slack": allocation_slack,
+                "padding": padding,
+            },
+        )
+        return value
 
     def write(self, w: Writer) -> None:
         """Append the header with its padding (kept bytes, else zeros)."""

@@ -15,6 +15,7 @@ and are left out of equality.
 
 from __future__ import annotations
 
+import codecs
 import struct
 import uuid
 from dataclasses import dataclass, field
@@ -49,12 +50,13 @@ _U32: Final = struct.Struct("<I")
 _U32X2: Final = struct.Struct("<II")
 _GUID_U32: Final = struct.Struct("<16sI")
 _NUL2: Final = b"\x00\x00"
+_utf16_decode: Final = codecs.utf_16_le_decode
 
 
 # Decoding a GUID (uuid.UUID(bytes_le=...)) costs about 1 us; a packet stream repeats the same few
 # queue-manager GUIDs, so decoded GUIDs are memoised (bounded; the cache is pure, not I/O).
 _GUID_CACHE: Final[dict[bytes, uuid.UUID]] = {bytes(16): NULL_GUID}
-_GUID_CACHE_MAX: Final = 4096
+_CACHE_MAX: Final = 4096
 
 
 def guid_from_le(raw: bytes) -> uuid.UUID:
@@ -64,7 +66,7 @@ def guid_from_le(raw: bytes) -> uuid.UUID:
         if len(raw) != 16:
             raise WireError(f"a GUID is 16 bytes, not {len(raw)}")
         value = uuid.UUID(bytes_le=raw)
-        if len(_GUID_CACHE) >= _GUID_CACHE_MAX:
+        if len(_GUID_CACHE) >= _CACHE_MAX:
             _GUID_CACHE.clear()
             _GUID_CACHE[bytes(16)] = NULL_GUID
         _GUID_CACHE[raw] = value
@@ -406,20 +408,36 @@ class DirectQueueFormatName:
     def read(cls, r: Reader, base: int = 0) -> Self:
         """Read Count, the string and the padding up to a 4-byte boundary counted from ``base``."""
         start = r.pos
-        count = r.u16("DirectQueueFormatName.Count")
+        end = r.end
+        data = r.data
+        if start + 2 > end:
+            raise WireError("truncated DirectQueueFormatName.Count", start)
+        count = data[start] | data[start + 1] << 8
         if count < 2 or count & 1:
-            raise WireError(
-                f"DirectQueueFormatName.Count {count} is not a whole NUL-terminated WCHAR string", start
-            )
-        raw = r.raw(count, "DirectQueueFormatName.DirectFormatName")
-        if raw[-2:] != _NUL2:
-            raise WireError("DirectQueueFormatName.DirectFormatName is not NUL-terminated", r.pos - 2)
-        text = raw[:-2].decode("utf-16-le", "surrogatepass")
+            raise WireError(f"DirectQueueFormatName.Count {count} is not a NUL-terminated string", start)
+        stop = start + 2 + count  # end of the string, NUL included
+        if stop > end:
+            raise WireError(f"truncated DirectFormatName: Count {count}, {end - start - 2} bytes left", start)
+        n = -(stop - base) & 3
+        if stop + n > end:
+            raise WireError("truncated DirectQueueFormatName padding", stop)
+        r.pos = stop + n
+        # A stream repeats the same few destinations: the decoded (immutable) value is memoised by
+        # its exact bytes, padding included.
+        key = data[start : stop + n]
+        value = _DIRECT_CACHE.get(key)
+        if value is not None and type(value) is cls:
+            return value
+        if data[stop - 2] or data[stop - 1]:
+            raise WireError("DirectQueueFormatName.DirectFormatName is not NUL-terminated", stop - 2)
+        text = _utf16_decode(data[start + 2 : stop - 2], "surrogatepass", True)[0]
         if "\x00" in text:
             raise WireError("DirectQueueFormatName.DirectFormatName has a NUL inside", start + 2)
-        n = pad4(r.pos - base)
-        padding = r.raw(n, "DirectQueueFormatName padding") if n else b""
-        return cls(text, padding)
+        value = cls(text, data[stop : stop + n]) if n else cls(text)
+        if len(_DIRECT_CACHE) >= _CACHE_MAX:
+            _DIRECT_CACHE.clear()
+        _DIRECT_CACHE[key] = value
+        return value
 
     def write(self, w: Writer, base: int = 0) -> None:
         """Append Count, the string, its NUL and the padding (kept bytes, else zeros)."""
@@ -452,6 +470,8 @@ class DirectQueueFormatName:
         self.write(w)
         return w.getvalue()
 
+
+_DIRECT_CACHE: Final[dict[bytes, DirectQueueFormatName]] = {}
 
 QueueFormat: TypeAlias = (
     PrivateQueueFormatNameId | PublicQueueFormatName | PrivateQueueFormatName | DirectQueueFormatName

@@ -34,7 +34,7 @@ import dataclasses
 import struct
 import uuid
 from dataclasses import dataclass
-from typing import Final, Self
+from typing import Final, Self, TypeVar
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import NULL_GUID, Reader, Writer
@@ -46,7 +46,12 @@ from pymsmq.wire.base_header import (
     MAX_PACKET_SIZE,
     BaseHeader,
 )
-from pymsmq.wire.message_properties_header import EncryptionAlgorithm, HashAlgorithm, MessagePropertiesHeader
+from pymsmq.wire.message_properties_header import (
+    MAX_LABEL_CHARS,
+    EncryptionAlgorithm,
+    HashAlgorithm,
+    MessagePropertiesHeader,
+)
 from pymsmq.wire.mqrr_headers import (
     CompoundMessageHeader,
     DeadLetterHeader,
@@ -76,6 +81,11 @@ DEFAULT_PRIORITY: Final = 3
 
 _BASE: Final = struct.Struct("<BBHIII")
 _U32: Final = struct.Struct("<I")
+_new: Final = object.__new__
+_setattr: Final = object.__setattr__
+# Decoded BaseHeaders memoised by their 16 bytes (a stream repeats flags, size and TimeToReachQueue).
+_BASE_CACHE: Final[dict[bytes, BaseHeader]] = {}
+_CACHE_MAX: Final = 4096
 
 # BaseHeader.Flags bits ([MS-MQMQ] 2.2.19.1)
 _B_IN: Final = 0x0008
@@ -92,11 +102,13 @@ _U_AH: Final = 0x02000000
 _U_HH: Final = 0x10000000
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class UserMessage:
     """A complete UserMessage packet ([MS-MQMQ] 2.2.20), one attribute per header (None = absent).
 
-    Build one with ``UserMessage.build(...)``; ``decode``/``encode`` are byte exact.
+    Build one with ``UserMessage.build(...)``; ``decode``/``encode`` are byte exact.  Not
+    ``slots=True``: ``decode`` and ``build`` create the instance with one ``__dict__`` assignment
+    (a frozen slots class costs one ``object.__setattr__`` per field), for >= 100k packets/s.
     """
 
     base_header: BaseHeader
@@ -166,7 +178,13 @@ class UserMessage:
         if total != expected:
             what = "truncated" if total < expected else "trailing bytes after"
             raise WireError(f"{what} UserMessage: PacketSize (+SessionHeader) is {expected}, got {total}", 0)
-        base = BaseHeader(bflags, packet_size, ttrq, version, reserved, signature)
+        key = data[:BASE_HEADER_SIZE]
+        base = _BASE_CACHE.get(key)
+        if base is None:
+            base = BaseHeader(bflags, packet_size, ttrq, version, reserved, signature)
+            if len(_BASE_CACHE) >= _CACHE_MAX:
+                _BASE_CACHE.clear()
+            _BASE_CACHE[key] = base
 
         r = Reader(data, BASE_HEADER_SIZE, packet_size)
         user = UserHeader.read(r)
@@ -199,22 +217,8 @@ class UserMessage:
         if r.pos != packet_size:  # pragma: no cover - every reader stops at r.end == packet_size
             raise WireError("headers run past PacketSize", r.pos)
         session = SessionHeader.read(Reader(data, packet_size)) if bflags & _B_SH else None
-        return cls(
-            base_header=base,
-            user_header=user,
-            transaction_header=tx,
-            security_header=sec,
-            message_properties_header=props,
-            debug_header=debug,
-            srmp_envelope_header=srmp,
-            compound_message_header=compound,
-            soap_header=soap,
-            multi_queue_format_header=mqf,
-            extension_header=ext,
-            subqueue_header=subq,
-            dead_letter_header=dead,
-            extended_address_header=addr,
-            session_header=session,
+        return _make(
+            cls, base, user, tx, sec, props, debug, srmp, compound, soap, mqf, ext, subq, dead, addr, session
         )
 
     @classmethod
@@ -438,7 +442,14 @@ class UserMessage:
             uflags |= _U_AH
         if soap_header is not None:
             uflags |= _U_HH
-        user = UserHeader(
+        if label is not None and (
+            "\x00" in label
+            or len(label) > MAX_LABEL_CHARS
+            or (not label.isascii() and len(label.encode("utf-16-le", "surrogatepass")) > 2 * MAX_LABEL_CHARS)
+        ):
+            # 2.2.19.3 Label: "label = 0*249(%x0001-FFFF) 0x0000".
+            raise WireError(f"label must be at most {MAX_LABEL_CHARS} UTF-16 units with no NUL")
+        user = UserHeader._make(
             source_queue_manager,
             destination_queue_manager,
             time_to_be_received,
@@ -450,7 +461,7 @@ class UserMessage:
             resp,
             connector_type,
         )
-        props = MessagePropertiesHeader(
+        props = MessagePropertiesHeader._make(
             acknowledgements,
             message_class,
             correlation_id,
@@ -462,6 +473,8 @@ class UserMessage:
             label,
             extension,
             body,
+            b"",
+            b"",
         )
         size = BASE_HEADER_SIZE + user.size + props.size
         for header in (
@@ -479,22 +492,23 @@ class UserMessage:
         ):
             if header is not None:
                 size += len(header.encode())
-        return cls(
-            base_header=BaseHeader(bflags, size, time_to_reach_queue),
-            user_header=user,
-            transaction_header=transaction_header,
-            security_header=security_header,
-            message_properties_header=props,
-            debug_header=debug_header,
-            srmp_envelope_header=srmp_envelope_header,
-            compound_message_header=compound_message_header,
-            soap_header=soap_header,
-            multi_queue_format_header=multi_queue_format_header,
-            extension_header=extension_header,
-            subqueue_header=subqueue_header,
-            dead_letter_header=dead_letter_header,
-            extended_address_header=extended_address_header,
-            session_header=session_header,
+        return _make(
+            cls,
+            BaseHeader(bflags, size, time_to_reach_queue),
+            user,
+            transaction_header,
+            security_header,
+            props,
+            debug_header,
+            srmp_envelope_header,
+            compound_message_header,
+            soap_header,
+            multi_queue_format_header,
+            extension_header,
+            subqueue_header,
+            dead_letter_header,
+            extended_address_header,
+            session_header,
         )
 
     def with_packet_size(self) -> Self:
@@ -507,6 +521,53 @@ class UserMessage:
             return self
         base = BaseHeader(b.flags, size, b.time_to_reach_queue, b.version_number, b.reserved, b.signature)
         return dataclasses.replace(self, base_header=base)
+
+
+_M = TypeVar("_M", bound=UserMessage)
+
+
+def _make(
+    cls: type[_M],
+    base: BaseHeader,
+    user: UserHeader,
+    tx: TransactionHeader | None,
+    sec: SecurityHeader | None,
+    props: MessagePropertiesHeader,
+    debug: DebugHeader | None,
+    srmp: SRMPEnvelopeHeader | None,
+    compound: CompoundMessageHeader | None,
+    soap: SoapHeader | None,
+    mqf: MultiQueueFormatHeader | None,
+    ext: ExtensionHeader | None,
+    subq: SubqueueHeader | None,
+    dead: DeadLetterHeader | None,
+    addr: ExtendedAddressHeader | None,
+    session: SessionHeader | None,
+) -> _M:
+    # The dataclass __init__ without its per-field object.__setattr__ calls (see the class docstring).
+    value = _new(cls)
+    _setattr(
+        value,
+        "__dict__",
+        {
+            "base_header": base,
+            "user_header": user,
+            "transaction_header": tx,
+            "security_header": sec,
+            "message_properties_header": props,
+            "debug_header": debug,
+            "srmp_envelope_header": srmp,
+            "compound_message_header": compound,
+            "soap_header": soap,
+            "multi_queue_format_header": mqf,
+            "extension_header": ext,
+            "subqueue_header": subq,
+            "dead_letter_header": dead,
+            "extended_address_header": addr,
+            "session_header": session,
+        },
+    )
+    return value
 
 
 def _presence(flag: int, header: object, name: str, flag_name: str) -> None:
