@@ -48,7 +48,7 @@ def message_to_packet(message: Message) -> bytes:
         if value is None:
             continue
         if name in _BYTES:
-            if not value:
+            if not value and name in ("body", "extension"):
                 continue
             out[name] = base64.b64encode(value).decode("ascii")
         elif name in _IDS:

@@ -325,7 +325,7 @@ class QueueManager:
             return ""
         tail = path_name.partition("\\")[2]
         if kind == "system":
-            return "system:" + tail.partition(";")[2].upper()
+            return "system:" + tail.partition(";")[2].lower()
         if kind in ("private", "internal"):
             return "private:" + tail.partition("\\")[2].lower()
         return "public:" + tail.lower()
@@ -333,7 +333,7 @@ class QueueManager:
     def _register(self, state: _QueueState) -> None:
         path = state.props.path_name
         if state.kind == "system":
-            name = state.key.partition(":")[2]
+            name = state.key.partition(":")[2].upper()
             self._system[name] = state
             state.format_name = f"MACHINE={self.guid};{name}"
         elif state.kind in ("private", "internal"):
