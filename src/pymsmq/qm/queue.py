@@ -316,8 +316,9 @@ class Queue:
         m.sent_time = message.sent_time = now
         m.arrived_time = now
         m.abort_count = m.move_count = 0
-        # Step 12: TimeToReachQueue > TimeToBeReceived -> TimeToBeReceived = TimeToReachQueue.
-        if m.max_time_to_reach_queue > m.max_time_to_receive:
+        # Step 12: TimeToReachQueue > TimeToBeReceived -> TimeToBeReceived = TimeToReachQueue.  The
+        # default TimeToReachQueue (INFINITE, i.e. "not set") does not cancel a finite TimeToBeReceived.
+        if INFINITE != m.max_time_to_reach_queue > m.max_time_to_receive:
             m.max_time_to_receive = m.max_time_to_reach_queue
         ttbr = m.max_time_to_receive
         expires_at = None if ttbr == INFINITE else now + ttbr
