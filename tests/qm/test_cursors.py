@@ -1,0 +1,158 @@
+"""Cursors ([MS-MQDMPR] 3.2, [MC-MQAC] D3.8, D9 57-61): PeekCurrent, PeekNext, ReceiveCurrent, Reset."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pymsmq import HResult, Message, MSMQError, QueueManager
+from pymsmq.qm.queue import Queue
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def qm(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[QueueManager]:
+    m = QueueManager.open(":memory:" if request.param == "memory" else tmp_path / "qm")
+    yield m
+    m.close()
+
+
+def hr(fn: object, *args: object, **kwargs: object) -> int:
+    with pytest.raises(MSMQError) as e:
+        fn(*args, **kwargs)  # type: ignore[operator]
+    return e.value.hresult
+
+
+def filled(qm: QueueManager, *bodies: bytes) -> Queue:
+    q = qm.create_queue(r".\private$\c")
+    for b in bodies:
+        q.send(Message(body=b, delivery=1))
+    return q
+
+
+def test_scan_with_peek_current_and_peek_next(qm: QueueManager) -> None:
+    q = filled(qm, b"A", b"B")
+    assert q.peek_current(timeout=0).body == b"A"
+    assert q.peek_current(timeout=0).body == b"A"  # Read state: same message again
+    assert q.peek_next(timeout=0).body == b"B"
+    assert hr(q.peek_next, timeout=0) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert q.message_count == 2
+
+
+def test_peek_next_after_open_or_reset_is_illegal(qm: QueueManager) -> None:
+    q = filled(qm, b"A")
+    assert hr(q.peek_next, timeout=0) == HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION == 0xC00E001C
+    q.peek_current(timeout=0)
+    q.reset()
+    assert hr(q.peek_next, timeout=0) == HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION
+
+
+def test_receive_current_then_peek_current_gives_the_following_message(qm: QueueManager) -> None:
+    q = filled(qm, b"A", b"B", b"C")
+    assert q.peek_current(timeout=0).body == b"A"
+    assert q.receive_current(timeout=0).body == b"A"
+    assert hr(q.peek_next, timeout=0) == HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION  # cursor is Unread
+    assert q.peek_current(timeout=0).body == b"B"
+    assert q.peek_next(timeout=0).body == b"C"
+    assert q.receive_current(timeout=0).body == b"C"
+    assert [m.body for m in (q.receive(timeout=0),)] == [b"B"]
+
+
+def test_receive_current_in_unread_state_takes_the_next_message(qm: QueueManager) -> None:
+    q = filled(qm, b"A", b"B")
+    assert q.receive_current(timeout=0).body == b"A"
+    assert q.receive_current(timeout=0).body == b"B"
+    assert hr(q.receive_current, timeout=0) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+
+
+def test_message_removed_under_the_cursor(qm: QueueManager) -> None:
+    q = filled(qm, b"A", b"B")
+    other = qm.queue(q.format_name)
+    assert q.peek_current(timeout=0).body == b"A"
+    other.receive(timeout=0)
+    assert hr(q.peek_current, timeout=0) == HResult.MQ_ERROR_MESSAGE_ALREADY_RECEIVED == 0xC00E001D
+    assert hr(q.receive_current, timeout=0) == HResult.MQ_ERROR_MESSAGE_ALREADY_RECEIVED
+    assert q.peek_next(timeout=0).body == b"B"  # Read state: seek on from the removed position
+
+
+def test_reset_goes_back_to_the_first_message(qm: QueueManager) -> None:
+    q = filled(qm, b"A", b"B")
+    q.peek_current(timeout=0)
+    q.peek_next(timeout=0)
+    q.reset()
+    assert q.peek_current(timeout=0).body == b"A"
+
+
+def test_independent_cursors(qm: QueueManager) -> None:
+    q = filled(qm, b"A", b"B")
+    c1, c2 = q.cursor(), q.cursor()
+    assert c1.peek_current(timeout=0).body == b"A"
+    assert c1.peek_next(timeout=0).body == b"B"
+    assert c2.peek_current(timeout=0).body == b"A"
+    assert q.peek_current(timeout=0).body == b"A"  # the handle's own cursor is separate too
+
+
+def test_cursor_respects_priority_order(qm: QueueManager) -> None:
+    q = qm.create_queue(r".\private$\p")
+    for p in (1, 5, 3):
+        q.send(Message(priority=p))
+    c = q.cursor()
+    got = [c.peek_current(timeout=0).priority]
+    got += [c.peek_next(timeout=0).priority for _ in range(2)]
+    assert got == [5, 3, 1]
+
+
+def test_peek_current_waits_for_arrival(qm: QueueManager) -> None:
+    q = qm.create_queue(r".\private$\w")
+    got: list[bytes] = []
+    t = threading.Thread(target=lambda: got.append(q.peek_current(timeout=10).body))
+    t.start()
+    time.sleep(0.05)
+    q.send(Message(body=b"new"))
+    t.join(5)
+    assert got == [b"new"]
+    assert q.peek_current(timeout=0).body == b"new"  # the cursor is Read on it now
+
+
+def test_peek_next_waits_for_a_later_message(qm: QueueManager) -> None:
+    q = filled(qm, b"A")
+    q.peek_current(timeout=0)
+    got: list[bytes] = []
+    t = threading.Thread(target=lambda: got.append(q.peek_next(timeout=10).body))
+    t.start()
+    time.sleep(0.05)
+    q.send(Message(body=b"B"))
+    t.join(5)
+    assert got == [b"B"]
+
+
+def test_receive_current_timeout_moves_to_end(qm: QueueManager) -> None:
+    q = filled(qm, b"A")
+    q.receive_current(timeout=0)
+    assert hr(q.receive_current, timeout=0.05) == HResult.MQ_ERROR_IO_TIMEOUT
+    q.send(Message(body=b"later"))
+    assert q.receive_current(timeout=0).body == b"later"  # arrivals after End are still found
+
+
+def test_receive_current_with_transaction_locks(qm: QueueManager) -> None:
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"A"), transaction=tx)
+        q.send(Message(body=b"B"), transaction=tx)
+    tx = qm.begin_transaction()
+    assert q.peek_current(timeout=0).body == b"A"
+    assert q.receive_current(timeout=0, transaction=tx).body == b"A"
+    assert q.peek(timeout=0).body == b"B"  # A is locked
+    tx.abort()
+    assert q.peek(timeout=0).body == b"A"
+
+
+def test_cursor_on_closed_handle(qm: QueueManager) -> None:
+    q = filled(qm, b"A")
+    c = q.cursor()
+    q.close()
+    assert hr(c.peek_current, timeout=0) == HResult.MQ_ERROR_INVALID_HANDLE
+    assert hr(q.reset) == HResult.MQ_ERROR_INVALID_HANDLE
