@@ -56,7 +56,7 @@ def test_navigation(qm: QueueManager) -> None:
 
 
 def test_receive_family(qm: QueueManager) -> None:
-    q, (a, b, c) = abc(qm)
+    q, (a, b, _c) = abc(qm)
     assert q.receive_by_lookup_id(b).body == b"B"
     assert hr(q.peek_by_lookup_id, b) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND  # D9 67
     assert hr(q.receive_by_lookup_id, b) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
@@ -70,7 +70,7 @@ def test_receive_family(qm: QueueManager) -> None:
 
 
 def test_receive_previous(qm: QueueManager) -> None:
-    q, (a, b, c) = abc(qm)
+    q, (_a, _b, c) = abc(qm)
     assert q.receive_previous_by_lookup_id(c).body == b"B"
     assert q.receive_previous_by_lookup_id(c).body == b"A"
 
@@ -114,7 +114,7 @@ def test_peek_access_cannot_receive_by_lookup_id(qm: QueueManager) -> None:
 
 
 def test_locked_message_and_allow_peek(qm: QueueManager) -> None:
-    q, (a, b, c) = abc(qm, transactional=True)
+    q, (a, b, _c) = abc(qm, transactional=True)
     tx = qm.begin_transaction()
     assert q.receive_by_lookup_id(a, transaction=tx).body == b"A"
     assert hr(q.peek_by_lookup_id, a) == HResult.MQ_ERROR_TRANSACTION_USAGE  # locked (MQDMPR 3.1.7.3.3)
@@ -131,7 +131,7 @@ def test_locked_message_and_allow_peek(qm: QueueManager) -> None:
 
 
 def test_allow_peek_ends_with_abort(qm: QueueManager) -> None:
-    q, (a, b, c) = abc(qm, transactional=True)
+    q, (a, _b, _c) = abc(qm, transactional=True)
     with pytest.raises(RuntimeError), qm.begin_transaction() as tx:
         q.receive_by_lookup_id_allow_peek(a, transaction=tx)
         raise RuntimeError("boom")
