@@ -81,6 +81,7 @@ DEFAULT_PRIORITY: Final = 3
 
 _BASE: Final = struct.Struct("<BBHIII")
 _U32: Final = struct.Struct("<I")
+_FLAGS_SIZE: Final = struct.Struct("<2xH4xI")  # BaseHeader.Flags and PacketSize
 _new: Final = object.__new__
 _setattr: Final = object.__setattr__
 # Decoded BaseHeaders memoised by their 16 bytes (a stream repeats flags, size and TimeToReachQueue).
@@ -204,14 +205,14 @@ class UserMessage:
         soap = SoapHeader.read(r) if uflags & _U_HH else None
         mqf = MultiQueueFormatHeader.read(r) if uflags & _U_MQ else None
         if r.pos < packet_size:
-            ext: ExtensionHeader | None = ExtensionHeader.read(r)
-            assert ext is not None
-            eflags = ext.flags
+            extension = ExtensionHeader.read(r)
+            eflags = extension.flags
             subq = SubqueueHeader.read(r) if eflags & ExtensionHeaderFlags.SQ else None
             dead = DeadLetterHeader.read(r) if eflags & ExtensionHeaderFlags.DL else None
             addr = ExtendedAddressHeader.read(r) if eflags & ExtensionHeaderFlags.EA else None
             if r.pos != packet_size:
                 raise WireError(f"{packet_size - r.pos} bytes inside PacketSize after the last header", r.pos)
+            ext: ExtensionHeader | None = extension
         else:
             ext = subq = dead = addr = None
         if r.pos != packet_size:  # pragma: no cover - every reader stops at r.end == packet_size
@@ -226,7 +227,7 @@ class UserMessage:
         """Read one packet at the reader's position (its PacketSize and SessionHeader decide the length)."""
         start = r.pos
         r.need(BASE_HEADER_SIZE, "BaseHeader")
-        bflags, packet_size = struct.unpack_from("<2xH4xI", r.data, start)
+        bflags, packet_size = _FLAGS_SIZE.unpack_from(r.data, start)
         n = min(packet_size, MAX_PACKET_SIZE + 1) + (SESSION_HEADER_SIZE if bflags & _B_SH else 0)
         return cls.decode(r.raw(n, "UserMessage"))
 
