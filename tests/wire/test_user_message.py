@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import tracemalloc
 import uuid
 from collections.abc import Callable
 
@@ -168,10 +168,14 @@ def test_queuejumper_fields(name: str, vector: Callable[[str], bytes]) -> None:
 def test_malformed_datalength_rejected_quickly(name: str, vector: Callable[[str], bytes]) -> None:
     data = vector(name)
     assert data[232:236] == bytes.fromhex("1B020080")  # DataLength 0x8000021B
-    t0 = time.perf_counter()
-    with pytest.raises(WireError):
-        UserMessage.decode(data)
-    assert time.perf_counter() - t0 < 0.05
+    tracemalloc.start()
+    try:
+        with pytest.raises(WireError, match="SRMPEnvelopeHeader"):
+            UserMessage.decode(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # nothing near the 4 GiB the length field claims
 
 
 @pytest.mark.parametrize("name", ALL_REAL)
@@ -500,18 +504,3 @@ def test_arbitrary_bytes_after_a_valid_base_header(tail: bytes) -> None:
     except WireError:
         return
     assert m.encode() == data
-
-
-def test_codec_speed_smoke() -> None:
-    # The real target (>= 100k/s each way) is measured by hand; this only catches a gross regression.
-    m = UserMessage.build(destination="OS:host\\private$\\orders", body=b"x" * 200, label="hello label")
-    data = m.encode()
-    n = 2000
-    t0 = time.perf_counter()
-    for _ in range(n):
-        UserMessage.decode(data)
-    t1 = time.perf_counter()
-    for _ in range(n):
-        m.encode()
-    t2 = time.perf_counter()
-    assert n / (t1 - t0) > 20_000 and n / (t2 - t1) > 20_000

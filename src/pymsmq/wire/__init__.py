@@ -59,7 +59,13 @@ from pymsmq.wire.internal_packets import (
 )
 from pymsmq.wire.large_integer import ULargeInteger, VariantBool, VariantBoolValue
 from pymsmq.wire.message_class import MessageClass
-from pymsmq.wire.message_properties_header import MessagePropertiesHeader
+from pymsmq.wire.message_properties_header import (
+    EncryptionAlgorithm,
+    HashAlgorithm,
+    MessagePropertiesFlags,
+    MessagePropertiesHeader,
+    PrivacyLevel,
+)
 from pymsmq.wire.mqrr_headers import (
     CompoundMessageHeader,
     DeadLetterHeader,
@@ -81,7 +87,17 @@ from pymsmq.wire.optional_headers import (
 )
 from pymsmq.wire.order_ack import FinalAckBody, OrderAckBody
 from pymsmq.wire.packet import FinalAck, OrderAck, Packet, decode_packet
-from pymsmq.wire.packet_types import MessageIdentifier, TxSequenceID
+from pymsmq.wire.packet_types import (
+    XACTUOW,
+    DirectQueueFormatName,
+    MessageIdentifier,
+    MQFFormatNameElement,
+    PrivateQueueFormatName,
+    PrivateQueueFormatNameId,
+    PublicQueueFormatName,
+    QueueType,
+    TxSequenceID,
+)
 from pymsmq.wire.path_name import PathGrammar, PathName
 from pymsmq.wire.ping import PingFlags, PingPacket
 from pymsmq.wire.propids import PropFamily, PropId
@@ -121,6 +137,7 @@ from pymsmq.wire.vartype import VarType
 __all__ = [
     "INFINITE",
     "MAX_PACKET_SIZE",
+    "XACTUOW",
     "AddressType",
     "BaseHeader",
     "BaseHeaderFlags",
@@ -136,8 +153,10 @@ __all__ = [
     "DeliveryMode",
     "DirectFormatName",
     "DirectProtocol",
+    "DirectQueueFormatName",
     "DistributionListFormatName",
     "DlId",
+    "EncryptionAlgorithm",
     "EstablishConnection",
     "ExtendedAddressHeader",
     "ExtensionHeader",
@@ -147,12 +166,14 @@ __all__ = [
     "FormatName",
     "FormatNameError",
     "FormatNameKind",
+    "HashAlgorithm",
     "InternalHeader",
     "MQCNAccessMask",
     "MQDSPublicKey",
     "MQDSPublicKeys",
     "MQEntAccessMask",
     "MQFAddressHeader",
+    "MQFFormatNameElement",
     "MQFHeaderId",
     "MQFSignatureHeader",
     "MQQMAccessMask",
@@ -163,6 +184,7 @@ __all__ = [
     "MachineFormatName",
     "MessageClass",
     "MessageIdentifier",
+    "MessagePropertiesFlags",
     "MessagePropertiesHeader",
     "MultiQueueFormatHeader",
     "MulticastFormatName",
@@ -183,16 +205,21 @@ __all__ = [
     "PathName",
     "PingFlags",
     "PingPacket",
+    "PrivacyLevel",
     "PrivateFormatName",
+    "PrivateQueueFormatName",
+    "PrivateQueueFormatNameId",
     "PropFamily",
     "PropId",
     "PropVariant",
     "ProviderInfo",
     "ProviderType",
     "PublicFormatName",
+    "PublicQueueFormatName",
     "QueueFormat",
     "QueueFormatType",
     "QueueSuffixType",
+    "QueueType",
     "ReceiveAction",
     "ReceiveArm",
     "SRMPEnvelopeHeader",
