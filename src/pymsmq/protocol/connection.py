@@ -1,0 +1,461 @@
+"""Sans-I/O connection state machines for both ends of the client protocol (h11/h2 style).
+
+``conn.receive_data(bytes) -> list[Event]`` turns whatever arrived (any split, many frames at once,
+``b""`` for end of stream) into events; ``conn.send(obj) -> bytes`` turns a payload into the bytes
+to write.  Neither does any I/O.  Every state change goes through ``TRANSITIONS``; a frame the
+table does not allow, a malformed or oversized frame, an unknown op or request id is a
+``ProtocolError`` (docs/protocol.md, "Connection states" and "Pipelining").
+
+A ``ProtocolError`` from ``receive_data`` closes the connection (state CLOSED; the server then drops
+it, after writing ``goodbye_frame(...)`` if it likes); one from ``send`` is local misuse, changes
+nothing and emits no bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import Final, TypeAlias
+
+from pymsmq.errors import WireError
+from pymsmq.hresult import HResult
+from pymsmq.protocol._payload import Payload
+from pymsmq.protocol.errors import ProtocolError
+from pymsmq.protocol.frames import FRAME_HEADER_SIZE, FRAME_MAGIC, FRAME_VERSION, FrameType
+from pymsmq.protocol.handshake import (
+    DEFAULT_MAX_IN_FLIGHT,
+    HELLO_MAX_PAYLOAD,
+    MAX_PAYLOAD,
+    SUPPORTED_VERSIONS,
+    ClientHello,
+    Goodbye,
+    ServerHello,
+)
+from pymsmq.protocol.messages import REQUEST_TYPES, RESPONSE_TYPES, ErrorResponse, Op, Request, Response
+from pymsmq.wire._buffer import Writer
+
+__all__ = [
+    "TRANSITIONS",
+    "ClientConnection",
+    "ConnectionClosed",
+    "Direction",
+    "Event",
+    "RequestReceived",
+    "ResponseReceived",
+    "Role",
+    "ServerConnection",
+    "State",
+    "goodbye_frame",
+]
+
+_HEADER: Final = struct.Struct("<2sBBHHII")
+_MAX_ID: Final = 0xFFFF_FFFF
+_ZERO_HEADER: Final = bytes(FRAME_HEADER_SIZE)
+
+
+class Role(Enum):
+    """Which end of the connection this object drives."""
+
+    CLIENT = "client"
+    SERVER = "server"
+
+
+class State(Enum):
+    """Connection states (docs/protocol.md, "Connection states")."""
+
+    SEND_HELLO = "SEND_HELLO"  # this side's hello is due next (client at start; server after CLIENT_HELLO)
+    AWAIT_HELLO = "AWAIT_HELLO"  # waiting for the peer's hello (server at start; client after CLIENT_HELLO)
+    READY = "READY"  # handshake done: requests and answers flow
+    CLOSED = "CLOSED"  # GOODBYE sent or received, end of stream, or a protocol error
+
+
+class Direction(Enum):
+    """Whether a frame is sent or received by the side the transition belongs to."""
+
+    SEND = "send"
+    RECEIVE = "receive"
+
+
+_C, _S = Role.CLIENT, Role.SERVER
+_TX, _RX = Direction.SEND, Direction.RECEIVE
+_T = FrameType
+
+
+def _table() -> dict[tuple[Role, State, Direction, FrameType], State]:
+    t = {
+        (_C, State.SEND_HELLO, _TX, _T.CLIENT_HELLO): State.AWAIT_HELLO,
+        (_C, State.AWAIT_HELLO, _RX, _T.SERVER_HELLO): State.READY,
+        (_C, State.READY, _TX, _T.REQUEST): State.READY,
+        (_C, State.READY, _RX, _T.RESPONSE): State.READY,
+        (_C, State.READY, _RX, _T.ERROR): State.READY,
+        (_S, State.AWAIT_HELLO, _RX, _T.CLIENT_HELLO): State.SEND_HELLO,
+        (_S, State.SEND_HELLO, _TX, _T.SERVER_HELLO): State.READY,
+        (_S, State.READY, _RX, _T.REQUEST): State.READY,
+        (_S, State.READY, _TX, _T.RESPONSE): State.READY,
+        (_S, State.READY, _TX, _T.ERROR): State.READY,
+    }
+    # Either side may say GOODBYE at any time before the connection is closed.
+    for role in Role:
+        for state in (State.SEND_HELLO, State.AWAIT_HELLO, State.READY):
+            for direction in Direction:
+                t[role, state, direction, _T.GOODBYE] = State.CLOSED
+    return t
+
+
+#: (role, state, direction, frame type) -> next state.  Anything not here is a ProtocolError.
+TRANSITIONS: Final[Mapping[tuple[Role, State, Direction, FrameType], State]] = MappingProxyType(_table())
+
+# The same table, indexed for the hot path: role -> state -> (is_send, int(frame type)) -> next state.
+_MOVES: Final[dict[Role, dict[State, dict[tuple[bool, int], State]]]] = {
+    role: {state: {} for state in State} for role in Role
+}
+for (_role, _state, _direction, _kind), _next in TRANSITIONS.items():
+    _MOVES[_role][_state][_direction is Direction.SEND, int(_kind)] = _next
+
+
+@dataclass(frozen=True, slots=True)
+class RequestReceived:
+    """Server side: a REQUEST frame; answer it with ``send(response_or_error, request_id)``."""
+
+    request_id: int
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived:
+    """Client side: the answer to request ``request_id`` (a ``Response`` or an ``ErrorResponse``)."""
+
+    request_id: int
+    response: Response | ErrorResponse
+
+    @property
+    def ok(self) -> bool:
+        """False when the server answered with an ERROR frame."""
+        return not isinstance(self.response, ErrorResponse)
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionClosed:
+    """The byte stream ended (``receive_data(b"")``) at a frame boundary."""
+
+
+Event: TypeAlias = ClientHello | ServerHello | Goodbye | RequestReceived | ResponseReceived | ConnectionClosed
+
+_TYPES: Final = {int(t): t for t in FrameType}
+_WITH_REQUEST: Final = frozenset({FrameType.REQUEST, FrameType.RESPONSE, FrameType.ERROR})
+_FIXED_KIND: Final[dict[type, FrameType]] = {
+    ClientHello: FrameType.CLIENT_HELLO,
+    ServerHello: FrameType.SERVER_HELLO,
+    Goodbye: FrameType.GOODBYE,
+    ErrorResponse: FrameType.ERROR,
+}
+
+
+def goodbye_frame(hresult: int = HResult.S_OK, reason: str = "") -> bytes:
+    """A complete GOODBYE frame, for a server to write after a ``ProtocolError`` closed the connection."""
+    body = Goodbye(hresult, reason[:1000]).encode()
+    return _HEADER.pack(FRAME_MAGIC, FRAME_VERSION, FrameType.GOODBYE, 0, 0, 0, len(body)) + body
+
+
+class _Connection:
+    """The machinery both ends share; see ``ClientConnection`` and ``ServerConnection``."""
+
+    role: Role
+
+    def __init__(self, state: State) -> None:
+        self._state = state
+        self._moves = _MOVES[self.role][state]
+        self._buf = bytearray()
+        self._need = FRAME_HEADER_SIZE
+        self._closed_reported = False
+        #: request id -> op of every request sent (client) or received (server) and not yet answered.
+        self.in_flight: dict[int, int] = {}
+        self.max_in_flight = DEFAULT_MAX_IN_FLIGHT
+        self._recv_limit = HELLO_MAX_PAYLOAD
+        self._send_limit = HELLO_MAX_PAYLOAD
+        #: The ProtocolError that closed the connection, if one did.
+        self.error: ProtocolError | None = None
+
+    @property
+    def state(self) -> State:
+        """The current state."""
+        return self._state
+
+    # ------------------------------------------------------------------ receiving
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> list[Event]:
+        """Feed received bytes (``b""``: the peer closed the stream); return the complete events."""
+        if not data:
+            return self._eof()
+        if self._state is State.CLOSED:
+            raise self._fail(ProtocolError(f"{len(data)} bytes received on a closed connection"), [])
+        if self._buf:
+            self._buf += data
+            if len(self._buf) < self._need:
+                return []
+            data = bytes(self._buf)
+            self._buf.clear()
+        elif not isinstance(data, bytes):
+            data = bytes(data)
+        events: list[Event] = []
+        n = len(data)
+        pos = 0
+        unpack = _HEADER.unpack_from
+        try:
+            while n - pos >= FRAME_HEADER_SIZE:
+                magic, version, kind, op, flags, rid, length = unpack(data, pos)
+                if magic != FRAME_MAGIC or version != FRAME_VERSION or flags or kind not in _TYPES:
+                    raise self._header_error(magic, version, kind, flags)
+                if length > self._recv_limit:
+                    raise ProtocolError(
+                        f"frame of {length} payload bytes exceeds the limit of {self._recv_limit}"
+                    )
+                if kind in _WITH_REQUEST:
+                    if not op or not rid:
+                        raise ProtocolError(f"{_TYPES[kind].name} frame needs a non-zero op and request id")
+                elif op or rid:
+                    raise ProtocolError(f"{_TYPES[kind].name} frame MUST have op 0 and request id 0")
+                end = pos + FRAME_HEADER_SIZE + length
+                if end > n:
+                    self._need = end - pos
+                    break
+                event = self._on_frame(_TYPES[kind], op, rid, data[pos + FRAME_HEADER_SIZE : end])
+                events.append(event)
+                pos = end
+                if type(event) is Goodbye and pos < n:
+                    raise ProtocolError(f"{n - pos} bytes after GOODBYE")
+            else:
+                self._need = FRAME_HEADER_SIZE
+        except WireError as exc:
+            raise self._fail(ProtocolError(f"malformed frame payload: {exc}"), events) from exc
+        except ProtocolError as exc:
+            raise self._fail(exc, events) from None
+        if pos < n:
+            self._buf += data[pos:]
+        return events
+
+    def _header_error(self, magic: bytes, version: int, kind: int, flags: int) -> ProtocolError:
+        if magic != FRAME_MAGIC:
+            return ProtocolError(f"frame magic {magic!r} is not b'MQ' (not a pymsmq client-protocol frame)")
+        if version != FRAME_VERSION:
+            return ProtocolError(f"frame version {version} is not {FRAME_VERSION}")
+        if flags:
+            return ProtocolError(f"frame flags 0x{flags:04X}: reserved bits MUST be 0")
+        return ProtocolError(f"unknown frame type {kind}")
+
+    def _fail(self, exc: ProtocolError, events: list[Event]) -> ProtocolError:
+        self._enter(State.CLOSED)
+        self._buf.clear()
+        self.in_flight.clear()
+        if self.error is None:
+            self.error = exc
+        exc.events = list(events)
+        return exc
+
+    def _eof(self) -> list[Event]:
+        if self._buf:
+            raise self._fail(
+                ProtocolError(f"stream ended inside a frame ({len(self._buf)} bytes buffered)"), []
+            )
+        self._enter(State.CLOSED)
+        if self._closed_reported:
+            return []
+        self._closed_reported = True
+        return [ConnectionClosed()]
+
+    def _transition(self, send: bool, kind: FrameType) -> State:
+        """The next state for sending/receiving ``kind`` (TRANSITIONS), or ProtocolError."""
+        new = self._moves.get((send, kind))
+        if new is None:
+            verb = "send" if send else "receive"
+            raise ProtocolError(f"{self.role.value} cannot {verb} {kind.name} in state {self._state.value}")
+        return new
+
+    def _enter(self, new: State) -> None:
+        if new is not self._state:
+            self._state = new
+            self._moves = _MOVES[self.role][new]
+
+    def _on_frame(self, kind: FrameType, op: int, rid: int, payload: bytes) -> Event:
+        new = self._transition(False, kind)
+        event: Event
+        if kind is FrameType.GOODBYE:
+            event = Goodbye.decode(payload)
+            self.in_flight.clear()
+        else:
+            event = self._on_message(kind, op, rid, payload)
+        self._enter(new)
+        return event
+
+    def _on_message(self, kind: FrameType, op: int, rid: int, payload: bytes) -> Event:
+        raise NotImplementedError  # pragma: no cover - both subclasses override it
+
+    # ------------------------------------------------------------------ sending
+
+    def _frame(self, obj: Payload, kind: FrameType, op: int, rid: int) -> bytes:
+        w = Writer()
+        w_buf = w.buf
+        w_buf += _ZERO_HEADER
+        obj.write(w)
+        length = len(w_buf) - FRAME_HEADER_SIZE
+        if length > self._send_limit:
+            raise ProtocolError(
+                f"{type(obj).__name__} of {length} bytes exceeds the peer's limit of {self._send_limit}"
+            )
+        _HEADER.pack_into(w_buf, 0, FRAME_MAGIC, FRAME_VERSION, kind, op, 0, rid, length)
+        return bytes(w_buf)
+
+    def _send_goodbye(self, obj: Goodbye) -> bytes:
+        new = self._transition(True, FrameType.GOODBYE)
+        data = self._frame(obj, FrameType.GOODBYE, 0, 0)
+        self._enter(new)
+        self.in_flight.clear()
+        return data
+
+
+class ClientConnection(_Connection):
+    """The client end: send CLIENT_HELLO, wait for SERVER_HELLO, then pipeline requests.
+
+    ``send_request(request)`` picks a fresh request id and returns ``(request_id, bytes)``; the
+    answer arrives as ``ResponseReceived(request_id, ...)`` from ``receive_data``.
+    """
+
+    role = Role.CLIENT
+
+    def __init__(self) -> None:
+        super().__init__(State.SEND_HELLO)
+        self._recv_limit = HELLO_MAX_PAYLOAD
+        self._next_id = 1
+        self._offered: tuple[int, ...] = SUPPORTED_VERSIONS
+        #: The server's hello, once received.
+        self.server_hello: ServerHello | None = None
+
+    def next_request_id(self) -> int:
+        """A non-zero request id not in flight (ids count up and wrap around)."""
+        rid = self._next_id
+        while rid in self.in_flight:
+            rid = rid + 1 if rid < _MAX_ID else 1
+        self._next_id = rid + 1 if rid < _MAX_ID else 1
+        return rid
+
+    def send(self, obj: ClientHello | Request | Goodbye, request_id: int | None = None) -> bytes:
+        """The bytes of a CLIENT_HELLO, a REQUEST (``request_id`` None: pick one) or a GOODBYE."""
+        if isinstance(obj, Request):
+            return self.send_request(obj, request_id)[1]
+        if type(obj) is Goodbye:
+            return self._send_goodbye(obj)
+        if type(obj) is ClientHello:
+            new = self._transition(True, FrameType.CLIENT_HELLO)
+            data = self._frame(obj, FrameType.CLIENT_HELLO, 0, 0)
+            self._offered = obj.versions
+            self._enter(new)
+            return data
+        raise ProtocolError(f"a client cannot send {type(obj).__name__}")
+
+    def send_request(self, request: Request, request_id: int | None = None) -> tuple[int, bytes]:
+        """``(request_id, frame bytes)`` of a REQUEST; the id is chosen unless given."""
+        new = self._transition(True, FrameType.REQUEST)
+        if not isinstance(request, Request):
+            raise ProtocolError(f"{type(request).__name__} is not a request")
+        if len(self.in_flight) >= self.max_in_flight:
+            raise ProtocolError(
+                f"{len(self.in_flight)} requests in flight: the server allows {self.max_in_flight}"
+            )
+        if request_id is None:
+            request_id = self.next_request_id()
+        elif type(request_id) is not int or not 0 < request_id <= _MAX_ID:
+            raise ProtocolError(f"request id {request_id!r} is not a non-zero u32")
+        elif request_id in self.in_flight:
+            raise ProtocolError(f"request id {request_id} is already in flight")
+        data = self._frame(request, FrameType.REQUEST, request.OP, request_id)
+        self.in_flight[request_id] = request.OP
+        self._enter(new)
+        return request_id, data
+
+    def _on_message(self, kind: FrameType, op: int, rid: int, payload: bytes) -> Event:
+        if kind is FrameType.SERVER_HELLO:
+            hello = ServerHello.decode(payload)
+            if hello.version not in self._offered:
+                raise ProtocolError(f"the server chose version {hello.version}, not one of {self._offered}")
+            self.server_hello = hello
+            self.max_in_flight = hello.max_in_flight
+            self._send_limit = hello.max_payload
+            self._recv_limit = MAX_PAYLOAD
+            return hello
+        expected = self.in_flight.get(rid)
+        if expected is None:
+            raise ProtocolError(f"{kind.name} for request id {rid}, which is not in flight")
+        if op != expected:
+            raise ProtocolError(f"{kind.name} with op {op} for request {rid} of op {expected}")
+        if kind is FrameType.RESPONSE:
+            response: Response | ErrorResponse = RESPONSE_TYPES[op].decode(payload)
+        else:
+            response = ErrorResponse.decode(payload)
+        del self.in_flight[rid]
+        return ResponseReceived(rid, response)
+
+
+class ServerConnection(_Connection):
+    """The server end: wait for CLIENT_HELLO, answer SERVER_HELLO (or GOODBYE), then serve requests.
+
+    The limits in the SERVER_HELLO it sends (max_payload, max_in_flight) are the ones it enforces.
+    Every ``RequestReceived`` must be answered once, with its op's ``Response`` or an ``ErrorResponse``.
+    """
+
+    role = Role.SERVER
+
+    def __init__(self) -> None:
+        super().__init__(State.AWAIT_HELLO)
+        self._send_limit = MAX_PAYLOAD
+        #: The client's hello, once received.
+        self.client_hello: ClientHello | None = None
+
+    def send(self, obj: ServerHello | Response | ErrorResponse | Goodbye, request_id: int = 0) -> bytes:
+        """The bytes of a SERVER_HELLO, a GOODBYE, or the answer to request ``request_id``."""
+        if type(obj) is Goodbye:
+            return self._send_goodbye(obj)
+        if type(obj) is ServerHello:
+            new = self._transition(True, FrameType.SERVER_HELLO)
+            offered = self.client_hello.versions if self.client_hello is not None else ()
+            if obj.version not in offered:
+                raise ProtocolError(f"version {obj.version} was not offered by the client ({offered})")
+            data = self._frame(obj, FrameType.SERVER_HELLO, 0, 0)
+            self.max_in_flight = obj.max_in_flight
+            self._recv_limit = obj.max_payload
+            self._enter(new)
+            return data
+        if isinstance(obj, Response):
+            kind = FrameType.RESPONSE
+        elif type(obj) is ErrorResponse:
+            kind = FrameType.ERROR
+        else:
+            raise ProtocolError(f"a server cannot send {type(obj).__name__}")
+        new = self._transition(True, kind)
+        op = self.in_flight.get(request_id)
+        if op is None:
+            raise ProtocolError(f"request id {request_id!r} is not awaiting an answer")
+        if kind is FrameType.RESPONSE and op != obj.OP:  # type: ignore[union-attr]
+            raise ProtocolError(f"{type(obj).__name__} does not answer a {Op(op).name} request")
+        data = self._frame(obj, kind, op, request_id)
+        del self.in_flight[request_id]
+        self._enter(new)
+        return data
+
+    def _on_message(self, kind: FrameType, op: int, rid: int, payload: bytes) -> Event:
+        if kind is FrameType.CLIENT_HELLO:
+            hello = ClientHello.decode(payload)
+            self.client_hello = hello
+            return hello
+        cls = REQUEST_TYPES.get(op)
+        if cls is None:
+            raise ProtocolError(f"unknown op 0x{op:04X}")
+        if rid in self.in_flight:
+            raise ProtocolError(f"request id {rid} is already in flight")
+        if len(self.in_flight) >= self.max_in_flight:
+            raise ProtocolError(f"more than {self.max_in_flight} requests in flight")
+        request = cls.decode(payload)
+        self.in_flight[rid] = op
+        return RequestReceived(rid, request)

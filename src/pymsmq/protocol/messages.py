@@ -1,0 +1,642 @@
+"""Operations of the client protocol: one request and one response dataclass per operation code.
+
+docs/protocol.md, "Operations".  A REQUEST frame carries an ``Op`` in its header and the request
+payload of that op; the answer is a RESPONSE frame with the same op and request id carrying the
+response payload, or an ERROR frame carrying ``ErrorResponse`` (an MSMQ HRESULT and a text).
+
+Messages travel as whole [MS-MQMQ] 2.2.20 UserMessage packets (``PACKET`` fields, checked down to
+the BaseHeader here and decoded by ``UserMessage.decode`` where needed).  Queue-manager facts that
+live beside a stored packet (lookup id, arrival time, abort and move counts, ...) travel as a
+property array of PROPID_M_* values.  Receive requests carry the CACTransferBufferV1 receive fields
+([MS-MQMP] 2.2.3.2: ``request_timeout``, ``action``, ``cursor``) plus a lookup id, a transaction and
+the list of wanted properties.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from enum import IntEnum, IntFlag
+from typing import ClassVar, Final
+
+from pymsmq.errors import WireError
+from pymsmq.protocol._fields import (
+    BYTES,
+    GUID,
+    OPT_PACKET,
+    PACKET,
+    PROPIDS,
+    PROPS,
+    PROPS_LIST,
+    STR,
+    STRS,
+    U8,
+    U32,
+    U64,
+    XACT,
+    Props,
+    TransactionRef,
+)
+from pymsmq.protocol._payload import Payload, payload
+from pymsmq.wire.base_header import INFINITE
+from pymsmq.wire.user_message import UserMessage
+
+__all__ = [
+    "REQUEST_TYPES",
+    "RESPONSE_TYPES",
+    "AbortTransactionRequest",
+    "AbortTransactionResponse",
+    "Action",
+    "BeginTransactionRequest",
+    "BeginTransactionResponse",
+    "CloseCursorRequest",
+    "CloseCursorResponse",
+    "CloseQueueRequest",
+    "CloseQueueResponse",
+    "CommitTransactionRequest",
+    "CommitTransactionResponse",
+    "CreateCursorRequest",
+    "CreateCursorResponse",
+    "CreateQueueRequest",
+    "CreateQueueResponse",
+    "DeleteQueueRequest",
+    "DeleteQueueResponse",
+    "ErrorResponse",
+    "GetQueuePropertiesRequest",
+    "GetQueuePropertiesResponse",
+    "ListQueuesRequest",
+    "ListQueuesResponse",
+    "MoveRequest",
+    "MoveResponse",
+    "Op",
+    "OpenQueueRequest",
+    "OpenQueueResponse",
+    "PingRequest",
+    "PingResponse",
+    "PurgeQueueRequest",
+    "PurgeQueueResponse",
+    "QueueFilter",
+    "ReceiveFlags",
+    "ReceiveRequest",
+    "ReceiveResponse",
+    "Request",
+    "Response",
+    "SendRequest",
+    "SendResponse",
+    "SetQueuePropertiesRequest",
+    "SetQueuePropertiesResponse",
+    "StatsRequest",
+    "StatsResponse",
+]
+
+
+class Op(IntEnum):
+    """The operation code in a REQUEST/RESPONSE/ERROR frame header (u16)."""
+
+    PING = 0x0001
+    STATS = 0x0002
+    LIST_QUEUES = 0x0003
+    CREATE_QUEUE = 0x0010
+    DELETE_QUEUE = 0x0011
+    OPEN_QUEUE = 0x0012
+    CLOSE_QUEUE = 0x0013
+    GET_QUEUE_PROPERTIES = 0x0014
+    SET_QUEUE_PROPERTIES = 0x0015
+    PURGE_QUEUE = 0x0016
+    SEND = 0x0020
+    RECEIVE = 0x0021
+    CREATE_CURSOR = 0x0022
+    CLOSE_CURSOR = 0x0023
+    MOVE = 0x0024
+    BEGIN_TRANSACTION = 0x0030
+    COMMIT_TRANSACTION = 0x0031
+    ABORT_TRANSACTION = 0x0032
+
+
+class Action(IntEnum):
+    """RECEIVE.action: the mq.h values of MQReceiveMessage's dwAction ([MS-MQMP] 2.2.3.2 Receive.Action)
+    and of MQReceiveMessageByLookupId's ulAction (Win32 metadata, Windows SDK mq.h)."""
+
+    MQ_ACTION_RECEIVE = 0x00000000
+    MQ_ACTION_PEEK_CURRENT = 0x80000000
+    MQ_ACTION_PEEK_NEXT = 0x80000001
+    MQ_LOOKUP_PEEK_CURRENT = 0x40000010
+    MQ_LOOKUP_PEEK_NEXT = 0x40000011
+    MQ_LOOKUP_PEEK_PREV = 0x40000012
+    MQ_LOOKUP_PEEK_FIRST = 0x40000014
+    MQ_LOOKUP_PEEK_LAST = 0x40000018
+    MQ_LOOKUP_RECEIVE_CURRENT = 0x40000020
+    MQ_LOOKUP_RECEIVE_NEXT = 0x40000021
+    MQ_LOOKUP_RECEIVE_PREV = 0x40000022
+    MQ_LOOKUP_RECEIVE_FIRST = 0x40000024
+    MQ_LOOKUP_RECEIVE_LAST = 0x40000028
+    MQ_LOOKUP_RECEIVE_ALLOW_PEEK = 0x40000120
+
+    @property
+    def by_lookup_id(self) -> bool:
+        """True for the MQ_LOOKUP_* actions (they use ``lookup_id``; FIRST/LAST ignore it)."""
+        return bool(self & 0x40000000)
+
+    @property
+    def peek(self) -> bool:
+        """True when the action leaves the message in the queue."""
+        return self in _PEEKS
+
+
+_PEEKS: Final = frozenset(
+    {
+        Action.MQ_ACTION_PEEK_CURRENT,
+        Action.MQ_ACTION_PEEK_NEXT,
+        Action.MQ_LOOKUP_PEEK_CURRENT,
+        Action.MQ_LOOKUP_PEEK_NEXT,
+        Action.MQ_LOOKUP_PEEK_PREV,
+        Action.MQ_LOOKUP_PEEK_FIRST,
+        Action.MQ_LOOKUP_PEEK_LAST,
+    }
+)
+_ACTIONS: Final = {int(a): a for a in Action}
+
+
+class ReceiveFlags(IntFlag):
+    """RECEIVE.flags; bits not listed here are reserved: senders set 0, servers ignore them."""
+
+    NONE = 0
+    #: Return the properties only; RECEIVE's response then carries no packet.
+    NO_PACKET = 0x00000001
+
+
+class QueueFilter(IntEnum):
+    """LIST_QUEUES.filter: which of the queue manager's queues to list."""
+
+    ALL = 0
+    PRIVATE = 1
+    PUBLIC = 2
+    SYSTEM = 3
+
+
+class Request(Payload):
+    """Base of the request payloads; ``OP`` is the frame header's operation code."""
+
+    __slots__ = ()
+    OP: ClassVar[Op]
+
+
+class Response(Payload):
+    """Base of the (successful) response payloads; ``OP`` matches the request's."""
+
+    __slots__ = ()
+    OP: ClassVar[Op]
+
+
+@payload(U32, STR)
+@dataclass(frozen=True, slots=True)
+class ErrorResponse(Payload):
+    """ERROR frame payload: the operation failed with this MSMQ HRESULT ([MS-MQMQ] 2.4)."""
+
+    hresult: int
+    message: str = ""
+
+
+# ---------------------------------------------------------------------------------- queue manager
+
+
+@payload(BYTES)
+@dataclass(frozen=True, slots=True)
+class PingRequest(Request):
+    """PING: the server echoes ``data``."""
+
+    OP = Op.PING
+    data: bytes = b""
+
+
+@payload(BYTES)
+@dataclass(frozen=True, slots=True)
+class PingResponse(Response):
+    """PING answer: the request's ``data``."""
+
+    OP = Op.PING
+    data: bytes = b""
+
+
+@payload(STR, PROPIDS)
+@dataclass(frozen=True, slots=True)
+class StatsRequest(Request):
+    """STATS: PROPID_MGMT_QUEUE_* of the queue ``name``, or PROPID_MGMT_MSMQ_* when ``name`` is "".
+
+    ``propids`` empty asks for every statistic the server has.
+    """
+
+    OP = Op.STATS
+    name: str = ""
+    propids: tuple[int, ...] = ()
+
+
+@payload(PROPS)
+@dataclass(frozen=True, slots=True)
+class StatsResponse(Response):
+    """STATS answer: the statistics as a property array."""
+
+    OP = Op.STATS
+    properties: Props = ()
+
+
+@payload(U8, PROPIDS)
+@dataclass(frozen=True, slots=True)
+class ListQueuesRequest(Request):
+    """LIST_QUEUES: the queues selected by ``filter``, each with the PROPID_MGMT_QUEUE_* in ``propids``."""
+
+    OP = Op.LIST_QUEUES
+    filter: int = QueueFilter.ALL
+    propids: tuple[int, ...] = ()
+
+
+@payload(STRS, PROPS_LIST)
+@dataclass(frozen=True, slots=True)
+class ListQueuesResponse(Response):
+    """LIST_QUEUES answer: the queues' path names and, index for index, their property arrays.
+
+    Wire form: STRS names, then u32 count (== len(names)) and that many PROPS.
+    """
+
+    OP = Op.LIST_QUEUES
+    names: tuple[str, ...] = ()
+    properties: tuple[Props, ...] = ()
+
+    def _validate(self) -> None:
+        if len(self.properties) != len(self.names):
+            raise WireError("ListQueuesResponse: one property array per name is required")
+
+
+# ---------------------------------------------------------------------------------- queues
+
+
+@payload(STR, PROPS)
+@dataclass(frozen=True, slots=True)
+class CreateQueueRequest(Request):
+    """CREATE_QUEUE: the path name ([MS-MQMQ] 2.1.1) and PROPID_Q_* properties of the new queue."""
+
+    OP = Op.CREATE_QUEUE
+    path: str
+    properties: Props = ()
+
+
+@payload(STR)
+@dataclass(frozen=True, slots=True)
+class CreateQueueResponse(Response):
+    """CREATE_QUEUE answer: the new queue's format name."""
+
+    OP = Op.CREATE_QUEUE
+    format_name: str
+
+
+@payload(STR)
+@dataclass(frozen=True, slots=True)
+class DeleteQueueRequest(Request):
+    """DELETE_QUEUE: a path name or format name."""
+
+    OP = Op.DELETE_QUEUE
+    name: str
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class DeleteQueueResponse(Response):
+    """DELETE_QUEUE answer (empty payload)."""
+
+    OP = Op.DELETE_QUEUE
+
+
+@payload(STR, U32, U32)
+@dataclass(frozen=True, slots=True)
+class OpenQueueRequest(Request):
+    """OPEN_QUEUE: a path or format name, MQACCESS access bits and an MQSHARE share mode."""
+
+    OP = Op.OPEN_QUEUE
+    name: str
+    access: int
+    share_mode: int = 0
+
+
+@payload(U32, STR, PROPS)
+@dataclass(frozen=True, slots=True)
+class OpenQueueResponse(Response):
+    """OPEN_QUEUE answer: a queue handle (non-zero, valid on this connection only), the queue's
+    format name and its PROPID_Q_* properties."""
+
+    OP = Op.OPEN_QUEUE
+    handle: int
+    format_name: str = ""
+    properties: Props = ()
+
+
+@payload(U32)
+@dataclass(frozen=True, slots=True)
+class CloseQueueRequest(Request):
+    """CLOSE_QUEUE: release a queue handle (its cursors close with it)."""
+
+    OP = Op.CLOSE_QUEUE
+    handle: int
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class CloseQueueResponse(Response):
+    """CLOSE_QUEUE answer (empty payload)."""
+
+    OP = Op.CLOSE_QUEUE
+
+
+@payload(STR, PROPIDS)
+@dataclass(frozen=True, slots=True)
+class GetQueuePropertiesRequest(Request):
+    """GET_QUEUE_PROPERTIES: PROPID_Q_* of a queue; ``propids`` empty asks for all."""
+
+    OP = Op.GET_QUEUE_PROPERTIES
+    name: str
+    propids: tuple[int, ...] = ()
+
+
+@payload(PROPS)
+@dataclass(frozen=True, slots=True)
+class GetQueuePropertiesResponse(Response):
+    """GET_QUEUE_PROPERTIES answer."""
+
+    OP = Op.GET_QUEUE_PROPERTIES
+    properties: Props = ()
+
+
+@payload(STR, PROPS)
+@dataclass(frozen=True, slots=True)
+class SetQueuePropertiesRequest(Request):
+    """SET_QUEUE_PROPERTIES: new PROPID_Q_* values for a queue."""
+
+    OP = Op.SET_QUEUE_PROPERTIES
+    name: str
+    properties: Props = ()
+
+
+@payload(PROPS)
+@dataclass(frozen=True, slots=True)
+class SetQueuePropertiesResponse(Response):
+    """SET_QUEUE_PROPERTIES answer: the queue's properties after the change (may be empty)."""
+
+    OP = Op.SET_QUEUE_PROPERTIES
+    properties: Props = ()
+
+
+@payload(U32)
+@dataclass(frozen=True, slots=True)
+class PurgeQueueRequest(Request):
+    """PURGE_QUEUE: delete every message of the queue behind a handle opened for receive."""
+
+    OP = Op.PURGE_QUEUE
+    handle: int
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class PurgeQueueResponse(Response):
+    """PURGE_QUEUE answer (empty payload)."""
+
+    OP = Op.PURGE_QUEUE
+
+
+# ---------------------------------------------------------------------------------- messages
+
+
+@payload(U32, PACKET, XACT, PROPS)
+@dataclass(frozen=True, slots=True)
+class SendRequest(Request):
+    """SEND: one UserMessage packet to the queue behind ``handle``.
+
+    ``transaction``: None (no argument), an MQTRANSACTION constant, or an id from BEGIN_TRANSACTION.
+    ``properties``: extra PROPID_M_* values that have no place in the packet (normally empty).
+    """
+
+    OP = Op.SEND
+    handle: int
+    packet: bytes
+    transaction: TransactionRef = None
+    properties: Props = ()
+
+    @classmethod
+    def from_message(
+        cls, handle: int, message: UserMessage, transaction: TransactionRef = None, properties: Props = ()
+    ) -> SendRequest:
+        """A SEND of an encoded ``UserMessage``."""
+        return cls(handle, message.encode(), transaction, properties)
+
+    @property
+    def message(self) -> UserMessage:
+        """The packet decoded (``WireError`` if it is malformed beyond its BaseHeader)."""
+        return UserMessage.decode(self.packet)
+
+
+@payload(PROPS)
+@dataclass(frozen=True, slots=True)
+class SendResponse(Response):
+    """SEND answer: facts the queue manager assigned (PROPID_M_MSGID, PROPID_M_SENTTIME, ...)."""
+
+    OP = Op.SEND
+    properties: Props = ()
+
+
+@payload(U32, U32, U32, U32, U64, XACT, U32, PROPIDS)
+@dataclass(frozen=True, slots=True)
+class ReceiveRequest(Request):
+    """RECEIVE (and peek): the CACTransferBufferV1 receive fields ([MS-MQMP] 2.2.3.2) and more.
+
+    ``request_timeout`` is in milliseconds (0xFFFFFFFF = INFINITE); ``cursor`` 0 means none;
+    ``lookup_id`` is used by the MQ_LOOKUP_* actions; ``propids`` lists the PROPID_M_* values wanted
+    in the response's property array (empty: the server's default set).
+    """
+
+    OP = Op.RECEIVE
+    handle: int
+    action: int = Action.MQ_ACTION_RECEIVE
+    request_timeout: int = INFINITE
+    cursor: int = 0
+    lookup_id: int = 0
+    transaction: TransactionRef = None
+    flags: int = ReceiveFlags.NONE
+    propids: tuple[int, ...] = ()
+
+    def _validate(self) -> None:
+        # [MS-MQMP] 2.2.3.2: Receive.Action "MUST specify one of the values"; likewise the lookup actions.
+        if self.action not in _ACTIONS:
+            raise WireError(
+                f"ReceiveRequest.action 0x{self.action:08X} is not an MQ_ACTION_* or MQ_LOOKUP_* value"
+            )
+
+
+@payload(OPT_PACKET, PROPS)
+@dataclass(frozen=True, slots=True)
+class ReceiveResponse(Response):
+    """RECEIVE answer: the packet (None with ReceiveFlags.NO_PACKET) and the queue-manager facts."""
+
+    OP = Op.RECEIVE
+    packet: bytes | None = None
+    properties: Props = ()
+
+    @property
+    def message(self) -> UserMessage | None:
+        """The packet decoded, or None."""
+        return None if self.packet is None else UserMessage.decode(self.packet)
+
+
+@payload(U32)
+@dataclass(frozen=True, slots=True)
+class CreateCursorRequest(Request):
+    """CREATE_CURSOR on the queue behind ``handle``."""
+
+    OP = Op.CREATE_CURSOR
+    handle: int
+
+
+@payload(U32)
+@dataclass(frozen=True, slots=True)
+class CreateCursorResponse(Response):
+    """CREATE_CURSOR answer: a cursor handle (non-zero, valid on this connection only)."""
+
+    OP = Op.CREATE_CURSOR
+    cursor: int
+
+
+@payload(U32)
+@dataclass(frozen=True, slots=True)
+class CloseCursorRequest(Request):
+    """CLOSE_CURSOR."""
+
+    OP = Op.CLOSE_CURSOR
+    cursor: int
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class CloseCursorResponse(Response):
+    """CLOSE_CURSOR answer (empty payload)."""
+
+    OP = Op.CLOSE_CURSOR
+
+
+@payload(U32, U64, STR, XACT)
+@dataclass(frozen=True, slots=True)
+class MoveRequest(Request):
+    """MOVE the message ``lookup_id`` of the queue behind ``handle`` to ``target``: a subqueue name,
+    "" for the parent queue, or a queue's path/format name."""
+
+    OP = Op.MOVE
+    handle: int
+    lookup_id: int
+    target: str = ""
+    transaction: TransactionRef = None
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class MoveResponse(Response):
+    """MOVE answer (empty payload)."""
+
+    OP = Op.MOVE
+
+
+# ---------------------------------------------------------------------------------- transactions
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class BeginTransactionRequest(Request):
+    """BEGIN_TRANSACTION: start an internal transaction owned by this connection."""
+
+    OP = Op.BEGIN_TRANSACTION
+
+
+@payload(GUID)
+@dataclass(frozen=True, slots=True)
+class BeginTransactionResponse(Response):
+    """BEGIN_TRANSACTION answer: the transaction's id (XACT kind INTERNAL in later requests)."""
+
+    OP = Op.BEGIN_TRANSACTION
+    transaction: uuid.UUID
+
+
+@payload(GUID)
+@dataclass(frozen=True, slots=True)
+class CommitTransactionRequest(Request):
+    """COMMIT_TRANSACTION."""
+
+    OP = Op.COMMIT_TRANSACTION
+    transaction: uuid.UUID
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class CommitTransactionResponse(Response):
+    """COMMIT_TRANSACTION answer (empty payload): the commit is durable."""
+
+    OP = Op.COMMIT_TRANSACTION
+
+
+@payload(GUID)
+@dataclass(frozen=True, slots=True)
+class AbortTransactionRequest(Request):
+    """ABORT_TRANSACTION."""
+
+    OP = Op.ABORT_TRANSACTION
+    transaction: uuid.UUID
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class AbortTransactionResponse(Response):
+    """ABORT_TRANSACTION answer (empty payload)."""
+
+    OP = Op.ABORT_TRANSACTION
+
+
+REQUEST_TYPES: Final[dict[int, type[Request]]] = {
+    cls.OP: cls
+    for cls in (
+        PingRequest,
+        StatsRequest,
+        ListQueuesRequest,
+        CreateQueueRequest,
+        DeleteQueueRequest,
+        OpenQueueRequest,
+        CloseQueueRequest,
+        GetQueuePropertiesRequest,
+        SetQueuePropertiesRequest,
+        PurgeQueueRequest,
+        SendRequest,
+        ReceiveRequest,
+        CreateCursorRequest,
+        CloseCursorRequest,
+        MoveRequest,
+        BeginTransactionRequest,
+        CommitTransactionRequest,
+        AbortTransactionRequest,
+    )
+}
+RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
+    cls.OP: cls
+    for cls in (
+        PingResponse,
+        StatsResponse,
+        ListQueuesResponse,
+        CreateQueueResponse,
+        DeleteQueueResponse,
+        OpenQueueResponse,
+        CloseQueueResponse,
+        GetQueuePropertiesResponse,
+        SetQueuePropertiesResponse,
+        PurgeQueueResponse,
+        SendResponse,
+        ReceiveResponse,
+        CreateCursorResponse,
+        CloseCursorResponse,
+        MoveResponse,
+        BeginTransactionResponse,
+        CommitTransactionResponse,
+        AbortTransactionResponse,
+    )
+}
