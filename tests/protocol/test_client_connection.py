@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import struct
 import uuid
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -41,7 +43,9 @@ from pymsmq.protocol import (
     encode_frame,
     goodbye_frame,
 )
+from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.user_message import UserMessage
+from pymsmq.wire.vartype import VarType
 
 PACKET = UserMessage.build(
     destination="DIRECT=TCP:10.0.0.1\\private$\\q", body=b"x" * 200, label="l"
@@ -421,3 +425,53 @@ def test_valid_prefix_then_garbage(garbage: bytes, cut: int) -> None:
     except ProtocolError as exc:
         assert s.state is State.CLOSED
         assert all(type(e) in (ClientHello, RequestReceived, Goodbye) for e in exc.events)
+
+
+# ------------------------------------------------------------------ docs/protocol.md worked examples
+
+DOCS = Path(__file__).parents[2] / "docs" / "protocol.md"
+
+
+def _doc_examples() -> dict[str, bytes]:
+    text = DOCS.read_text()
+    out: dict[str, bytes] = {}
+    for name, block in re.findall(r"<!-- example: (\w+) -->\n```text\n(.*?)```", text, re.S):
+        out[name] = bytes.fromhex("".join(line[6:] for line in block.splitlines()))
+    return out
+
+
+def test_docs_worked_examples_match_the_code() -> None:
+    examples = _doc_examples()
+    assert set(examples) == {
+        "client_hello",
+        "server_hello",
+        "send",
+        "send_response",
+        "receive",
+        "receive_response",
+        "error",
+    }
+    c, s = ClientConnection(), ServerConnection()
+    assert c.send(ClientHello((1,), b"", "cli")) == examples["client_hello"]
+    assert s.receive_data(examples["client_hello"]) == [ClientHello((1,), b"", "cli")]
+    hello = ServerHello(1, QM, "box", MAX_PAYLOAD, 1024)
+    assert s.send(hello) == examples["server_hello"]
+    assert c.receive_data(examples["server_hello"]) == [hello]
+    packet = UserMessage.build(destination="DIRECT=TCP:10.0.0.1\\private$\\q", body=b"hi", label="x").encode()
+    send = SendRequest(1, packet, None)
+    assert c.send_request(send, 1)[1] == examples["send"]
+    assert s.receive_data(examples["send"]) == [RequestReceived(1, send)]
+    lookup = ((60, PropVariant(VarType.VT_UI8, 1)),)
+    assert s.send(SendResponse(lookup), 1) == examples["send_response"]
+    assert c.receive_data(examples["send_response"]) == [ResponseReceived(1, SendResponse(lookup))]
+    receive = ReceiveRequest(1, Action.MQ_ACTION_RECEIVE, 1000, propids=(60, 32))
+    assert c.send_request(receive, 2)[1] == examples["receive"]
+    assert s.receive_data(examples["receive"]) == [RequestReceived(2, receive)]
+    answer = ReceiveResponse(packet, (*lookup, (32, PropVariant(VarType.VT_UI4, 0x65000000))))
+    assert s.send(answer, 2) == examples["receive_response"]
+    assert c.receive_data(examples["receive_response"]) == [ResponseReceived(2, answer)]
+    c.send_request(ReceiveRequest(1, request_timeout=0), 3)
+    s.in_flight[3] = Op.RECEIVE
+    error = ErrorResponse(HResult.MQ_ERROR_MESSAGE_NOT_FOUND, "empty")
+    assert s.send(error, 3) == examples["error"]
+    assert c.receive_data(examples["error"]) == [ResponseReceived(3, error)]
