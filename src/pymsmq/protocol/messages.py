@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from enum import IntEnum, IntFlag
 from typing import ClassVar, Final
 
 from pymsmq.errors import WireError
@@ -38,6 +37,7 @@ from pymsmq.protocol._fields import (
     TransactionRef,
 )
 from pymsmq.protocol._payload import Payload, payload
+from pymsmq.protocol.codes import ACTIONS, Action, Op, QueueFilter, ReceiveFlags
 from pymsmq.wire.base_header import INFINITE
 from pymsmq.wire.user_message import UserMessage
 
@@ -88,90 +88,6 @@ __all__ = [
     "StatsRequest",
     "StatsResponse",
 ]
-
-
-class Op(IntEnum):
-    """The operation code in a REQUEST/RESPONSE/ERROR frame header (u16)."""
-
-    PING = 0x0001
-    STATS = 0x0002
-    LIST_QUEUES = 0x0003
-    CREATE_QUEUE = 0x0010
-    DELETE_QUEUE = 0x0011
-    OPEN_QUEUE = 0x0012
-    CLOSE_QUEUE = 0x0013
-    GET_QUEUE_PROPERTIES = 0x0014
-    SET_QUEUE_PROPERTIES = 0x0015
-    PURGE_QUEUE = 0x0016
-    SEND = 0x0020
-    RECEIVE = 0x0021
-    CREATE_CURSOR = 0x0022
-    CLOSE_CURSOR = 0x0023
-    MOVE = 0x0024
-    BEGIN_TRANSACTION = 0x0030
-    COMMIT_TRANSACTION = 0x0031
-    ABORT_TRANSACTION = 0x0032
-
-
-class Action(IntEnum):
-    """RECEIVE.action: the mq.h values of MQReceiveMessage's dwAction ([MS-MQMP] 2.2.3.2 Receive.Action)
-    and of MQReceiveMessageByLookupId's ulAction (Win32 metadata, Windows SDK mq.h)."""
-
-    MQ_ACTION_RECEIVE = 0x00000000
-    MQ_ACTION_PEEK_CURRENT = 0x80000000
-    MQ_ACTION_PEEK_NEXT = 0x80000001
-    MQ_LOOKUP_PEEK_CURRENT = 0x40000010
-    MQ_LOOKUP_PEEK_NEXT = 0x40000011
-    MQ_LOOKUP_PEEK_PREV = 0x40000012
-    MQ_LOOKUP_PEEK_FIRST = 0x40000014
-    MQ_LOOKUP_PEEK_LAST = 0x40000018
-    MQ_LOOKUP_RECEIVE_CURRENT = 0x40000020
-    MQ_LOOKUP_RECEIVE_NEXT = 0x40000021
-    MQ_LOOKUP_RECEIVE_PREV = 0x40000022
-    MQ_LOOKUP_RECEIVE_FIRST = 0x40000024
-    MQ_LOOKUP_RECEIVE_LAST = 0x40000028
-    MQ_LOOKUP_RECEIVE_ALLOW_PEEK = 0x40000120
-
-    @property
-    def by_lookup_id(self) -> bool:
-        """True for the MQ_LOOKUP_* actions (they use ``lookup_id``; FIRST/LAST ignore it)."""
-        return bool(self & 0x40000000)
-
-    @property
-    def peek(self) -> bool:
-        """True when the action leaves the message in the queue."""
-        return self in _PEEKS
-
-
-_PEEKS: Final = frozenset(
-    {
-        Action.MQ_ACTION_PEEK_CURRENT,
-        Action.MQ_ACTION_PEEK_NEXT,
-        Action.MQ_LOOKUP_PEEK_CURRENT,
-        Action.MQ_LOOKUP_PEEK_NEXT,
-        Action.MQ_LOOKUP_PEEK_PREV,
-        Action.MQ_LOOKUP_PEEK_FIRST,
-        Action.MQ_LOOKUP_PEEK_LAST,
-    }
-)
-_ACTIONS: Final = {int(a): a for a in Action}
-
-
-class ReceiveFlags(IntFlag):
-    """RECEIVE.flags; bits not listed here are reserved: senders set 0, servers ignore them."""
-
-    NONE = 0
-    #: Return the properties only; RECEIVE's response then carries no packet.
-    NO_PACKET = 0x00000001
-
-
-class QueueFilter(IntEnum):
-    """LIST_QUEUES.filter: which of the queue manager's queues to list."""
-
-    ALL = 0
-    PRIVATE = 1
-    PUBLIC = 2
-    SYSTEM = 3
 
 
 class Request(Payload):
@@ -463,7 +379,7 @@ class ReceiveRequest(Request):
 
     def _validate(self) -> None:
         # [MS-MQMP] 2.2.3.2: Receive.Action "MUST specify one of the values"; likewise the lookup actions.
-        if self.action not in _ACTIONS:
+        if self.action not in ACTIONS:
             raise WireError(
                 f"ReceiveRequest.action 0x{self.action:08X} is not an MQ_ACTION_* or MQ_LOOKUP_* value"
             )
