@@ -1,7 +1,7 @@
 """One SparkSession for the whole test run (local[2], UI off, UTC, 2 shuffle partitions).
 
 Nothing here skips: the test command installs the ``spark`` extra, so a missing pyspark is a failure.
-Every test in this folder is marked ``spark``.
+Every test in this folder that uses the ``spark`` fixture is marked ``spark``; the others are pure Python.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ HERE = Path(__file__).parent
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if Path(str(item.fspath)).parent == HERE:
+        if Path(str(item.fspath)).parent == HERE and "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
             # With pytest-xdist and --dist loadgroup every Spark test runs in one worker (one JVM).
             item.add_marker(pytest.mark.xdist_group("spark"))
