@@ -49,6 +49,8 @@ MSMQ_PORT: Final = 1801
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _SEQ_MOD: Final = 1 << 32
 _SIGNATURE: Final = b"LIOR"  # BaseHeader.Signature 0x524F494C on the wire
+# Unframeable bytes held back while looking for the next BaseHeader before they are reported.
+_MAX_UNFRAMED: Final = 1 << 16
 # TCP flags
 _FIN: Final = 0x01
 _SYN: Final = 0x02
@@ -146,8 +148,7 @@ def _frames(f: BinaryIO) -> Iterator[tuple[dt.datetime, int, bytes]]:
         data = f.read(incl)
         if len(data) < incl:
             raise PcapError("truncated pcap record")
-        ts = _EPOCH + dt.timedelta(seconds=sec, microseconds=frac * 1_000_000 // divisor)
-        yield ts, linktype, data
+        yield _timestamp(sec * 1_000_000 + frac * 1_000_000 // divisor), linktype, data
 
 
 def _pcapng_frames(head: bytes, f: BinaryIO) -> Iterator[tuple[dt.datetime, int, bytes]]:
@@ -178,12 +179,18 @@ def _pcapng_frames(head: bytes, f: BinaryIO) -> Iterator[tuple[dt.datetime, int,
             if iface >= len(interfaces):
                 raise PcapError(f"pcapng packet on undeclared interface {iface}")
             linktype, per_second = interfaces[iface]
-            ticks = hi << 32 | lo
-            ts = _EPOCH + dt.timedelta(microseconds=ticks * 1_000_000 // per_second)
+            ts = _timestamp((hi << 32 | lo) * 1_000_000 // per_second)
             yield ts, linktype, body[20 : 20 + incl]
         elif block_type == 3 and len(body) >= 4 and interfaces:  # Simple Packet Block (no timestamp)
             yield _EPOCH, interfaces[0][0], body[4:]
         pos += length
+
+
+def _timestamp(micros: int) -> dt.datetime:
+    try:
+        return _EPOCH + dt.timedelta(microseconds=micros)
+    except OverflowError:
+        raise PcapError(f"capture timestamp of {micros} microseconds is out of range") from None
 
 
 def _if_tsresol(options: bytes, order: str) -> int:
@@ -192,7 +199,7 @@ def _if_tsresol(options: bytes, order: str) -> int:
         code, length = struct.unpack_from(order + "HH", options, pos)
         if code == 0:
             break
-        if code == 9 and length >= 1:  # if_tsresol
+        if code == 9 and length >= 1 and pos + 4 < len(options):  # if_tsresol
             value = options[pos + 4]
             exponent = value & 0x7F
             return int(2**exponent if value & 0x80 else 10**exponent)
@@ -306,12 +313,15 @@ class _Direction:
     held: dict[int, tuple[bytes, dt.datetime]] = field(default_factory=dict)  # offset -> out-of-order
     buffer: bytearray = field(default_factory=bytearray)  # delivered, not yet framed
     buffer_offset: int = 0  # stream offset of buffer[0]
+    last_seen: dt.datetime = _EPOCH  # capture time of the last delivered bytes
+    unframed: str | None = None  # why buffer[0:] cannot be framed, while waiting for a BaseHeader
 
     def packet(self, ts: dt.datetime, offset: int, data: bytes, error: str | None = None) -> CapturedPacket:
         src, sport, dst, dport = self.key
         return CapturedPacket(ts, src, sport, dst, dport, offset, data, error)
 
     def deliver(self, data: bytes, ts: dt.datetime) -> Iterator[CapturedPacket]:
+        self.last_seen = ts
         self.buffer += data
         self.delivered += len(data)
         yield from self.frame(ts)
@@ -323,10 +333,16 @@ class _Direction:
             try:
                 need = framed_size(buf, offset=pos)
             except WireError as exc:
-                skip = _resync(buf, pos + 1)
-                yield self.packet(ts, self.buffer_offset + pos, bytes(buf[pos:skip]), f"cannot frame: {exc}")
-                pos = skip
+                # Skip to the next plausible BaseHeader; wait for more bytes while none is in sight.
+                nxt = _next_header(buf, pos + 1)
+                if nxt < 0 and len(buf) - pos <= _MAX_UNFRAMED:
+                    self.unframed = f"cannot frame: {exc}"
+                    break
+                stop = nxt if nxt >= 0 else len(buf) - 7
+                yield self.packet(ts, self.buffer_offset + pos, bytes(buf[pos:stop]), f"cannot frame: {exc}")
+                pos = stop
                 continue
+            self.unframed = None
             if len(buf) - pos < need:
                 break
             yield self.packet(ts, self.buffer_offset + pos, bytes(buf[pos : pos + need]))
@@ -385,28 +401,29 @@ class _Direction:
                 error = f"{gap} bytes after this are missing from the capture"
                 yield self.packet(when, self.buffer_offset, bytes(self.buffer), error)
                 del self.buffer[:]
+            self.unframed = None
             # Continue after the gap; ``frame`` re-synchronises on the next BaseHeader.
             self.delivered = self.buffer_offset = first
             assert self.next_seq is not None
             self.next_seq = (self.next_seq + gap) % _SEQ_MOD
             yield from self._accept(data, when)
         if self.buffer:
-            error = "the capture ends inside this packet"
-            yield self.packet(_EPOCH, self.buffer_offset, bytes(self.buffer), error)
+            error = self.unframed or "the capture ends inside this packet"
+            yield self.packet(self.last_seen, self.buffer_offset, bytes(self.buffer), error)
             del self.buffer[:]
 
 
-def _resync(buf: bytes | bytearray, start: int) -> int:
-    """Position of the next plausible BaseHeader (VersionNumber 0x10, Signature LIOR) at or after start."""
-    pos = start
+def _next_header(buf: bytes | bytearray, start: int) -> int:
+    """Position of the next plausible BaseHeader (VersionNumber 0x10, Signature LIOR) at or after
+    ``start``, or -1 when there is none (yet)."""
+    pos = start + 4
     while True:
-        hit = buf.find(_SIGNATURE, pos + 4)
+        hit = buf.find(_SIGNATURE, pos)
         if hit < 0:
-            return len(buf) if len(buf) - start < 7 else max(start, len(buf) - 7)
-        candidate = hit - 4
-        if candidate >= start and buf[candidate] == 0x10:
-            return candidate
-        pos = hit - 3
+            return -1
+        if buf[hit - 4] == 0x10:
+            return hit - 4
+        pos = hit + 1
 
 
 def reassemble(segments: Iterable[Segment]) -> Iterator[CapturedPacket]:
