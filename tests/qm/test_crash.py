@@ -8,7 +8,8 @@ every acknowledged transactional receive (a move from queue 1 to queue 2) is com
 interrupted one is back in queue 1, and no message is in both queues or lost.  No orphan packet
 file survives the reopen.
 
-Store level: the public ``QueueManager`` API did not exist yet when this was written.
+The same at the public API (``_crash_qm_child.py``): recoverable sends through
+``pymsmq.QueueManager``, and transactional receives (committed, aborted, interrupted).
 """
 
 from __future__ import annotations
@@ -21,19 +22,29 @@ import sys
 import time
 from pathlib import Path
 
+import pymsmq
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
 from pymsmq.qm.store import BIG_PACKET, Batch, MessageKey, SQLiteStore, StoredMessage
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _crash_child import packet_for
+from _crash_qm_child import body_for
 
 CHILD = Path(__file__).parent / "_crash_child.py"
+QM_CHILD = Path(__file__).parent / "_crash_qm_child.py"
 THREADS = 4
 
 
-def _run_and_kill(db: Path, mode: str, first: int, rng: random.Random) -> list[str]:
+def _run_and_kill(db: Path, mode: str, first: int, rng: random.Random, qm: bool = False) -> list[str]:
     """Start the child, kill it with SIGKILL at a random moment, return its complete output lines."""
+    args = (
+        [str(QM_CHILD), str(db), mode, str(first)]
+        if qm
+        else [str(CHILD), str(db), mode, str(THREADS), str(first)]
+    )
     proc = subprocess.Popen(
-        [sys.executable, str(CHILD), str(db), mode, str(THREADS), str(first)],
+        [sys.executable, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -128,3 +139,69 @@ def test_sigkill_during_transactional_receives(tmp_path: Path) -> None:
 def test_big_packets_are_big() -> None:
     # The crash tests exercise the out-of-row path: every fifth packet is over the threshold.
     assert len(packet_for(5)) > BIG_PACKET >= len(packet_for(6))
+
+
+def test_sigkill_queue_manager_recoverable_sends(tmp_path: Path) -> None:
+    rng = random.Random()
+    d = tmp_path / "qm"
+    with pymsmq.QueueManager.open(d) as qm:
+        qm.create_queue(r".\private$\crash")
+    acked_total: set[str] = set()
+    for round_ in range(3):
+        lines = _run_and_kill(d, "send", (round_ + 1) * 10**8, rng, qm=True)
+        acked = {line.split()[1] for line in lines if line.startswith("S ")}
+        assert acked, "the child acknowledged nothing before the kill"
+        acked_total |= acked
+        with pymsmq.QueueManager.open(d) as qm:
+            q = qm.queue(r".\private$\crash")
+            peeked = []
+            try:
+                peeked.append(q.peek_current(timeout=0))
+                while True:
+                    peeked.append(q.peek_next(timeout=0))
+            except MSMQError as e:
+                assert e.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+            labels = [m.label for m in peeked]
+            assert len(labels) == len(set(labels))  # exactly once
+            assert acked_total <= set(labels), sorted(acked_total - set(labels))[:10]
+            assert len(set(labels) - acked_total) <= 2 * (round_ + 1)  # in flight at each kill
+            for m in peeked:  # nothing half-present
+                assert m.body == body_for(m.label)
+
+
+def test_sigkill_queue_manager_transactional_receives(tmp_path: Path) -> None:
+    rng = random.Random()
+    d = tmp_path / "qmtx"
+    n = 3000
+    with pymsmq.QueueManager.open(d) as qm:
+        q = qm.create_queue(r".\private$\crashtx", transactional=True)
+        for start in range(0, n, 500):
+            with qm.begin_transaction() as tx:
+                for i in range(start, start + 500):
+                    q.send(pymsmq.Message(body=body_for(str(i)), label=str(i)), transaction=tx)
+    received: set[str] = set()
+    for _ in range(3):
+        lines = _run_and_kill(d, "recv", 0, rng, qm=True)
+        acked = {line.split()[1] for line in lines if line.startswith("R ")}
+        assert not acked & received
+        received |= acked
+        with pymsmq.QueueManager.open(d) as qm:
+            q = qm.queue(r".\private$\crashtx")
+            left = []
+            try:
+                left.append(q.peek_current(timeout=0))
+                while True:
+                    left.append(q.peek_next(timeout=0))
+            except MSMQError as e:
+                assert e.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+            labels = {m.label for m in left}
+            assert len(labels) == len(left)
+            # Acknowledged commits are gone; aborted and interrupted receives are back.
+            assert not labels & received
+            gone = {str(i) for i in range(n)} - labels
+            assert received <= gone
+            assert len(gone - received) <= 1  # the one commit in flight at the kill
+            for m in left:
+                assert m.body == body_for(m.label)
+            received = gone
+    assert received
