@@ -1,0 +1,281 @@
+"""What every queue command shares: the target (``--data`` / ``--url``), exit codes, error reporting,
+tables, JSON output and progress bars.
+
+Exit codes (docs/cli.md): 0 ok, 1 an MSMQ error (the queue manager refused: the HRESULT name and hex
+are printed), 2 bad usage or input (click usage errors, unreadable files, malformed format names,
+bad property values), 3 timeout or no message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
+
+import click
+from click.core import ParameterSource
+
+from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.hresult import HResult
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue_manager import QueueManager
+
+__all__ = [
+    "EXIT_CODES_HELP",
+    "EXIT_MSMQ",
+    "EXIT_OK",
+    "EXIT_TIMEOUT",
+    "EXIT_USAGE",
+    "BadInput",
+    "MSMQFailure",
+    "NoMessage",
+    "Target",
+    "describe_hresult",
+    "emit_json",
+    "msmq_command",
+    "print_table",
+    "progress",
+    "target_options",
+]
+
+EXIT_OK: Final = 0
+EXIT_MSMQ: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_TIMEOUT: Final = 3
+
+EXIT_CODES_HELP: Final = (
+    "Exit codes: 0 ok, 1 MSMQ error (HRESULT printed), 2 bad usage or input, 3 timeout or no message."
+)
+
+# HRESULTs that say "nothing arrived in time" rather than "something is wrong".
+_TIMEOUTS: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+# HRESULTs that always come from the caller's input, before any queue is touched.
+_INPUT_ERRORS: Final = frozenset(
+    {
+        HResult.MQ_ERROR_ILLEGAL_FORMATNAME,
+        HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
+        HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE,
+        HResult.MQ_ERROR_ILLEGAL_PROPERTY_SIZE,
+        HResult.MQ_ERROR_LABEL_TOO_LONG,
+    }
+)
+
+
+def describe_hresult(hresult: int) -> str:
+    """``MQ_ERROR_QUEUE_NOT_FOUND 0xC00E0003`` (the name when the code is known)."""
+    code = hresult & 0xFFFFFFFF
+    try:
+        name = HResult(code).name
+    except ValueError:
+        return f"0x{code:08X}"
+    return f"{name} 0x{code:08X}"
+
+
+class BadInput(click.ClickException):
+    """Bad usage or input (unreadable file, malformed name, bad value): one line, exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class MSMQFailure(click.ClickException):
+    """The queue manager reported an error: one line with the HRESULT name and hex, exit code 1."""
+
+    exit_code = EXIT_MSMQ
+
+
+class NoMessage(click.ClickException):
+    """No message arrived in time (or the queue is empty): exit code 3."""
+
+    exit_code = EXIT_TIMEOUT
+
+
+def _error_line(exc: MSMQError) -> str:
+    text = str(exc.args[0]) if exc.args else type(exc).__name__
+    return f"{text} ({describe_hresult(exc.hresult)})"
+
+
+def translate(exc: MSMQError) -> click.ClickException:
+    """The click exception (and so the exit code) for an ``MSMQError``."""
+    if exc.hresult in _TIMEOUTS:
+        return NoMessage(f"no message: {_error_line(exc)}")
+    if isinstance(exc, FormatNameError) or exc.hresult in _INPUT_ERRORS:
+        return BadInput(_error_line(exc))
+    return MSMQFailure(_error_line(exc))
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def msmq_command(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Turn ``MSMQError`` and ``OSError`` escaping a command into one-line messages and exit codes."""
+
+    @functools.wraps(func)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return func(*args, **kwargs)
+        except MSMQError as exc:
+            raise translate(exc) from exc
+        except (ConnectionError, TimeoutError) as exc:
+            unavailable = describe_hresult(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+            raise MSMQFailure(f"cannot reach the queue manager: {exc} ({unavailable})") from exc
+
+    return wrapper
+
+
+# ---------------------------------------------------------------------- the target queue manager
+class Target:
+    """The queue manager a command talks to: embedded (``--data DIR``) or a server (``--url``).
+
+    ``qm`` opens it on first use; it is closed when the click context ends.
+    """
+
+    def __init__(self, data: str | None, url: str | None, token: str | None) -> None:
+        self.data = data
+        self.url = url
+        self.token = token
+        self._qm: QueueManager | None = None
+
+    @property
+    def remote(self) -> bool:
+        """True for a server (``--url``)."""
+        return self.url is not None
+
+    @property
+    def qm(self) -> QueueManager:
+        """The open queue manager (embedded) or client (remote): the same methods either way."""
+        if self._qm is None:
+            self._qm = self._open()
+            click.get_current_context().call_on_close(self.close)
+        return self._qm
+
+    def _open(self) -> QueueManager:
+        if self.url is not None:
+            return _connect(self.url, self.token)
+        from pymsmq.qm.queue_manager import QueueManager
+
+        assert self.data is not None
+        try:
+            return QueueManager.open(self.data)
+        except OSError as exc:
+            raise BadInput(f"cannot open the data directory {self.data}: {exc.strerror or exc}") from exc
+
+    def close(self) -> None:
+        """Close the queue manager or the connection (idempotent)."""
+        qm, self._qm = self._qm, None
+        if qm is not None:
+            qm.close()
+
+
+def _connect(url: str, token: str | None) -> QueueManager:
+    if not url.lower().startswith("msmq://"):
+        raise BadInput(f"--url must look like msmq://host:port, not {url!r}")
+    try:
+        client = importlib.import_module("pymsmq.client")
+    except ImportError as exc:
+        raise BadInput("this pymsmq has no remote client (pymsmq.client); use --data DIR") from exc
+    connect: Any = client.connect
+    try:
+        qm = connect(url, token=token) if token else connect(url)
+    except OSError as exc:
+        raise MSMQFailure(
+            f"cannot connect to {url}: {exc.strerror or exc} "
+            f"({describe_hresult(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)})"
+        ) from exc
+    result: QueueManager = qm
+    return result
+
+
+def _make_target(ctx: click.Context, data: str | None, url: str | None, token: str | None) -> Target:
+    if data is not None and url is not None:
+        # An option on the command line beats an environment variable of the other kind.
+        data_src = ctx.get_parameter_source("data")
+        url_src = ctx.get_parameter_source("url")
+        if data_src == ParameterSource.COMMANDLINE and url_src != ParameterSource.COMMANDLINE:
+            url = None
+        elif url_src == ParameterSource.COMMANDLINE and data_src != ParameterSource.COMMANDLINE:
+            data = None
+        else:
+            raise BadInput("give either --data DIR or --url msmq://host:port, not both")
+    if data is None and url is None:
+        raise BadInput(
+            "no queue manager: give --data DIR (embedded) or --url msmq://host:port (a server), "
+            "or set PYMSMQ_DATA / PYMSMQ_URL"
+        )
+    return Target(data, url, token)
+
+
+def target_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--data``, ``--url`` and ``--token`` and pass a ``Target`` as the ``target`` argument."""
+
+    @click.option(
+        "--data",
+        metavar="DIR",
+        envvar="PYMSMQ_DATA",
+        help="Use the embedded queue manager stored in DIR (env PYMSMQ_DATA).",
+    )
+    @click.option(
+        "--url",
+        metavar="msmq://HOST:PORT",
+        envvar="PYMSMQ_URL",
+        help="Talk to a pymsmq server (env PYMSMQ_URL).",
+    )
+    @click.option("--token", envvar="PYMSMQ_TOKEN", help="Token for the server (env PYMSMQ_TOKEN).")
+    @functools.wraps(func)
+    def wrapper(*args: Any, data: str | None, url: str | None, token: str | None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        return func(*args, target=_make_target(ctx, data, url, token), **kwargs)
+
+    return wrapper
+
+
+# ---------------------------------------------------------------------- output
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout."""
+    click.echo(json.dumps(value, indent=2, sort_keys=False))
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """Print an aligned text table (numbers right-aligned) on stdout."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    numeric = [bool(rows) and all(isinstance(row[i], int) for row in rows) for i in range(len(headers))]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    click.echo(line(list(headers)))
+    click.echo(line(["-" * w for w in widths]))
+    for row in cells:
+        click.echo(line(row))
+
+
+class _Progress:
+    """A progress bar on stderr (only when stderr is a terminal); ``update(n)`` advances it."""
+
+    def __init__(self, bar: Any) -> None:
+        self._bar = bar
+
+    def update(self, n: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+
+@contextlib.contextmanager
+def progress(label: str, length: int | None) -> Iterator[_Progress]:
+    """A click progress bar on stderr when stderr is a TTY; nothing at all otherwise."""
+    if not sys.stderr.isatty():
+        yield _Progress(None)
+        return
+    bar: Any
+    with click.progressbar(length=length, label=label, file=sys.stderr, show_pos=True) as bar:
+        yield _Progress(bar)

@@ -1,0 +1,539 @@
+"""``pymsmq send``, ``receive``, ``peek`` and ``move``: messages from the command line."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
+
+import click
+
+from pymsmq.cli._common import (
+    EXIT_CODES_HELP,
+    BadInput,
+    NoMessage,
+    Target,
+    emit_json,
+    msmq_command,
+    target_options,
+)
+from pymsmq.cli._msgjson import body_text, message_to_json, sendable_copy
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.constants import INFINITE, MQ_SINGLE_MESSAGE
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
+
+    _IntType = click.ParamType[int]
+    _IdType = click.ParamType[ObjectId]
+else:
+    _IntType = _IdType = click.ParamType
+
+__all__ = ["ACK_LEVELS", "BODY_TYPES", "move", "peek", "receive", "send"]
+
+# [MC-MQAC] 2.2.2.1 MQMSGACKNOWLEDGEMENT values, by a command-line name.
+ACK_LEVELS: Final = {
+    "none": 0x00,
+    "pos-arrival": 0x01,
+    "pos-receive": 0x02,
+    "neg-arrival": 0x04,
+    "full-reach-queue": 0x05,
+    "nack-reach-queue": 0x04,
+    "neg-receive": 0x08,
+    "nack-receive": 0x0C,
+    "full-receive": 0x0E,
+}
+# VARTYPE values MSMQ applications put in BodyType ([MS-MQMQ] 2.2.18.1.4 / MC-MQAC Body).
+BODY_TYPES: Final = {
+    "bytes": 0x2011,  # VT_ARRAY | VT_UI1
+    "string": 8,  # VT_BSTR (UTF-16LE body)
+    "lpwstr": 31,  # VT_LPWSTR (UTF-16LE body)
+    "lpstr": 30,  # VT_LPSTR
+    "none": 0,
+}
+_NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+
+
+class _Named(_IntType):
+    """A name from a table, or an integer (decimal or 0x hex)."""
+
+    def __init__(self, name: str, table: dict[str, int], bits: int) -> None:
+        self.name = name
+        self.table = table
+        self.bits = bits
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in self.table:
+            return self.table[text]
+        try:
+            number = int(text, 0)
+        except ValueError:
+            self.fail(f"{value!r} is not one of {', '.join(self.table)} or a number", param, ctx)
+        if not 0 <= number < 1 << self.bits:
+            self.fail(f"{value!r} is out of range", param, ctx)
+        return number
+
+
+class _Seconds(_IntType):
+    """Seconds (u32), or ``infinite``."""
+
+    name = "SECONDS"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in ("infinite", "inf"):
+            return INFINITE
+        try:
+            number = int(text, 0)
+        except ValueError:
+            self.fail(f"{value!r} is not a number of seconds or 'infinite'", param, ctx)
+        if not 0 <= number <= INFINITE:
+            self.fail(f"{value!r} is out of range", param, ctx)
+        return number
+
+
+class _Id(_IdType):
+    """An object id: ``{guid}\\ordinal`` or 40 hex digits (its 20 bytes)."""
+
+    name = "ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> ObjectId:
+        if isinstance(value, ObjectId):
+            return value
+        text = str(value).strip()
+        try:
+            if "\\" in text:
+                return ObjectId.parse(text)
+            return ObjectId.from_bytes(bytes.fromhex(text))
+        except (MSMQError, ValueError):
+            self.fail(f"{value!r} is not an id ({{guid}}\\ordinal or 40 hex digits)", param, ctx)
+
+
+ACK: Final = _Named("ACK", ACK_LEVELS, 8)
+BODY_TYPE: Final = _Named("TYPE", BODY_TYPES, 32)
+SECONDS: Final = _Seconds()
+OBJECT_ID: Final = _Id()
+_TIMEOUT: Final = click.FloatRange(min=0)
+
+
+def _read_body(body: str | None, file: str | None, encoding: str) -> bytes:
+    if body is not None and file is not None:
+        raise BadInput("give the body as an argument or with --file, not both")
+    if body is not None:
+        return body.encode(encoding)
+    try:
+        if file is None or file == "-":
+            return sys.stdin.buffer.read()
+        with open(file, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise BadInput(f"cannot read {file}: {exc.strerror or exc}") from exc
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("queue_name", metavar="QUEUE")
+@click.argument("body", required=False)
+@click.option("--file", "-f", "file", metavar="PATH", help="Read the body from PATH ('-' = stdin).")
+@click.option(
+    "--encoding",
+    type=click.Choice(["utf-8", "utf-16-le"]),
+    default=None,
+    help="How a BODY argument becomes bytes (default utf-8; utf-16-le for --body-type string).",
+)
+@click.option("--label", default="", help="Message label (at most 249 characters).")
+@click.option("--priority", type=click.IntRange(0, 7), default=3, show_default=True, help="0..7.")
+@click.option("--recoverable/--express", default=False, help="Recoverable (stored) or express (default).")
+@click.option("--correlation-id", type=OBJECT_ID, default=None, help="Correlation id.")
+@click.option("--app-specific", type=click.IntRange(-(1 << 31), 0xFFFFFFFF), default=0, help="AppSpecific.")
+@click.option("--body-type", type=BODY_TYPE, default=None, help="bytes, string, lpwstr, lpstr or a VARTYPE.")
+@click.option("--extension", metavar="HEX", default=None, help="Extension bytes, as hex.")
+@click.option(
+    "--ttrq", type=SECONDS, default=INFINITE, help="Time to reach queue, seconds (default infinite)."
+)
+@click.option(
+    "--ttbr", type=SECONDS, default=INFINITE, help="Time to be received, seconds (default infinite)."
+)
+@click.option("--journal", is_flag=True, help="Keep a copy in the machine journal (MQMSG_JOURNAL).")
+@click.option("--deadletter", is_flag=True, help="Dead-letter the message if it expires (MQMSG_DEADLETTER).")
+@click.option("--ack", type=ACK, default=0, help="Acknowledgement level: full-receive, nack-reach-queue, ...")
+@click.option("--admin-queue", metavar="FORMAT_NAME", default=None, help="Queue for acknowledgements.")
+@click.option("--response-queue", metavar="FORMAT_NAME", default=None, help="Queue for responses.")
+@click.option("--dead-letter-queue", metavar="PATH", default=None, help="Application dead-letter queue.")
+@click.option("--trace", is_flag=True, help="Send report messages (MQMSG_TRACE_SEND_ROUTE_TO_REPORT_QUEUE).")
+@click.option(
+    "--transactional/--no-transactional",
+    default=None,
+    help="Send in a one-message transaction (default: when the queue is transactional).",
+)
+@click.option("--count", type=click.IntRange(min=1), default=1, help="Send the message this many times.")
+@click.option("--json", "as_json", is_flag=True, help="Print the assigned ids as JSON.")
+@target_options
+@msmq_command
+def send(
+    target: Target,
+    queue_name: str,
+    body: str | None,
+    file: str | None,
+    encoding: str | None,
+    label: str,
+    priority: int,
+    recoverable: bool,
+    correlation_id: ObjectId | None,
+    app_specific: int,
+    body_type: int | None,
+    extension: str | None,
+    ttrq: int,
+    ttbr: int,
+    journal: bool,
+    deadletter: bool,
+    ack: int,
+    admin_queue: str | None,
+    response_queue: str | None,
+    dead_letter_queue: str | None,
+    trace: bool,
+    transactional: bool | None,
+    count: int,
+    as_json: bool,
+) -> None:
+    """Send a message to QUEUE. The body is BODY, the file given with --file, or standard input.
+
+    \b
+    Example:
+      pymsmq send --data ./qm '.\\private$\\orders' 'hello' --label greeting --priority 5 --recoverable
+      cat order.xml | pymsmq send --data ./qm '.\\private$\\orders' --label order --ack full-receive \\
+          --admin-queue '.\\private$\\acks'
+    """
+    if encoding is None:
+        encoding = "utf-16-le" if body_type in (BODY_TYPES["string"], BODY_TYPES["lpwstr"]) else "utf-8"
+    data = _read_body(body, file, encoding)
+    try:
+        ext = bytes.fromhex(extension) if extension is not None else b""
+    except ValueError as exc:
+        raise BadInput(f"--extension is not hex: {exc}") from exc
+    qm = target.qm
+    try:
+        message = Message(
+            body=data,
+            label=label,
+            priority=priority,
+            delivery=1 if recoverable else 0,
+            correlation_id=correlation_id,
+            app_specific=app_specific,
+            body_type=(BODY_TYPES["bytes"] if body_type is None else body_type),
+            extension=ext,
+            max_time_to_reach_queue=ttrq,
+            max_time_to_receive=ttbr,
+            journal=(2 if journal else 0) | (1 if deadletter else 0),
+            ack=ack,
+            admin_queue=admin_queue and qm.format_name(admin_queue),
+            response_queue=response_queue and qm.format_name(response_queue),
+            dead_letter_queue=dead_letter_queue,
+            trace=1 if trace else 0,
+        )
+    except MSMQError as exc:
+        if exc.hresult in (HResult.MQ_ERROR_QUEUE_NOT_FOUND,):
+            raise
+        raise BadInput(f"bad message property: {exc.args[0] if exc.args else exc}") from exc
+    sent: list[dict[str, Any]] = []
+    with qm.queue(queue_name) as q:
+        xact = q.transactional if transactional is None else transactional
+        if not recoverable and not xact and not target.remote:
+            click.echo(
+                "warning: express messages live in memory only; this embedded queue manager closes when "
+                "the command ends, so use --recoverable to keep the message",
+                err=True,
+            )
+        for _ in range(count):
+            m = message.copy()
+            q.send(m, MQ_SINGLE_MESSAGE if xact else None)
+            sent.append({"id": str(m.id) if m.id is not None else None, "queue": q.format_name})
+    if as_json:
+        emit_json(sent if count > 1 else sent[0])
+    else:
+        for item in sent:
+            click.echo(item["id"])
+
+
+# ---------------------------------------------------------------------- receive / peek output
+def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) -> None:
+    if body_only:
+        out.write(m.body)
+        out.flush()
+        return
+    if as_json:
+        data = message_to_json(m)
+        data["body_text"] = body_text(m)
+        click.echo(json.dumps(data))
+        return
+    text = body_text(m)
+    click.echo(f"lookup_id: {m.lookup_id}")
+    click.echo(f"id: {m.id}")
+    click.echo(f"label: {m.label}")
+    click.echo(f"priority: {m.priority}  delivery: {'recoverable' if m.delivery else 'express'}")
+    if m.correlation_id is not None:
+        click.echo(f"correlation_id: {m.correlation_id}")
+    if m.app_specific:
+        click.echo(f"app_specific: {m.app_specific}")
+    if m.arrived_time is not None:
+        click.echo(f"arrived_time: {m.arrived_time}")
+    if text is not None:
+        click.echo(f"body ({len(m.body)} bytes): {text}")
+    elif len(m.body) <= 64:
+        click.echo(f"body ({len(m.body)} bytes, hex): {m.body.hex()}")
+    else:
+        click.echo(f"body ({len(m.body)} bytes, base64): {base64.b64encode(m.body).decode('ascii')}")
+    click.echo("")
+
+
+def _reader(
+    q: Queue, remove: bool, lookup_id: int | None, transaction: Any
+) -> Callable[[float | None, bool], Message]:
+    """A function (timeout, first) -> the next message: receive, or peek along a cursor."""
+    if lookup_id is not None:
+        if remove:
+            return lambda timeout, first: q.receive_by_lookup_id(lookup_id, transaction)
+        return lambda timeout, first: q.peek_by_lookup_id(lookup_id)
+    if remove:
+        return lambda timeout, first: q.receive(timeout=timeout, transaction=transaction)
+    cursor = q.cursor()
+
+    def peek(timeout: float | None, first: bool) -> Message:
+        return cursor.peek_current(timeout) if first else cursor.peek_next(timeout)
+
+    return peek
+
+
+def _read_messages(
+    target: Target,
+    queue_name: str,
+    remove: bool,
+    count: int,
+    follow: bool,
+    timeout: float | None,
+    lookup_id: int | None,
+    as_json: bool,
+    body_only: bool,
+    transactional: bool,
+) -> None:
+    qm = target.qm
+    out: BinaryIO = sys.stdout.buffer
+    if follow and timeout is None:
+        timeout_each: float | None = None  # wait forever, until interrupted
+    else:
+        timeout_each = timeout or 0.0
+    got = 0
+    with qm.queue(queue_name) as q:
+        tx: Any = None
+        if transactional:
+            if not remove:
+                raise BadInput("--transactional applies to receive only")
+            tx = qm.begin_transaction()
+        try:
+            read = _reader(q, remove, lookup_id, tx)
+            while follow or got < count:
+                try:
+                    m = read(timeout_each, got == 0)
+                except MSMQError as exc:
+                    if exc.hresult in _NO_MESSAGE and got:
+                        break
+                    raise
+                _print_message(m, as_json, body_only, out)
+                got += 1
+                if lookup_id is not None:
+                    break
+        except KeyboardInterrupt:
+            pass
+        except BaseException:
+            if tx is not None:
+                tx.abort()
+            raise
+        if tx is not None:
+            tx.commit()
+    if not got:  # interrupted before the first message
+        raise NoMessage("no message")
+
+
+def _read_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.argument("queue_name", metavar="QUEUE"),
+        click.option("-n", "--count", type=click.IntRange(min=1), default=1, help="Read at most N messages."),
+        click.option(
+            "--follow", is_flag=True, help="Keep reading (until Ctrl-C, or --timeout idle seconds)."
+        ),
+        click.option(
+            "--timeout",
+            type=_TIMEOUT,
+            default=None,
+            help="Seconds to wait for each message (default 0; with --follow: forever).",
+        ),
+        click.option(
+            "--lookup-id", type=click.IntRange(1, (1 << 64) - 1), default=None, help="This message."
+        ),
+        click.option("--json", "as_json", is_flag=True, help="One JSON object per message (JSON Lines)."),
+        click.option("--body-only", is_flag=True, help="Write only the raw body bytes to stdout."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@_read_options
+@click.option("--transactional", is_flag=True, help="Receive in one transaction, committed after printing.")
+@target_options
+@msmq_command
+def receive(
+    target: Target,
+    queue_name: str,
+    count: int,
+    follow: bool,
+    timeout: float | None,
+    lookup_id: int | None,
+    as_json: bool,
+    body_only: bool,
+    transactional: bool,
+) -> None:
+    """Receive (remove) messages from QUEUE and print them. Exit code 3 when none comes in time.
+
+    \b
+    Example:
+      pymsmq receive --data ./qm '.\\private$\\orders' --timeout 5
+      pymsmq receive --data ./qm '.\\private$\\orders' -n 10 --json
+      pymsmq receive --url msmq://127.0.0.1:2103 '.\\private$\\orders' --follow --body-only
+    """
+    _read_messages(
+        target, queue_name, True, count, follow, timeout, lookup_id, as_json, body_only, transactional
+    )
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@_read_options
+@target_options
+@msmq_command
+def peek(
+    target: Target,
+    queue_name: str,
+    count: int,
+    follow: bool,
+    timeout: float | None,
+    lookup_id: int | None,
+    as_json: bool,
+    body_only: bool,
+) -> None:
+    """Print messages of QUEUE without removing them (the first, the first N, or follow new ones).
+
+    \b
+    Example:
+      pymsmq peek --data ./qm '.\\private$\\orders' -n 5
+      pymsmq peek --data ./qm '.\\private$\\orders;poison' --json
+    """
+    _read_messages(target, queue_name, False, count, follow, timeout, lookup_id, as_json, body_only, False)
+
+
+# ---------------------------------------------------------------------- move
+def _base_path(path_name: str) -> str:
+    return path_name.partition(";")[0].lower()
+
+
+def _first_ids(q: Queue, limit: int | None) -> Iterator[int]:
+    n = 0
+    while limit is None or n < limit:
+        try:
+            m = q.peek(timeout=0)
+        except MSMQError as exc:
+            if exc.hresult in _NO_MESSAGE:
+                return
+            raise
+        yield m.lookup_id
+        n += 1
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("queue_name", metavar="QUEUE")
+@click.argument("destination", metavar="TARGET")
+@click.option(
+    "--lookup-id", "lookup_ids", type=click.IntRange(1, (1 << 64) - 1), multiple=True, help="Move it."
+)
+@click.option("-n", "--count", type=click.IntRange(min=1), default=None, help="Move the first N messages.")
+@click.option("--all", "move_all", is_flag=True, help="Move every message.")
+@click.option("--json", "as_json", is_flag=True, help="Print the moved lookup ids as JSON.")
+@target_options
+@msmq_command
+def move(
+    target: Target,
+    queue_name: str,
+    destination: str,
+    lookup_ids: tuple[int, ...],
+    count: int | None,
+    move_all: bool,
+    as_json: bool,
+) -> None:
+    """Move messages from QUEUE to TARGET: a subqueue of the same queue (';name' or the queue's path
+    with ';name'), the queue itself (';'), or another queue.
+
+    Within a queue and its subqueues the message keeps its lookup id ([MS-MQDMPR] 3.1.7.1.16).
+    To another queue the message is re-sent (a new id) and then removed from QUEUE; both queues
+    transactional: in one transaction. Without --lookup-id, -n or --all the first message moves.
+
+    \b
+    Example:
+      pymsmq move --data ./qm '.\\private$\\orders' ';poison' --lookup-id 42
+      pymsmq move --data ./qm '.\\private$\\orders;poison' '.\\private$\\orders' --all
+      pymsmq move --data ./qm '.\\private$\\orders' '.\\private$\\archive' -n 100
+    """
+    if sum(bool(x) for x in (lookup_ids, count is not None, move_all)) > 1:
+        raise BadInput("give one of --lookup-id, -n or --all")
+    qm = target.qm
+    moved: list[int] = []
+    with qm.queue(queue_name) as src:
+        ids: Iterable[int] = lookup_ids or _first_ids(src, None if move_all else (count or 1))
+        if destination.startswith(";") or _is_subqueue_of(qm, src, destination):
+            sub = destination[1:] if destination.startswith(";") else destination.partition(";")[2]
+            for lid in ids:
+                src.move(lid, sub or None)
+                moved.append(lid)
+        else:
+            with qm.queue(destination) as dst:
+                if dst.format_name == src.format_name:
+                    raise BadInput("the source and the target are the same queue")
+                for lid in ids:
+                    _move_across(qm, src, dst, lid)
+                    moved.append(lid)
+    if not moved:
+        raise NoMessage(f"no message to move in {queue_name}")
+    if as_json:
+        emit_json({"moved": moved})
+    else:
+        click.echo(f"moved {len(moved)} message{'s' if len(moved) != 1 else ''}")
+
+
+def _is_subqueue_of(qm: Any, src: Queue, destination: str) -> bool:
+    try:
+        with qm.queue(destination) as dst:
+            return (
+                _base_path(dst.path_name) == _base_path(src.path_name) and dst.format_name != src.format_name
+            )
+    except MSMQError:
+        return False
+
+
+def _move_across(qm: Any, src: Queue, dst: Queue, lookup_id: int) -> None:
+    if src.transactional and dst.transactional:
+        with qm.begin_transaction() as tx:
+            m = src.receive_by_lookup_id(lookup_id, tx)
+            dst.send(sendable_copy(m), tx)
+        return
+    # Copy first, then remove: a failure in between leaves a duplicate, never a loss.
+    m = src.peek_by_lookup_id(lookup_id)
+    dst.send(sendable_copy(m), MQ_SINGLE_MESSAGE if dst.transactional else None)
+    src.receive_by_lookup_id(lookup_id, MQ_SINGLE_MESSAGE if src.transactional else None)

@@ -1,0 +1,346 @@
+"""``pymsmq queue create|delete|list|info|purge``: queue administration."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any, Final
+
+import click
+
+from pymsmq.cli._common import (
+    EXIT_CODES_HELP,
+    Target,
+    emit_json,
+    msmq_command,
+    print_table,
+    progress,
+    target_options,
+)
+from pymsmq.errors import MSMQError
+from pymsmq.model.constants import INFINITE
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.queue_manager import QueueManager
+
+    _IntType = click.ParamType[int]
+    _GuidType = click.ParamType[uuid.UUID]
+else:
+    _IntType = _GuidType = click.ParamType
+
+__all__ = ["queue", "queue_bytes", "queue_rows"]
+
+_PRIV_LEVELS: Final = {"none": 0, "optional": 1, "body": 2}
+
+
+class _Quota(_IntType):
+    """Kilobytes, or ``infinite``."""
+
+    name = "KB"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in ("infinite", "inf", "unlimited"):
+            return INFINITE
+        try:
+            number = int(text, 0)
+        except ValueError:
+            self.fail(f"{value!r} is not a number of kilobytes or 'infinite'", param, ctx)
+        if not 0 <= number <= INFINITE:
+            self.fail(f"{value!r} is out of range (0..4294967295)", param, ctx)
+        return number
+
+
+class _Guid(_GuidType):
+    name = "GUID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> uuid.UUID:
+        if isinstance(value, uuid.UUID):
+            return value
+        try:
+            return uuid.UUID(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not a GUID", param, ctx)
+
+
+QUOTA: Final = _Quota()
+GUID: Final = _Guid()
+
+
+@click.group()
+def queue() -> None:
+    """Create, delete, list, describe and purge queues.
+
+    \b
+    Example:
+      pymsmq queue create --data ./qm '.\\private$\\orders' --transactional --journal
+      pymsmq queue list --data ./qm
+    """
+
+
+@queue.command(epilog=EXIT_CODES_HELP)
+@click.argument("path")
+@click.option("--transactional", is_flag=True, help="A transactional queue (PROPID_Q_TRANSACTION).")
+@click.option("--journal", is_flag=True, help="Keep received messages in the queue's journal.")
+@click.option("--label", default="", help="Queue label (at most 124 characters).")
+@click.option("--quota", type=QUOTA, default=INFINITE, help="Queue quota in KB, or 'infinite' (default).")
+@click.option("--journal-quota", type=QUOTA, default=INFINITE, help="Journal quota in KB, or 'infinite'.")
+@click.option(
+    "--base-priority",
+    type=click.IntRange(-32768, 32767),
+    default=0,
+    help="Base priority (public queues only; -32768..32767).",
+)
+@click.option("--authenticate", is_flag=True, help="Accept authenticated messages only.")
+@click.option(
+    "--privacy-level",
+    type=click.Choice(sorted(_PRIV_LEVELS)),
+    default="optional",
+    help="PROPID_Q_PRIV_LEVEL: none, optional (default) or body.",
+)
+@click.option("--type-guid", type=GUID, default=None, help="Service type GUID (PROPID_Q_TYPE).")
+@click.option("--multicast-address", default=None, metavar="A.B.C.D:PORT", help="Multicast address.")
+@click.option("--json", "as_json", is_flag=True, help="Print the new queue as JSON.")
+@target_options
+@msmq_command
+def create(
+    target: Target,
+    path: str,
+    transactional: bool,
+    journal: bool,
+    label: str,
+    quota: int,
+    journal_quota: int,
+    base_priority: int,
+    authenticate: bool,
+    privacy_level: str,
+    type_guid: uuid.UUID | None,
+    multicast_address: str | None,
+    as_json: bool,
+) -> None:
+    """Create the queue PATH (a path name such as .\\private$\\orders) and print its format name.
+
+    \b
+    Example:
+      pymsmq queue create --data ./qm '.\\private$\\orders' --transactional --label orders --quota 1024
+    """
+    q = target.qm.create_queue(
+        path,
+        transactional=transactional,
+        journal=journal,
+        label=label,
+        quota=quota,
+        journal_quota=journal_quota,
+        base_priority=base_priority,
+        authenticate=authenticate,
+        priv_level=_PRIV_LEVELS[privacy_level],
+        multicast_address=multicast_address,
+        service_type_guid=type_guid,
+    )
+    with q:
+        if as_json:
+            emit_json(_info(target.qm, q))
+        else:
+            click.echo(q.format_name)
+
+
+@queue.command(epilog=EXIT_CODES_HELP)
+@click.argument("name")
+@click.option("--if-exists", is_flag=True, help="Succeed quietly when the queue does not exist.")
+@target_options
+@msmq_command
+def delete(target: Target, name: str, if_exists: bool) -> None:
+    """Delete the queue NAME (path or format name) with its journal and messages.
+
+    \b
+    Example:
+      pymsmq queue delete --data ./qm '.\\private$\\orders'
+    """
+    qm = target.qm
+    if if_exists and not qm.queue_exists(name):
+        return
+    qm.delete_queue(name)
+
+
+def queue_bytes(q: Queue) -> int | None:
+    """Bytes held by the queue (body + extension + label), when the queue manager can tell."""
+    for attr in ("total_bytes", "byte_count", "message_bytes"):
+        value = getattr(q, attr, None)
+        if isinstance(value, int):
+            return value
+    state = getattr(q, "_state", None)  # embedded queue manager: its per-queue byte count
+    total = getattr(state, "total_bytes", None)
+    if callable(total):
+        result = total()
+        return result if isinstance(result, int) else None
+    return None
+
+
+def _system_queues(qm: QueueManager) -> list[tuple[str, Queue]]:
+    return [
+        ("dead-letter", qm.dead_letter_queue),
+        ("transactional dead-letter", qm.transactional_dead_letter_queue),
+        ("machine journal", qm.machine_journal),
+    ]
+
+
+def queue_rows(qm: QueueManager, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One dict per queue: path, format name, kind, messages, bytes, journal messages, label."""
+    out: list[dict[str, Any]] = []
+    names: list[tuple[str, str]] = []
+    if "private" in kinds:
+        names += [("private", p) for p in qm.private_queues]
+    if "public" in kinds:
+        names += [("public", p) for p in qm.public_queues]
+    handles: list[tuple[str, str, Queue]] = []
+    for kind, path in names:
+        try:
+            handles.append((kind, path, qm.queue(path)))
+        except MSMQError:
+            continue  # deleted while we listed
+    if "system" in kinds:
+        handles += [("system", label, h) for label, h in _system_queues(qm)]
+    for kind, path, h in handles:
+        with h:
+            row: dict[str, Any] = {
+                "path_name": path if kind != "system" else h.format_name,
+                "kind": kind if kind != "system" else f"system ({path})",
+                "format_name": h.format_name,
+                "messages": h.message_count,
+                "bytes": queue_bytes(h),
+                "transactional": h.transactional,
+                "label": h.label if kind != "system" else "",
+            }
+            if kind != "system":
+                props = h.properties
+                row["journal"] = props.journal
+                if props.journal:
+                    with h.journal as j:
+                        row["journal_messages"] = j.message_count
+                row["subqueues"] = h.subqueue_names
+            out.append(row)
+    return out
+
+
+@queue.command(name="list", epilog=EXIT_CODES_HELP)
+@click.option("--private", "kinds", flag_value="private", help="Private queues only.")
+@click.option("--public", "kinds", flag_value="public", help="Public queues only.")
+@click.option("--system", "kinds", flag_value="system", help="System queues only.")
+@click.option("--all", "kinds", flag_value="all", help="Application and system queues.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@target_options
+@msmq_command
+def list_queues(target: Target, kinds: str | None, as_json: bool) -> None:
+    """List queues with their message counts (application queues unless --system or --all).
+
+    \b
+    Example:
+      pymsmq queue list --data ./qm
+      pymsmq queue list --url msmq://127.0.0.1:2103 --all --json
+    """
+    selected = {
+        None: ("private", "public"),
+        "private": ("private",),
+        "public": ("public",),
+        "system": ("system",),
+        "all": ("private", "public", "system"),
+    }[kinds]
+    rows = queue_rows(target.qm, selected)
+    if as_json:
+        emit_json(rows)
+        return
+    print_table(
+        ("PATH", "MESSAGES", "BYTES", "XACT", "LABEL"),
+        [
+            (
+                r["path_name"],
+                r["messages"],
+                "?" if r["bytes"] is None else r["bytes"],
+                "yes" if r["transactional"] else "no",
+                r["label"],
+            )
+            for r in rows
+        ],
+    )
+
+
+def _info(qm: QueueManager, q: Queue) -> dict[str, Any]:
+    props = q.properties
+    info: dict[str, Any] = {"format_name": q.format_name}
+    for name, value in props.to_dict().items():
+        info[name] = value
+    info["messages"] = q.message_count
+    info["bytes"] = queue_bytes(q)
+    if q.subqueue_name is None:
+        info["subqueues"] = {name: _count(q, name) for name in q.subqueue_names}
+    if props.journal and q.subqueue_name is None:
+        with q.journal as j:
+            info["journal_messages"] = j.message_count
+    return info
+
+
+def _count(q: Queue, name: str) -> int:
+    with q.subqueue(name) as sub:
+        return sub.message_count
+
+
+@queue.command(epilog=EXIT_CODES_HELP)
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@target_options
+@msmq_command
+def info(target: Target, name: str, as_json: bool) -> None:
+    """Show the properties and message counts of the queue NAME (path or format name).
+
+    \b
+    Example:
+      pymsmq queue info --data ./qm '.\\private$\\orders' --json
+    """
+    qm = target.qm
+    with qm.queue(name) as q:
+        data = _info(qm, q)
+    if as_json:
+        emit_json(data)
+        return
+    width = max(len(k) for k in data)
+    for key, value in data.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
+        elif value == INFINITE and key in ("quota", "journal_quota"):
+            value = "infinite"
+        click.echo(f"{key.ljust(width)}  {value}")
+
+
+@queue.command(epilog=EXIT_CODES_HELP)
+@click.argument("name")
+@click.option("--journal", "journal", is_flag=True, help="Purge the queue's journal instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print the number purged as JSON.")
+@target_options
+@msmq_command
+def purge(target: Target, name: str, journal: bool, as_json: bool) -> None:
+    """Delete every message of the queue NAME (messages locked by a transaction go when it ends).
+
+    \b
+    Example:
+      pymsmq queue purge --data ./qm '.\\private$\\orders'
+      pymsmq queue purge --data ./qm '.\\private$\\orders;poison'
+    """
+    qm = target.qm
+    with qm.queue(name) as q:
+        h = q.journal if journal else q
+        try:
+            before = h.message_count
+            with progress(f"purging {before} messages", 1) as bar:
+                h.purge()
+                bar.update(1)
+            # Messages that arrive during the purge are not counted (nor locked ones, which stay).
+            purged = max(0, before - h.message_count)
+        finally:
+            if h is not q:
+                h.close()
+    if as_json:
+        emit_json({"purged": purged})
+    else:
+        click.echo(f"purged {purged} message{'s' if purged != 1 else ''}")

@@ -1,0 +1,308 @@
+"""``pymsmq export`` / ``pymsmq import``: all messages of a queue, with all properties, as JSON Lines.
+
+The file format is specified in docs/export-format.md: a header line, one line per message
+(``{"subqueue": ..., "message": {...}}`` with every ``Message`` property) and an end line with the
+count, so that a truncated file is detected.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Final
+
+import click
+
+from pymsmq.cli._common import EXIT_CODES_HELP, BadInput, Target, msmq_command, progress, target_options
+from pymsmq.cli._msgjson import MessageJSONError, message_from_json, message_to_json, sendable_copy
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
+from pymsmq.model.queue_properties import QueueProperties
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.queue_manager import QueueManager
+
+__all__ = ["FORMAT", "VERSION", "export", "import_", "read_export"]
+
+FORMAT: Final = "pymsmq-export"
+VERSION: Final = 1
+_NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+# Queue properties ``create_queue`` takes (the others are assigned by the queue manager).
+_CREATE_PROPS: Final = (
+    "transactional",
+    "journal",
+    "label",
+    "quota",
+    "journal_quota",
+    "base_priority",
+    "authenticate",
+    "priv_level",
+    "multicast_address",
+    "service_type_guid",
+)
+
+
+def _line(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------- export
+def _messages(q: Queue, remove: bool, limit: int | None) -> Iterator[Message]:
+    """Every message of ``q`` in queue order: along a cursor (peek), or peek-then-remove."""
+    n = 0
+    cursor = None if remove else q.cursor()
+    while limit is None or n < limit:
+        try:
+            if remove:
+                m = q.peek(timeout=0)
+            else:
+                assert cursor is not None
+                m = cursor.peek_current(0) if n == 0 else cursor.peek_next(0)
+        except MSMQError as exc:
+            if exc.hresult in _NO_MESSAGE:
+                return
+            raise
+        yield m
+        n += 1
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("queue_name", metavar="QUEUE")
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write to FILE (default: stdout).")
+@click.option("--remove", is_flag=True, help="Remove each message once it is written (drain the queue).")
+@click.option("--subqueues", is_flag=True, help="Also export the messages of QUEUE's subqueues.")
+@click.option("-n", "--count", type=click.IntRange(min=1), default=None, help="At most N messages per queue.")
+@target_options
+@msmq_command
+def export(
+    target: Target, queue_name: str, output: str, remove: bool, subqueues: bool, count: int | None
+) -> None:
+    """Export the messages of QUEUE with every property to JSON Lines (docs/export-format.md).
+
+    Non-destructive by default (reads along a cursor); --remove drains the queue, removing each
+    message only after its line is written.
+
+    \b
+    Example:
+      pymsmq export --data ./qm '.\\private$\\orders' -o orders.jsonl
+      pymsmq export --url msmq://127.0.0.1:2103 '.\\private$\\orders' --remove > drained.jsonl
+    """
+    qm = target.qm
+    try:
+        out: IO[str] = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc
+    written = 0
+    try:
+        with qm.queue(queue_name) as q:
+            header = {
+                "format": FORMAT,
+                "version": VERSION,
+                "queue": q.path_name,
+                "format_name": q.format_name,
+                "queue_properties": q.properties.to_dict(),
+                "exported_at": time.time(),
+                "removed": remove,
+            }
+            out.write(_line(header))
+            handles: list[tuple[str | None, Queue]] = [(q.subqueue_name, q)]
+            if subqueues and q.subqueue_name is None:
+                handles += [(name, q.subqueue(name)) for name in q.subqueue_names]
+            total = sum(h.message_count for _, h in handles)
+            with progress("exporting", total) as bar:
+                for sub, h in handles:
+                    for m in _messages(h, remove, count):
+                        out.write(_line({"subqueue": sub, "message": message_to_json(m)}))
+                        if remove:
+                            out.flush()  # written before it is removed: a crash duplicates, never loses
+                            h.receive_by_lookup_id(m.lookup_id)
+                        written += 1
+                        bar.update(1)
+                    if h is not q:
+                        h.close()
+            out.write(_line({"end": True, "count": written}))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+        else:
+            out.flush()
+    click.echo(f"exported {written} message{'s' if written != 1 else ''}", err=True)
+
+
+# ---------------------------------------------------------------------- import
+class ExportFileError(ValueError):
+    """The export file is malformed; ``line`` is the 1-based line number."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any] | tuple[str | None, Message]]:
+    """Parse an export file: first the header dict, then ``(subqueue, Message)`` per message.
+
+    Raises ``ExportFileError`` for anything malformed, including a missing end line or a count that
+    does not match (a truncated file).
+    """
+    count = 0
+    lineno = 0
+    header_seen = False
+    ended = False
+    for lineno, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        if ended:
+            raise ExportFileError("data after the end line", lineno)
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise ExportFileError(f"not JSON: {exc}", lineno) from None
+        if not isinstance(record, dict):
+            raise ExportFileError("not a JSON object", lineno)
+        if not header_seen:
+            if record.get("format") != FORMAT:
+                raise ExportFileError(f"not a {FORMAT} file (no header line)", lineno)
+            if record.get("version") != VERSION:
+                raise ExportFileError(f"unsupported version {record.get('version')!r}", lineno)
+            header_seen = True
+            yield record
+            continue
+        if "end" in record:
+            if record.get("count") != count:
+                raise ExportFileError(
+                    f"end line says {record.get('count')!r} messages, found {count}", lineno
+                )
+            ended = True
+            continue
+        if set(record) != {"subqueue", "message"}:
+            raise ExportFileError("a message line has exactly 'subqueue' and 'message'", lineno)
+        sub = record["subqueue"]
+        if sub is not None and not isinstance(sub, str):
+            raise ExportFileError("subqueue must be a name or null", lineno)
+        try:
+            message = message_from_json(record["message"])
+        except MessageJSONError as exc:
+            raise ExportFileError(str(exc), lineno) from None
+        count += 1
+        yield sub, message
+    if not header_seen:
+        raise ExportFileError("empty file", lineno + 1)
+    if not ended:
+        raise ExportFileError("no end line (the file is truncated)", lineno + 1)
+
+
+def _open_lines(path: str) -> list[str] | IO[str]:
+    try:
+        if path == "-":
+            return sys.stdin.read().splitlines()
+        return open(path, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise BadInput(f"cannot read {path}: {reason}") from exc
+
+
+def _check(source: Iterable[str], name: str) -> tuple[dict[str, Any], int]:
+    """Read the whole file once: its header and message count (BadInput when malformed)."""
+    header: dict[str, Any] = {}
+    count = 0
+    try:
+        for item in read_export(source):
+            if isinstance(item, dict):
+                header = item
+            else:
+                count += 1
+    except ExportFileError as exc:
+        raise BadInput(f"{name}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{name}: not UTF-8 text: {exc}") from exc
+    return header, count
+
+
+def _close(source: list[str] | IO[str]) -> None:
+    if not isinstance(source, list):
+        source.close()
+
+
+def _create_from_header(qm: QueueManager, path: str, header: dict[str, Any]) -> None:
+    raw = header.get("queue_properties")
+    try:
+        props = QueueProperties.from_dict(raw if isinstance(raw, dict) else {})
+    except (MSMQError, TypeError) as exc:
+        raise BadInput(f"the header's queue properties are invalid: {exc}") from exc
+    kwargs: dict[str, Any] = {name: getattr(props, name) for name in _CREATE_PROPS}
+    qm.create_queue(path, **kwargs).close()
+
+
+def _local_path(path: str) -> str:
+    # The header names the queue on the exporting machine; import to the same queue name here.
+    _computer, sep, rest = path.partition("\\")
+    return f".\\{rest.partition(';')[0]}" if sep else path
+
+
+@click.command(name="import", epilog=EXIT_CODES_HELP)
+@click.argument("file", metavar="FILE|-")
+@click.argument("queue_name", metavar="[QUEUE]", required=False)
+@click.option("--create", is_flag=True, help="Create QUEUE with the exported queue's properties if missing.")
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    default=500,
+    show_default=True,
+    help="Messages per transaction for a transactional queue.",
+)
+@target_options
+@msmq_command
+def import_(target: Target, file: str, queue_name: str | None, create: bool, batch: int) -> None:
+    """Send every message of an export FILE to QUEUE (default: the exported queue's name).
+
+    The whole file is checked before anything is sent. Properties the queue manager assigns (id,
+    sent and arrival time, lookup id, source machine, transaction facts) get fresh values;
+    everything else is kept. Messages of subqueues go to QUEUE itself.
+
+    \b
+    Example:
+      pymsmq import --data ./qm orders.jsonl '.\\private$\\orders' --create
+      pymsmq export --data ./a '.\\private$\\q' | pymsmq import --data ./b - --create
+    """
+    first = _open_lines(file)
+    try:
+        header, total = _check(first, file)
+    finally:
+        _close(first)
+    qm = target.qm
+    path = queue_name or _local_path(str(header.get("queue", "")))
+    if create and not qm.queue_exists(path):
+        _create_from_header(qm, path, header)
+    source = first if isinstance(first, list) else _open_lines(file)
+    sent = 0
+    try:
+        with qm.queue(path) as q, progress("importing", total) as bar:
+            transactional = q.transactional
+            tx: Any = None
+            try:
+                for item in read_export(source):
+                    if isinstance(item, dict):
+                        continue
+                    if transactional and tx is None:
+                        tx = qm.begin_transaction()
+                    q.send(sendable_copy(item[1]), tx)
+                    sent += 1
+                    bar.update(1)
+                    if tx is not None and sent % batch == 0:
+                        tx.commit()
+                        tx = None
+                if tx is not None:
+                    tx.commit()
+                    tx = None
+            finally:
+                if tx is not None:
+                    tx.abort()
+    except ExportFileError as exc:  # the file changed between the two reads
+        raise BadInput(f"{file}: {exc}") from exc
+    finally:
+        _close(source)
+    click.echo(f"imported {sent} message{'s' if sent != 1 else ''} into {path}", err=True)
