@@ -37,6 +37,7 @@ __all__ = [
     "Target",
     "describe_hresult",
     "emit_json",
+    "error_line",
     "msmq_command",
     "print_table",
     "progress",
@@ -94,7 +95,8 @@ class NoMessage(click.ClickException):
     exit_code = EXIT_TIMEOUT
 
 
-def _error_line(exc: MSMQError) -> str:
+def error_line(exc: MSMQError) -> str:
+    """``<text> (<HRESULT name> 0x<hex>)``: how an MSMQ error is shown."""
     text = str(exc.args[0]) if exc.args else type(exc).__name__
     return f"{text} ({describe_hresult(exc.hresult)})"
 
@@ -102,10 +104,10 @@ def _error_line(exc: MSMQError) -> str:
 def translate(exc: MSMQError) -> click.ClickException:
     """The click exception (and so the exit code) for an ``MSMQError``."""
     if exc.hresult in _TIMEOUTS:
-        return NoMessage(f"no message: {_error_line(exc)}")
+        return NoMessage(f"no message: {error_line(exc)}")
     if isinstance(exc, FormatNameError) or exc.hresult in _INPUT_ERRORS:
-        return BadInput(_error_line(exc))
-    return MSMQFailure(_error_line(exc))
+        return BadInput(error_line(exc))
+    return MSMQFailure(error_line(exc))
 
 
 _P = ParamSpec("_P")

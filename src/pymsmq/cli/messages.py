@@ -16,6 +16,7 @@ from pymsmq.cli._common import (
     NoMessage,
     Target,
     emit_json,
+    error_line,
     msmq_command,
     target_options,
 )
@@ -25,6 +26,8 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE, MQ_SINGLE_MESSAGE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
+from pymsmq.model.names import LocalFormat
+from pymsmq.wire.format_name import FormatName
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
@@ -235,15 +238,15 @@ def send(
             max_time_to_receive=ttbr,
             journal=(2 if journal else 0) | (1 if deadletter else 0),
             ack=ack,
-            admin_queue=admin_queue and qm.format_name(admin_queue),
-            response_queue=response_queue and qm.format_name(response_queue),
+            admin_queue=_format_name(qm, admin_queue),
+            response_queue=_format_name(qm, response_queue),
             dead_letter_queue=dead_letter_queue,
             trace=1 if trace else 0,
         )
     except MSMQError as exc:
-        if exc.hresult in (HResult.MQ_ERROR_QUEUE_NOT_FOUND,):
+        if exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND:
             raise
-        raise BadInput(f"bad message property: {exc.args[0] if exc.args else exc}") from exc
+        raise BadInput(f"bad message property: {error_line(exc)}") from exc
     sent: list[dict[str, Any]] = []
     with qm.queue(queue_name) as q:
         xact = q.transactional if transactional is None else transactional
@@ -262,6 +265,18 @@ def send(
     else:
         for item in sent:
             click.echo(item["id"])
+
+
+def _format_name(qm: Any, name: str | None) -> str | None:
+    # Admin and response queues are format names ([MC-MQAC] AdminQueueInfo / ResponseQueueInfo): a
+    # format name is checked and kept as given (it may name a remote queue); a path name must name a
+    # queue of this queue manager and becomes its format name.
+    if name is None:
+        return None
+    if LocalFormat.looks_like_format_name(name):
+        return str(FormatName.parse(name))
+    result: str = qm.format_name(name)
+    return result
 
 
 # ---------------------------------------------------------------------- receive / peek output

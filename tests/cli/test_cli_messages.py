@@ -1,0 +1,345 @@
+"""``pymsmq send``, ``receive``, ``peek`` and ``move`` against the embedded queue manager (CliRunner)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pymsmq import Message, ObjectId, QueueManager
+from pymsmq.cli import main
+
+ORDERS = r".\private$\orders"
+TX = r".\private$\tx"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> str:
+    d = str(tmp_path / "qm")
+    with QueueManager.open(d) as qm:
+        qm.create_queue(ORDERS, journal=True)
+        qm.create_queue(TX, transactional=True)
+        qm.create_queue(r".\private$\acks")
+    return d
+
+
+def run(data: str | None, *args: str, stdin: bytes | str | None = None) -> Result:
+    argv = [*args] if data is None else [*args, "--data", data]
+    return CliRunner().invoke(main, argv, input=stdin, env={"PYMSMQ_DATA": None, "PYMSMQ_URL": None})
+
+
+def peek_all(data: str, name: str = ORDERS) -> list[Message]:
+    out = []
+    with QueueManager.open(data) as qm, qm.queue(name) as q:
+        c = q.cursor()
+        try:
+            out.append(c.peek_current(0))
+            while True:
+                out.append(c.peek_next(0))
+        except Exception:
+            pass
+    return out
+
+
+def put(data: str, *bodies: bytes, name: str = ORDERS, **props: object) -> None:
+    with QueueManager.open(data) as qm, qm.queue(name) as q:
+        for body in bodies:
+            q.send(Message(body=body, delivery=1, **props), 3 if q.transactional else None)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- send
+def test_send_body_argument_with_every_property(data: str) -> None:
+    corr = ObjectId(uuid.uuid4(), 7)
+    r = run(
+        data,
+        "send",
+        ORDERS,
+        "hello",
+        "--label",
+        "greeting",
+        "--priority",
+        "6",
+        "--recoverable",
+        "--correlation-id",
+        str(corr),
+        "--app-specific",
+        "-2",
+        "--body-type",
+        "lpstr",
+        "--extension",
+        "0a0b",
+        "--ttrq",
+        "100",
+        "--ttbr",
+        "50",
+        "--journal",
+        "--deadletter",
+        "--ack",
+        "full-receive",
+        "--admin-queue",
+        r".\private$\acks",
+        "--response-queue",
+        r".\private$\acks",
+        "--dead-letter-queue",
+        r".\private$\acks",
+        "--trace",
+        "--json",
+    )
+    assert r.exit_code == 0, r.output
+    sent = json.loads(r.stdout)
+    [m] = peek_all(data)
+    assert str(m.id) == sent["id"]
+    assert (m.body, m.label, m.priority, m.delivery) == (b"hello", "greeting", 6, 1)
+    assert m.correlation_id == corr and m.app_specific == 0xFFFFFFFE and m.body_type == 30
+    assert m.extension == b"\x0a\x0b"
+    assert m.max_time_to_reach_queue == 100 and m.max_time_to_receive == 100  # TTBR raised to TTRQ
+    assert m.journal == 3 and m.ack == 0x0E and m.trace == 1
+    with QueueManager.open(data) as qm:
+        acks = qm.format_name(r".\private$\acks")
+    assert m.admin_queue == acks and m.response_queue == acks
+    assert m.dead_letter_queue == r".\private$\acks"
+
+
+def test_send_defaults_are_msmq_defaults_and_express_warns(data: str) -> None:
+    r = run(data, "send", TX, "x")
+    assert r.exit_code == 0 and "warning" not in r.stderr  # transactional: recoverable, no warning
+    [m] = peek_all(data, TX)
+    assert (m.priority, m.ack, m.journal, m.app_specific, m.body_type) == (0, 0, 0, 0, 0x2011)
+    assert m.max_time_to_receive == 0xFFFFFFFF and m.is_first_in_transaction
+    r = run(data, "send", ORDERS, "gone")
+    assert r.exit_code == 0 and "express messages live in memory only" in r.stderr
+    assert peek_all(data) == []  # the express message died with the embedded queue manager
+
+
+def test_send_body_from_file_stdin_and_utf16(data: str, tmp_path: Path) -> None:
+    blob = bytes(range(256))
+    (tmp_path / "body.bin").write_bytes(blob)
+    assert run(data, "send", ORDERS, "--file", str(tmp_path / "body.bin"), "--recoverable").exit_code == 0
+    assert run(data, "send", ORDERS, "--recoverable", stdin=b"\x00from stdin\xff").exit_code == 0
+    assert run(data, "send", ORDERS, "--recoverable", "-f", "-", stdin=b"dash").exit_code == 0
+    assert run(data, "send", ORDERS, "h\u00e9", "--body-type", "string", "--recoverable").exit_code == 0
+    bodies = [(m.body, m.body_type) for m in peek_all(data)]
+    assert bodies == [
+        (blob, 0x2011),
+        (b"\x00from stdin\xff", 0x2011),
+        (b"dash", 0x2011),
+        ("h\u00e9".encode("utf-16-le"), 8),
+    ]
+
+
+def test_send_count_and_transactional_flag(data: str) -> None:
+    r = run(data, "send", TX, "a", "--count", "3", "--json")
+    assert r.exit_code == 0
+    ids = [item["id"] for item in json.loads(r.stdout)]
+    assert len(set(ids)) == 3 and len(peek_all(data, TX)) == 3
+    r = run(data, "send", TX, "b", "--no-transactional", "--recoverable")
+    assert r.exit_code == 1 and "MQ_ERROR_TRANSACTION_USAGE" in r.stderr
+    r = run(data, "send", ORDERS, "c", "--transactional")
+    assert r.exit_code == 1 and "MQ_ERROR_TRANSACTION_USAGE" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--priority", "8"), "8"),
+        (("--ack", "sometimes"), "sometimes"),
+        (("--ack", "3"), "ack"),
+        (("--correlation-id", "nonsense"), "not an id"),
+        (("--ttbr", "soon"), "seconds"),
+        (("--app-specific", "99999999999"), "99999999999"),
+        (("--extension", "xyz"), "not hex"),
+        (("--label", "L" * 250), "MQ_ERROR_LABEL_TOO_LONG"),
+        (("--body-type", "wat"), "wat"),
+        (("--file", "/nonexistent/body.bin"), "cannot read /nonexistent/body.bin"),
+    ],
+)
+def test_send_bad_input_exits_2(data: str, args: tuple[str, ...], needle: str) -> None:
+    body = () if "--file" in args else ("x",)
+    r = run(data, "send", ORDERS, *body, *args, "--recoverable")
+    assert r.exit_code == 2, r.output
+    assert needle in r.stderr
+    assert len(r.stderr.strip().splitlines()) >= 1 and "Traceback" not in r.output
+    assert peek_all(data) == []
+
+
+def test_send_unreadable_file_is_one_line(data: str, tmp_path: Path) -> None:
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    r = run(data, "send", ORDERS, "--file", str(folder))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "cannot read" in r.stderr
+
+
+def test_send_body_and_file_together_is_usage_error(data: str) -> None:
+    r = run(data, "send", ORDERS, "x", "--file", "-")
+    assert r.exit_code == 2 and "not both" in r.stderr
+
+
+def test_send_to_unknown_queue_and_malformed_names(data: str) -> None:
+    r = run(data, "send", r".\private$\nope", "x", "--recoverable")
+    assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND 0xC00E0003" in r.stderr
+    r = run(data, "send", "DIRECT=XYZ:here\\q", "x")
+    assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME" in r.stderr
+    r = run(data, "send", ORDERS, "x", "--admin-queue", "PUBLIC=zzz")
+    assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME" in r.stderr
+
+
+# ---------------------------------------------------------------------- receive / peek
+def test_receive_one_text_output_and_exit_3_when_empty(data: str) -> None:
+    put(data, b"first", b"second", label="L")
+    r = run(data, "receive", ORDERS)
+    assert r.exit_code == 0
+    assert "body (5 bytes): first" in r.stdout and "label: L" in r.stdout and "lookup_id: 1" in r.stdout
+    assert [m.body for m in peek_all(data)] == [b"second"]
+    assert run(data, "receive", ORDERS).exit_code == 0
+    r = run(data, "receive", ORDERS)
+    assert r.exit_code == 3 and "MQ_ERROR_MESSAGE_NOT_FOUND 0xC00E0088" in r.stderr
+    r = run(data, "receive", ORDERS, "--timeout", "0.05")
+    assert r.exit_code == 3 and "MQ_ERROR_IO_TIMEOUT 0xC00E001B" in r.stderr
+
+
+def test_receive_n_json_lines(data: str) -> None:
+    put(data, b"a", b"b", b"c")
+    r = run(data, "receive", ORDERS, "-n", "2", "--json")
+    assert r.exit_code == 0
+    items = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [base64.b64decode(i["body"]) for i in items] == [b"a", b"b"]
+    assert [i["body_text"] for i in items] == ["a", "b"]
+    assert items[0]["lookup_id"] == 1 and items[0]["delivery"] == 1
+    # -n is "at most N": fewer messages is still success
+    r = run(data, "receive", ORDERS, "-n", "5", "--json")
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 1
+    assert peek_all(data) == []
+
+
+def test_receive_binary_body_shown_as_hex_or_base64_and_body_only_raw(data: str) -> None:
+    small, big = b"\x00\x01\xfe", bytes(range(200))
+    put(data, small, big, small)
+    r = run(data, "receive", ORDERS)
+    assert "body (3 bytes, hex): 0001fe" in r.stdout
+    r = run(data, "receive", ORDERS)
+    assert f"body (200 bytes, base64): {base64.b64encode(big).decode()}" in r.stdout
+    r = run(data, "receive", ORDERS, "--body-only")
+    assert r.exit_code == 0 and r.stdout_bytes == small
+
+
+def test_utf16_body_printed_as_text(data: str) -> None:
+    put(data, "caf\u00e9".encode("utf-16-le"), body_type=8)
+    r = run(data, "peek", ORDERS, "--json")
+    assert json.loads(r.stdout)["body_text"] == "caf\u00e9"
+
+
+def test_receive_follow_until_idle_timeout(data: str) -> None:
+    put(data, b"1", b"2", b"3")
+    r = run(data, "receive", ORDERS, "--follow", "--timeout", "0.05", "--body-only")
+    assert r.exit_code == 0 and r.stdout_bytes == b"123"
+    r = run(data, "receive", ORDERS, "--follow", "--timeout", "0.05")
+    assert r.exit_code == 3
+
+
+def test_receive_by_lookup_id_and_transactional(data: str) -> None:
+    put(data, b"a", b"b", b"c", name=TX)
+    r = run(data, "receive", TX, "--lookup-id", "2", "--body-only", "--transactional")
+    assert r.exit_code == 0 and r.stdout_bytes == b"b"
+    assert [m.body for m in peek_all(data, TX)] == [b"a", b"c"]
+    r = run(data, "receive", TX, "--lookup-id", "2")
+    assert r.exit_code == 3 and "MQ_ERROR_MESSAGE_NOT_FOUND" in r.stderr
+    r = run(data, "receive", ORDERS, "--transactional")
+    assert r.exit_code == 1 and "MQ_ERROR_TRANSACTION_USAGE" in r.stderr
+    assert run(data, "receive", TX, "--lookup-id", "0").exit_code == 2
+
+
+def test_peek_does_not_remove_and_walks_a_cursor(data: str) -> None:
+    put(data, b"a", b"b")
+    put(data, b"urgent", priority=7)
+    r = run(data, "peek", ORDERS, "-n", "10", "--body-only")
+    assert r.exit_code == 0 and r.stdout_bytes == b"urgentab"
+    assert len(peek_all(data)) == 3
+    r = run(data, "peek", ORDERS, "--lookup-id", "2", "--json")
+    assert json.loads(r.stdout)["body"] == base64.b64encode(b"b").decode()
+    r = run(data, "peek", ORDERS, "--lookup-id", "99")
+    assert r.exit_code == 3
+    assert run(data, "peek", TX).exit_code == 3
+    assert run(data, "peek", ORDERS, "--transactional").exit_code == 2  # receive-only option
+
+
+def test_peek_subqueue_and_journal(data: str) -> None:
+    put(data, b"a")
+    with QueueManager.open(data) as qm, qm.queue(ORDERS) as q:
+        q.move(1, "poison")
+    r = run(data, "peek", ORDERS + ";poison", "--body-only")
+    assert r.exit_code == 0 and r.stdout_bytes == b"a"
+    assert run(data, "peek", ORDERS).exit_code == 3
+
+
+def test_receive_unknown_queue_and_bad_names(data: str) -> None:
+    r = run(data, "receive", r".\private$\nope")
+    assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.stderr
+    r = run(data, "peek", "PRIVATE=x")
+    assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME" in r.stderr
+    r = run(data, "receive", ORDERS, "--timeout", "-1")
+    assert r.exit_code == 2
+
+
+# ---------------------------------------------------------------------- move
+def test_move_to_subqueue_by_lookup_id_and_back(data: str) -> None:
+    put(data, b"a", b"b", b"c")
+    r = run(data, "move", ORDERS, ";poison", "--lookup-id", "2", "--lookup-id", "3", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout) == {"moved": [2, 3]}
+    assert [m.body for m in peek_all(data)] == [b"a"]
+    poison = peek_all(data, ORDERS + ";poison")
+    assert [(m.body, m.lookup_id, m.move_count) for m in poison] == [(b"b", 2, 1), (b"c", 3, 1)]
+    r = run(data, "move", ORDERS + ";poison", ORDERS, "--all")
+    assert r.exit_code == 0 and r.stdout.strip() == "moved 2 messages"
+    assert [(m.body, m.lookup_id, m.move_count) for m in peek_all(data)] == [
+        (b"a", 1, 0),
+        (b"b", 2, 2),
+        (b"c", 3, 2),
+    ]
+
+
+def test_move_first_n_to_subqueue_by_path(data: str) -> None:
+    put(data, b"a", b"b", b"c")
+    r = run(data, "move", ORDERS, ORDERS + ";retry", "-n", "2")
+    assert r.exit_code == 0
+    assert [m.body for m in peek_all(data, ORDERS + ";retry")] == [b"a", b"b"]
+    r = run(data, "move", ORDERS + ";retry", ";")  # ';' = the queue itself
+    assert r.exit_code == 0 and [m.body for m in peek_all(data)] == [b"a", b"c"]
+
+
+def test_move_to_another_queue(data: str) -> None:
+    put(data, b"a", b"b", label="keep")
+    r = run(data, "move", ORDERS, r".\private$\acks", "--all")
+    assert r.exit_code == 0 and peek_all(data) == []
+    moved = peek_all(data, r".\private$\acks")
+    assert [(m.body, m.label, m.delivery) for m in moved] == [(b"a", "keep", 1), (b"b", "keep", 1)]
+
+
+def test_move_between_transactional_queues_in_one_transaction(data: str) -> None:
+    with QueueManager.open(data) as qm:
+        qm.create_queue(r".\private$\tx2", transactional=True)
+    put(data, b"a", b"b", name=TX)
+    r = run(data, "move", TX, r".\private$\tx2", "--lookup-id", "2")
+    assert r.exit_code == 0
+    assert [m.body for m in peek_all(data, TX)] == [b"a"]
+    assert [m.body for m in peek_all(data, r".\private$\tx2")] == [b"b"]
+
+
+def test_move_errors(data: str) -> None:
+    r = run(data, "move", ORDERS, ";poison")
+    assert r.exit_code == 3 and "no message to move" in r.stderr
+    put(data, b"a")
+    r = run(data, "move", ORDERS, ";poison", "--lookup-id", "9")
+    assert r.exit_code == 3 and "MQ_ERROR_MESSAGE_NOT_FOUND" in r.stderr
+    r = run(data, "move", ORDERS, ";bad name!")
+    assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_QUEUE_PATHNAME" in r.stderr
+    r = run(data, "move", ORDERS, r".\private$\nope")
+    assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.stderr
+    r = run(data, "move", ORDERS, ORDERS)
+    assert r.exit_code == 2 and "same queue" in r.stderr
+    r = run(data, "move", ORDERS, ";p", "-n", "1", "--all")
+    assert r.exit_code == 2 and "one of" in r.stderr
+    assert [m.body for m in peek_all(data)] == [b"a"]
