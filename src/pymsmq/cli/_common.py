@@ -179,9 +179,11 @@ def _connect(url: str, token: str | None) -> QueueManager:
         raise BadInput(f"--url must look like msmq://host:port, not {url!r}")
     try:
         client = importlib.import_module("pymsmq.client")
-    except ImportError as exc:
-        raise BadInput("this pymsmq has no remote client (pymsmq.client); use --data DIR") from exc
-    connect: Any = client.connect
+    except ImportError:
+        client = None
+    connect: Any = getattr(client, "connect", None)
+    if connect is None:
+        raise BadInput("this pymsmq has no remote client (pymsmq.client.connect); use --data DIR")
     try:
         qm = connect(url, token=token) if token else connect(url)
     except OSError as exc:
