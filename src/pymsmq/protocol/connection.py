@@ -184,6 +184,11 @@ class _Connection:
         """The current state."""
         return self._state
 
+    @property
+    def buffered(self) -> int:
+        """Bytes of an incomplete frame held until the rest arrives (for slow-sender timeouts)."""
+        return len(self._buf)
+
     # ------------------------------------------------------------------ receiving
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> list[Event]:

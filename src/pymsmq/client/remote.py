@@ -1,0 +1,699 @@
+"""The remote client: ``connect(url)`` -> ``RemoteQueueManager``, with the embedded API over the wire.
+
+``RemoteQueueManager``, ``RemoteQueue``, ``RemoteCursor`` and ``RemoteTransaction`` have the same
+methods, arguments, return types and errors (HRESULTs) as ``QueueManager``, ``Queue``, ``Cursor``
+and ``Transaction``; each call is one or two requests of docs/protocol.md.  Argument checks that the
+embedded queue manager makes before touching a queue are made here too, so both raise the same
+error for the same mistake.  Extras for throughput: ``RemoteQueue.send_many`` (one write, many
+requests in flight) and ``send_async``/``receive_async`` returning ``Pending`` answers.
+"""
+
+from __future__ import annotations
+
+import math
+import ssl
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from pymsmq.client.transport import Pending, Transport, parse_url
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.constants import INFINITE
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.model.names import validate_subqueue_name
+from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
+from pymsmq.protocol import Action, TransactionRef
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.message_codec import (
+    PROPID_M_MSGID,
+    PROPID_M_SENTTIME,
+    decode_message,
+    encode_message,
+    props_dict,
+)
+from pymsmq.protocol.queue_props import attrs_to_props, properties_from_props
+from pymsmq.qm.waiters import normalize_timeout
+
+__all__ = ["RemoteCursor", "RemoteQueue", "RemoteQueueManager", "RemoteTransaction", "connect"]
+
+_RECEIVE: Final = 1
+_SEND: Final = 2
+_PEEK: Final = 0x20
+_ALL: Final = _RECEIVE | _SEND | _PEEK
+_A = Action
+_INFINITE_MS: Final = 0xFFFFFFFF
+_SERVER_STATS: Final = 0x7F000002
+
+
+def _timeout_ms(timeout: float | None) -> int:
+    t = normalize_timeout(timeout)
+    if t is None:
+        return _INFINITE_MS
+    return min(math.ceil(t * 1000), _INFINITE_MS - 1)
+
+
+def _check_lookup_id(lookup_id: object) -> int:
+    # [MC-MQAC] 3.11.4.1: LookupId 0 is rejected before any other check (as the embedded queue does).
+    if isinstance(lookup_id, str) and lookup_id.isdigit():
+        lookup_id = int(lookup_id)
+    if not isinstance(lookup_id, int) or isinstance(lookup_id, bool) or not 0 < lookup_id < 1 << 64:
+        raise MSMQError(f"invalid lookup id {lookup_id!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+    return lookup_id
+
+
+class RemoteTransaction:
+    """An internal transaction on the server (``qm.begin_transaction()``); commit on exit, abort on error."""
+
+    def __init__(self, qm: RemoteQueueManager, tid: uuid.UUID) -> None:
+        self._qm = qm
+        #: The transaction's id ([MS-MQDMPR] 3.1.1.14 Identifier), as the server assigned it.
+        self.id = tid
+        self.state = "active"
+
+    def __repr__(self) -> str:
+        return f"<RemoteTransaction {self.id} {self.state}>"
+
+    @property
+    def active(self) -> bool:
+        """True until commit or abort."""
+        return self.state == "active"
+
+    def commit(self) -> None:
+        """Commit durably (MQ_ERROR_TRANSACTION_SEQUENCE if already finished)."""
+        self._finish(pm.CommitTransactionRequest(self.id), "committed")
+
+    def abort(self) -> None:
+        """Abort: sends dropped, received messages back in their queues."""
+        self._finish(pm.AbortTransactionRequest(self.id), "aborted")
+
+    def _finish(self, request: pm.Request, state: str) -> None:
+        if self.state != "active":
+            raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+        self.state = "committing" if state == "committed" else state
+        try:
+            self._qm._t.call(request)
+        except MSMQError:
+            self.state = "aborted"
+            raise
+        self.state = state
+
+    def __enter__(self) -> RemoteTransaction:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        if self.state != "active":
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
+    if transaction is None:
+        return None
+    if isinstance(transaction, RemoteTransaction):
+        if transaction._qm is not qm:
+            raise MSMQError(
+                "the transaction belongs to another connection", HResult.MQ_ERROR_TRANSACTION_USAGE
+            )
+        if transaction.state != "active":
+            raise MSMQError(f"the transaction is {transaction.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+        return transaction.id
+    if isinstance(transaction, int) and not isinstance(transaction, bool) and 0 <= transaction <= 0xFF:
+        return transaction
+    raise MSMQError(f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+
+
+class RemoteQueue:
+    """An open queue on the server: the methods of ``pymsmq.Queue``."""
+
+    def __init__(
+        self,
+        qm: RemoteQueueManager,
+        handle: int,
+        format_name: str,
+        props: QueueProperties,
+        access: int,
+        share: int,
+        subqueue: str | None,
+    ) -> None:
+        self._qm = qm
+        self._t = qm._t
+        self._handle = handle
+        self._format_name = format_name
+        self._path = props.path_name
+        self._transactional = props.transactional
+        self._access = access
+        self._share = share
+        self._subqueue = subqueue
+        self._closed = False
+        self._cursor: RemoteCursor | None = None
+
+    def __repr__(self) -> str:
+        return f"<RemoteQueue {self._format_name}{' closed' if self._closed else ''}>"
+
+    # ------------------------------------------------------------------ description
+    @property
+    def format_name(self) -> str:
+        """The queue's format name."""
+        return self._format_name
+
+    @property
+    def path_name(self) -> str:
+        """The queue's path name (``;subqueue`` for a subqueue handle)."""
+        return f"{self._path};{self._subqueue}" if self._subqueue else self._path
+
+    @property
+    def properties(self) -> QueueProperties:
+        """The queue's current properties (asked from the server)."""
+        return self._qm.get_queue_properties(self._format_name)
+
+    @property
+    def label(self) -> str:
+        """PROPID_Q_LABEL."""
+        return self.properties.label
+
+    @property
+    def transactional(self) -> bool:
+        """PROPID_Q_TRANSACTION."""
+        return self._transactional
+
+    @property
+    def subqueue_name(self) -> str | None:
+        """The subqueue this handle reads, or None."""
+        return self._subqueue
+
+    @property
+    def access(self) -> int:
+        """The MQ_*_ACCESS bits of this handle."""
+        return self._access
+
+    @property
+    def share_mode(self) -> int:
+        """MQ_DENY_NONE (0) or MQ_DENY_RECEIVE_SHARE (1)."""
+        return self._share
+
+    @property
+    def is_open(self) -> bool:
+        """False after ``close`` or once the queue is deleted."""
+        return not self._closed and self._qm.queue_exists(self._format_name)
+
+    def _stats(self, *propids: int) -> dict[int, Any]:
+        self._check()
+        response = self._t.call(pm.StatsRequest(self._format_name, propids))
+        return props_dict(response.properties)
+
+    @property
+    def message_count(self) -> int:
+        """Messages in this queue (or subqueue), locked ones included."""
+        return int(self._stats(7).get(7, 0))
+
+    def __len__(self) -> int:
+        return self.message_count
+
+    @property
+    def journal(self) -> RemoteQueue:
+        """A handle on this queue's journal queue."""
+        self._check()
+        fmt = self._format_name.upper()
+        if self._subqueue or fmt.startswith("MACHINE=") or fmt.endswith(";JOURNAL"):
+            raise MSMQError("this queue has no journal", HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION)
+        return self._qm.queue(self._format_name + ";JOURNAL")
+
+    def subqueue(self, name: str) -> RemoteQueue:
+        """A handle on subqueue ``name`` of this queue."""
+        self._check()
+        fmt = self._format_name.upper()
+        if fmt.startswith("MACHINE=") or fmt.endswith(";JOURNAL"):
+            raise MSMQError(
+                "system and journal queues have no subqueues", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+            )
+        return self._qm.queue(f"{self._path};{validate_subqueue_name(name)}")
+
+    @property
+    def subqueue_names(self) -> list[str]:
+        """Names of the subqueues that hold messages."""
+        return sorted(self._stats(27).get(27, ()))
+
+    @property
+    def subqueue_count(self) -> int:
+        """Number of subqueues that hold messages."""
+        return len(self.subqueue_names)
+
+    def close(self) -> None:
+        """Close the handle (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._t.closed:
+            try:
+                self._t.call(pm.CloseQueueRequest(self._handle))
+            except MSMQError:
+                pass
+
+    def __enter__(self) -> RemoteQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check(self) -> None:
+        if self._closed:
+            raise MSMQError("the queue handle is closed", HResult.MQ_ERROR_INVALID_HANDLE)
+
+    # ------------------------------------------------------------------ send
+    def _send_request(self, message: Message, transaction: object) -> pm.SendRequest:
+        if not isinstance(message, Message):
+            raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        message.validate()
+        xact = _xact(self._qm, transaction)
+        self._check()
+        packet, props = encode_message(message)
+        return pm.SendRequest(self._handle, packet, xact, props)
+
+    def _sent(self, message: Message) -> Any:
+        def apply(response: pm.SendResponse) -> None:
+            values = props_dict(response.properties)
+            msgid = values.get(PROPID_M_MSGID)
+            if isinstance(msgid, bytes) and len(msgid) == 20:
+                message.id = ObjectId.from_bytes(msgid)
+            sent = values.get(PROPID_M_SENTTIME)
+            if isinstance(sent, int):
+                message.sent_time = float(sent)
+            message.source_machine_guid = self._qm.guid
+            message.destination_queue = self._format_name
+
+        return apply
+
+    def send(self, message: Message, transaction: RemoteTransaction | int | None = None) -> None:
+        """Send ``message``; sets ``id``, ``sent_time``, ``source_machine_guid``, ``destination_queue``."""
+        self.send_async(message, transaction).result()
+
+    def send_async(
+        self, message: Message, transaction: RemoteTransaction | int | None = None
+    ) -> Pending[None]:
+        """Write the SEND now; ``.result()`` waits for its answer."""
+        return self._t.submit(self._send_request(message, transaction), self._sent(message))
+
+    def send_many(
+        self, messages: Iterable[Message], transaction: RemoteTransaction | int | None = None
+    ) -> None:
+        """Send many messages pipelined (one write per window of requests); raises the first error."""
+        batch = list(messages)
+        requests = [self._send_request(m, transaction) for m in batch]
+        ids = self._t.send_many(requests)  # type: ignore[arg-type]
+        first: MSMQError | None = None
+        for rid, message in zip(ids, batch, strict=True):
+            try:
+                Pending(self._t, rid, self._sent(message)).result()
+            except MSMQError as exc:
+                first = first or exc
+        if first is not None:
+            raise first
+
+    # ------------------------------------------------------------------ receive family
+    def _read(
+        self,
+        action: int,
+        timeout: float | None = 0,
+        transaction: object = None,
+        cursor: int = 0,
+        lookup_id: int = 0,
+    ) -> Pending[Message]:
+        ms = _timeout_ms(timeout)
+        xact = _xact(self._qm, transaction)
+        self._check()
+        request = pm.ReceiveRequest(self._handle, action, ms, cursor, lookup_id, xact)
+        fmt = self._format_name
+
+        def convert(response: pm.ReceiveResponse) -> Message:
+            m = decode_message(response.packet, response.properties)
+            m.destination_queue = m.destination_queue or fmt
+            return m
+
+        return self._t.submit(request, convert)
+
+    def receive(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Remove and return the first message (``timeout`` seconds; None = forever)."""
+        return self._read(_A.MQ_ACTION_RECEIVE, timeout, transaction).result()
+
+    def receive_async(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Pending[Message]:
+        """Write the RECEIVE now; ``.result()`` waits for the message."""
+        return self._read(_A.MQ_ACTION_RECEIVE, timeout, transaction)
+
+    def peek(self, timeout: float | None = None) -> Message:
+        """Return the first message without removing it."""
+        return self._read(_A.MQ_ACTION_PEEK_CURRENT, timeout).result()
+
+    def cursor(self) -> RemoteCursor:
+        """A new cursor on this handle."""
+        self._check()
+        return RemoteCursor(self)
+
+    def _default_cursor(self) -> RemoteCursor:
+        if self._cursor is None:
+            self._cursor = RemoteCursor(self)
+        return self._cursor
+
+    def peek_current(self, timeout: float | None = None) -> Message:
+        """PeekCurrent on the handle's own cursor."""
+        return self._default_cursor().peek_current(timeout)
+
+    def peek_next(self, timeout: float | None = None) -> Message:
+        """PeekNext on the handle's own cursor."""
+        return self._default_cursor().peek_next(timeout)
+
+    def receive_current(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """ReceiveCurrent on the handle's own cursor."""
+        return self._default_cursor().receive_current(timeout, transaction)
+
+    def reset(self) -> None:
+        """The handle's cursor goes back before the first message."""
+        self._check()
+        self._default_cursor().reset()
+
+    # ------------------------------------------------------------------ lookup ids
+    def _lookup(self, action: int, lookup_id: int = 0, transaction: object = None) -> Message:
+        return self._read(action, 0, transaction, 0, lookup_id).result()
+
+    def peek_by_lookup_id(self, lookup_id: int) -> Message:
+        """The message with ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_CURRENT, _check_lookup_id(lookup_id))
+
+    def peek_next_by_lookup_id(self, lookup_id: int) -> Message:
+        """The first message after ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_NEXT, _check_lookup_id(lookup_id))
+
+    def peek_previous_by_lookup_id(self, lookup_id: int) -> Message:
+        """The last message before ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_PREV, _check_lookup_id(lookup_id))
+
+    def peek_first_by_lookup_id(self) -> Message:
+        """The first message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_FIRST)
+
+    def peek_last_by_lookup_id(self) -> Message:
+        """The last message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_LAST)
+
+    def receive_by_lookup_id(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the message with ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_CURRENT, _check_lookup_id(lookup_id), transaction)
+
+    def receive_next_by_lookup_id(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the first unlocked message after ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_NEXT, _check_lookup_id(lookup_id), transaction)
+
+    def receive_previous_by_lookup_id(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the last unlocked message before ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_PREV, _check_lookup_id(lookup_id), transaction)
+
+    def receive_first_by_lookup_id(self, transaction: RemoteTransaction | int | None = None) -> Message:
+        """Receive the first unlocked message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_FIRST, 0, transaction)
+
+    def receive_last_by_lookup_id(self, transaction: RemoteTransaction | int | None = None) -> Message:
+        """Receive the last unlocked message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_LAST, 0, transaction)
+
+    def receive_by_lookup_id_allow_peek(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Like ``receive_by_lookup_id``; peeks still see the message until the transaction ends."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_ALLOW_PEEK, _check_lookup_id(lookup_id), transaction)
+
+    # ------------------------------------------------------------------ purge and move
+    def purge(self) -> None:
+        """Delete every message that is not locked."""
+        self._check()
+        self._t.call(pm.PurgeQueueRequest(self._handle))
+
+    def move(
+        self,
+        lookup_id: int,
+        target: RemoteQueue | str | None,
+        transaction: RemoteTransaction | int | None = None,
+    ) -> None:
+        """Move a message between this queue and one of its subqueues (move count + 1)."""
+        lookup_id = _check_lookup_id(lookup_id)
+        if isinstance(target, RemoteQueue):
+            if target._path.lower() != self._path.lower() or target._qm is not self._qm:
+                raise MSMQError(
+                    "moves stay within one queue and its subqueues", HResult.MQ_ERROR_INVALID_PARAMETER
+                )
+            name = target._subqueue or ""
+        elif target is None or isinstance(target, str):
+            name = validate_subqueue_name(target) if target else ""
+        else:
+            raise MSMQError(f"invalid move target {target!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        xact = _xact(self._qm, transaction)
+        self._check()
+        self._t.call(pm.MoveRequest(self._handle, lookup_id, name, xact))
+
+
+class RemoteCursor:
+    """A server-side cursor ([MS-MQDMPR] 3.2) on a ``RemoteQueue``: the methods of ``pymsmq.Cursor``."""
+
+    def __init__(self, queue: RemoteQueue) -> None:
+        self._queue = queue
+        self._id = 0
+
+    def _cursor_id(self) -> int:
+        if not self._id:
+            q = self._queue
+            q._check()
+            self._id = q._t.call(pm.CreateCursorRequest(q._handle)).cursor
+        return self._id
+
+    def reset(self) -> None:
+        """Back to Start, state Unread (a fresh server cursor)."""
+        if self._id:
+            old, self._id = self._id, 0
+            try:
+                self._queue._t.call(pm.CloseCursorRequest(old))
+            except MSMQError:
+                pass
+
+    def peek_current(self, timeout: float | None = None) -> Message:
+        """Peek the message at the cursor (the first one when Unread)."""
+        return self._queue._read(_A.MQ_ACTION_PEEK_CURRENT, timeout, None, self._cursor_id()).result()
+
+    def peek_next(self, timeout: float | None = None) -> Message:
+        """Move to the next message and peek it."""
+        return self._queue._read(_A.MQ_ACTION_PEEK_NEXT, timeout, None, self._cursor_id()).result()
+
+    def receive_current(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the message at the cursor."""
+        return self._queue._read(_A.MQ_ACTION_RECEIVE, timeout, transaction, self._cursor_id()).result()
+
+
+class RemoteQueueManager:
+    """A queue manager on a pymsmq server: the methods of ``pymsmq.QueueManager``."""
+
+    def __init__(self, transport: Transport, url: str = "") -> None:
+        self._t = transport
+        self.url = url
+        hello = transport.server_hello
+        #: The server queue manager's GUID and computer name (from SERVER_HELLO).
+        self.guid: uuid.UUID = hello.qm_guid
+        self.machine_name: str = hello.machine_name
+        self.machine_quota: int | None = None
+
+    def __repr__(self) -> str:
+        return f"<RemoteQueueManager {self.url} {self.machine_name}>"
+
+    def close(self) -> None:
+        """Close the connection (open transactions are aborted by the server)."""
+        self._t.close()
+
+    def __enter__(self) -> RemoteQueueManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        """True after ``close`` (or once the connection is lost)."""
+        return self._t.closed
+
+    def ping(self, data: bytes = b"") -> bytes:
+        """Round trip to the server."""
+        return bytes(self._t.call(pm.PingRequest(data)).data)
+
+    # ------------------------------------------------------------------ names and queues
+    def _open(self, name: str, access: int | None = None, share_mode: int = 0) -> RemoteQueue:
+        if not isinstance(name, str):
+            raise MSMQError(f"not a queue name: {name!r}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+        acc = _ALL if access is None else access
+        if not isinstance(acc, int) or isinstance(acc, bool) or not 0 <= acc <= 0xFFFFFFFF:
+            raise MSMQError(f"unsupported access mode {access!r}", HResult.MQ_ERROR_UNSUPPORTED_ACCESS_MODE)
+        if not isinstance(share_mode, int) or not 0 <= share_mode <= 0xFFFFFFFF:
+            raise MSMQError(f"invalid share mode {share_mode!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        r = self._t.call(pm.OpenQueueRequest(name, acc, share_mode))
+        props = properties_from_props(r.properties)
+        sub = None
+        fmt = r.format_name
+        if fmt.upper().startswith("DIRECT=OS:") and ";" in fmt:
+            sub = fmt.rpartition(";")[2]
+        return RemoteQueue(self, r.handle, fmt, props, acc, share_mode, sub)
+
+    def format_name(self, name: str) -> str:
+        """The format name of the queue ``name`` names."""
+        q = self._open(name, _PEEK)
+        q.close()
+        return q.format_name
+
+    def create_queue(
+        self,
+        path: str,
+        *,
+        transactional: bool = False,
+        journal: bool = False,
+        label: str = "",
+        quota: int = INFINITE,
+        journal_quota: int = INFINITE,
+        base_priority: int = 0,
+        authenticate: bool = False,
+        priv_level: int = 1,
+        multicast_address: str | None = None,
+        service_type_guid: uuid.UUID | str | None = None,
+    ) -> RemoteQueue:
+        """Create a queue on the server and return a handle on it."""
+        if not isinstance(path, str):
+            raise MSMQError(f"not a path name: {path!r}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
+        attrs: dict[str, object] = {
+            "transactional": transactional,
+            "journal": journal,
+            "label": label,
+            "quota": quota,
+            "journal_quota": journal_quota,
+            "base_priority": base_priority,
+            "authenticate": authenticate,
+            "priv_level": priv_level,
+            "multicast_address": multicast_address,
+        }
+        if service_type_guid is not None:
+            attrs["service_type_guid"] = service_type_guid
+        QueueProperties(**attrs)  # type: ignore[arg-type]  # the embedded queue manager's value checks
+        fmt = self._t.call(pm.CreateQueueRequest(path, attrs_to_props(attrs))).format_name
+        return self._open(fmt)
+
+    def delete_queue(self, name: str) -> None:
+        """Delete a queue, its journal and its messages."""
+        self._t.call(pm.DeleteQueueRequest(name))
+
+    def queue(self, name: str, access: int | None = None, share_mode: int = 0) -> RemoteQueue:
+        """A handle on the queue a path name or format name names."""
+        return self._open(name, access, share_mode)
+
+    def queue_exists(self, name: str) -> bool:
+        """True when ``name`` names an existing queue."""
+        try:
+            self.format_name(name)
+        except MSMQError as exc:
+            if exc.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE:
+                raise
+            return False
+        return True
+
+    def get_queue_properties(self, name: str) -> QueueProperties:
+        """The properties of a queue."""
+        return properties_from_props(self._t.call(pm.GetQueuePropertiesRequest(name)).properties)
+
+    def set_queue_properties(self, name: str, **changes: object) -> QueueProperties:
+        """Change settable properties (label, quota, journal, ...)."""
+        fixed = set(changes) - SETTABLE_QUEUE_PROPERTIES
+        if fixed:
+            raise MSMQError(
+                f"cannot change {sorted(fixed)} after creation", HResult.MQ_ERROR_PROPERTY_NOTALLOWED
+            )
+        QueueProperties().replace(**changes)  # the embedded queue manager's value checks
+        r = self._t.call(pm.SetQueuePropertiesRequest(name, attrs_to_props(changes)))
+        return properties_from_props(r.properties)
+
+    def _list(self, which: int) -> list[str]:
+        return sorted(self._t.call(pm.ListQueuesRequest(which)).names)
+
+    @property
+    def private_queues(self) -> list[str]:
+        """Path names of the private queues."""
+        return self._list(1)
+
+    @property
+    def public_queues(self) -> list[str]:
+        """Path names of the public queues."""
+        return self._list(2)
+
+    # ------------------------------------------------------------------ system queues
+    @property
+    def dead_letter_queue(self) -> RemoteQueue:
+        """The system dead-letter queue."""
+        return self._open(f"MACHINE={self.guid};DEADLETTER")
+
+    @property
+    def transactional_dead_letter_queue(self) -> RemoteQueue:
+        """The system transactional dead-letter queue."""
+        return self._open(f"MACHINE={self.guid};DEADXACT")
+
+    @property
+    def machine_journal(self) -> RemoteQueue:
+        """The system journal queue."""
+        return self._open(f"MACHINE={self.guid};JOURNAL")
+
+    def internal_queue(self, name: str) -> RemoteQueue:
+        """``order_queue$`` or ``notify_queue$``."""
+        return self._open(f".\\private$\\{name}")
+
+    # ------------------------------------------------------------------ transactions and stats
+    def begin_transaction(self) -> RemoteTransaction:
+        """A new internal transaction on the server (context manager: commit on exit, abort on error)."""
+        return RemoteTransaction(self, self._t.call(pm.BeginTransactionRequest()).transaction)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all messages the queue manager holds."""
+        values: dict[int, Any] = props_dict(self._t.call(pm.StatsRequest("", (6,))).properties)
+        return int(values.get(6, 0))
+
+    def server_stats(self) -> dict[str, Any]:
+        """The server's statistics (per-queue counts, bytes, rates) as a dict."""
+        import json
+
+        values = props_dict(self._t.call(pm.StatsRequest("", (_SERVER_STATS,))).properties)
+        text = values.get(_SERVER_STATS)
+        return json.loads(text) if isinstance(text, str) else {}
+
+    def send_many(self, queue: RemoteQueue, messages: Sequence[Message]) -> None:
+        """``queue.send_many(messages)``."""
+        queue.send_many(messages)
+
+
+def connect(
+    url: str = "msmq://127.0.0.1:2103",
+    token: str | bytes | None = None,
+    tls: bool | ssl.SSLContext | None = None,
+    timeout: float = 10.0,
+) -> RemoteQueueManager:
+    """Connect to ``pymsmq serve`` at ``msmq://host[:port]`` (``msmqs://`` or ``tls=`` for TLS)."""
+    host, port, scheme_tls = parse_url(url)
+    raw = token.encode() if isinstance(token, str) else (token or b"")
+    transport = Transport(host, port, raw, tls if tls is not None else scheme_tls, timeout)
+    return RemoteQueueManager(transport, url)

@@ -1,0 +1,281 @@
+"""A blocking, thread-safe, pipelining connection to a pymsmq server (the client protocol).
+
+Any number of threads may call ``submit(request)`` (which writes the frame at once and returns a
+``Pending``) and ``Pending.result()``.  There is no background thread: whichever waiting thread
+finds nobody reading the socket becomes the reader, dispatches every answer it reads to its
+``Pending``, and hands over when its own answer has arrived.  One thread with one request in flight
+therefore pays no thread switch; many threads share one socket; ``submit`` many requests and then
+collect their results to pipeline.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+from collections.abc import Callable
+from typing import Any, Final, Generic, TypeVar
+from urllib.parse import urlsplit
+
+from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.protocol import (
+    ClientConnection,
+    ClientHello,
+    ConnectionClosed,
+    ErrorResponse,
+    Goodbye,
+    ProtocolError,
+    ResponseReceived,
+    ServerHello,
+)
+from pymsmq.protocol import messages as pm
+
+__all__ = ["DEFAULT_PORT", "Pending", "Transport", "error_from", "parse_url"]
+
+DEFAULT_PORT: Final = 2103
+_RECV: Final = 1 << 18
+_MISSING: Final = object()
+_NAME_ERRORS: Final = frozenset(
+    {HResult.MQ_ERROR_ILLEGAL_FORMATNAME, HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME}
+)
+T = TypeVar("T")
+
+
+def error_from(response: ErrorResponse) -> MSMQError:
+    """The exception an ERROR frame stands for (same HRESULT as the embedded queue manager raises)."""
+    if response.hresult in _NAME_ERRORS:
+        return FormatNameError(response.message, response.hresult)
+    return MSMQError(response.message, response.hresult)
+
+
+def parse_url(url: str) -> tuple[str, int, bool]:
+    """``msmq://host[:port]`` (or ``msmqs://`` for TLS) -> (host, port, tls)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("msmq", "msmqs") or not parts.hostname:
+        raise MSMQError(f"not a pymsmq server URL: {url!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+    try:
+        port = parts.port or DEFAULT_PORT
+    except ValueError:
+        raise MSMQError(f"bad port in {url!r}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
+    return parts.hostname, port, parts.scheme == "msmqs"
+
+
+class Pending(Generic[T]):
+    """The answer to one submitted request; ``result()`` waits for it."""
+
+    __slots__ = ("_convert", "_rid", "_transport")
+
+    def __init__(self, transport: Transport, rid: int, convert: Callable[[Any], T]) -> None:
+        self._transport = transport
+        self._rid = rid
+        self._convert = convert
+
+    def result(self) -> T:
+        """The converted response, or the ``MSMQError`` of an ERROR frame / a lost connection."""
+        response = self._transport.wait(self._rid)
+        if type(response) is ErrorResponse:
+            raise error_from(response)
+        return self._convert(response)
+
+
+class Transport:
+    """One connection: handshake at construction, then ``submit``/``wait`` from any thread."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        token: bytes = b"",
+        tls: bool | ssl.SSLContext | None = None,
+        timeout: float = 10.0,
+        client_name: str = "pymsmq.client",
+    ) -> None:
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            raise MSMQError(
+                f"cannot connect to {host}:{port}: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+            ) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls:
+            ctx = tls if isinstance(tls, ssl.SSLContext) else ssl.create_default_context()
+            try:
+                sock = ctx.wrap_socket(sock, server_hostname=host)
+            except (OSError, ssl.SSLError) as exc:
+                sock.close()
+                raise MSMQError(
+                    f"TLS handshake failed: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                ) from None
+        self._sock = sock
+        self._conn = ClientConnection()
+        self._send_lock = threading.Lock()
+        self._cond = threading.Condition(threading.Lock())
+        self._done: dict[int, object] = {}
+        self._reading = False
+        self._error: MSMQError | None = None
+        self.server_hello: ServerHello = self._handshake(token, client_name)
+        sock.settimeout(None)
+
+    # ------------------------------------------------------------------ handshake
+    def _handshake(self, token: bytes, name: str) -> ServerHello:
+        self._sock.sendall(self._conn.send(ClientHello(token=token, client_name=name)))
+        while True:
+            try:
+                data = self._sock.recv(_RECV)
+                events = self._conn.receive_data(data)
+            except (OSError, ProtocolError) as exc:
+                self._sock.close()
+                raise MSMQError(f"handshake failed: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE) from None
+            for event in events:
+                if type(event) is ServerHello:
+                    return event
+                if type(event) is Goodbye:
+                    self._sock.close()
+                    raise MSMQError(f"the server refused the connection: {event.reason}", event.hresult)
+                if type(event) is ConnectionClosed:
+                    self._sock.close()
+                    raise MSMQError(
+                        "the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                    )
+
+    # ------------------------------------------------------------------ requests
+    @property
+    def closed(self) -> bool:
+        """True once the connection is gone."""
+        return self._error is not None
+
+    def submit(self, request: pm.Request, convert: Callable[[Any], T]) -> Pending[T]:
+        """Write ``request`` now; its answer comes from the returned ``Pending``."""
+        return Pending(self, self.send(request), convert)
+
+    def call(self, request: pm.Request) -> Any:
+        """Send ``request`` and wait for its response (``MSMQError`` for an ERROR frame)."""
+        response = self.wait(self.send(request))
+        if type(response) is ErrorResponse:
+            raise error_from(response)
+        return response
+
+    def send(self, request: pm.Request) -> int:
+        """Write one request; returns its request id."""
+        return self.send_many([request])[0]
+
+    def send_many(self, requests: list[pm.Request]) -> list[int]:
+        """Write requests back to back (one ``sendall``); waits for room when ``max_in_flight`` is reached."""
+        ids: list[int] = []
+        i = 0
+        while i < len(requests):
+            chunk: list[bytes] = []
+            with self._send_lock:
+                if self._error is not None:
+                    raise self._error
+                room = self._conn.max_in_flight - len(self._conn.in_flight)
+                while room > 0 and i < len(requests):
+                    try:
+                        rid, data = self._conn.send_request(requests[i])
+                    except ProtocolError as exc:
+                        raise MSMQError(str(exc), HResult.MQ_ERROR_INVALID_PARAMETER) from None
+                    ids.append(rid)
+                    chunk.append(data)
+                    room -= 1
+                    i += 1
+                if chunk:
+                    try:
+                        self._sock.sendall(b"".join(chunk))
+                    except OSError as exc:
+                        self._fail(
+                            MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+                        )
+                        raise self._error from None  # type: ignore[misc]
+            if i < len(requests):
+                self._pump(None)
+        return ids
+
+    def wait(self, rid: int) -> object:
+        """The response (or ``ErrorResponse``) to request ``rid``."""
+        while True:
+            with self._cond:
+                response = self._done.pop(rid, _MISSING)
+                if response is not _MISSING:
+                    return response
+                if self._error is not None:
+                    raise self._error
+                if self._reading:
+                    self._cond.wait()
+                    continue
+                self._reading = True
+            self._read_until(rid)
+
+    def _pump(self, rid: int | None) -> None:
+        with self._cond:
+            if self._error is not None:
+                raise self._error
+            if self._reading:
+                self._cond.wait(0.05)
+                return
+            self._reading = True
+        self._read_until(rid)
+
+    def _read_until(self, rid: int | None) -> None:
+        # This thread is the reader until ``rid`` (or, for None, any answer) has arrived.
+        try:
+            while True:
+                try:
+                    data = self._sock.recv(_RECV)
+                except OSError as exc:
+                    data = b""
+                    if self._error is None:
+                        self._fail(
+                            MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+                        )
+                        return
+                try:
+                    with self._send_lock:
+                        events = self._conn.receive_data(data)
+                except ProtocolError as exc:
+                    self._fail(MSMQError(f"protocol error: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
+                    return
+                got = False
+                with self._cond:
+                    for event in events:
+                        if type(event) is ResponseReceived:
+                            self._done[event.request_id] = event.response
+                            got = got or rid is None or event.request_id == rid
+                        elif type(event) is Goodbye:
+                            code = event.hresult or HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                            self._error = MSMQError(f"the server closed the connection: {event.reason}", code)
+                        elif type(event) is ConnectionClosed:
+                            self._error = MSMQError(
+                                "the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                            )
+                    if events:
+                        self._cond.notify_all()
+                    if got or self._error is not None:
+                        return
+        finally:
+            with self._cond:
+                self._reading = False
+                self._cond.notify_all()
+
+    def _fail(self, error: MSMQError) -> None:
+        with self._cond:
+            if self._error is None:
+                self._error = error
+            self._cond.notify_all()
+        self._close_socket()
+
+    def _close_socket(self) -> None:
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Say GOODBYE and close; pending requests fail with MQ_ERROR_SERVICE_NOT_AVAILABLE."""
+        with self._send_lock:
+            if self._error is None:
+                try:
+                    self._sock.sendall(self._conn.send(Goodbye(HResult.S_OK, "bye")))
+                except (OSError, ProtocolError):
+                    pass
+        self._fail(MSMQError("the connection is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))

@@ -1,0 +1,25 @@
+"""pymsmq.server: the queue manager server (``pymsmq serve``) speaking the client protocol on 2103/tcp.
+
+``Server(qm, ServerConfig(...))`` inside a running event loop, or ``run(data_dir, config)`` as a
+blocking entry point with signal handling.  See docs/protocol.md for the protocol.
+"""
+
+from __future__ import annotations
+
+from pymsmq.server.access import AccessPolicy, parse_rights, queue_key
+from pymsmq.server.app import DEFAULT_PORT, ConfigError, Server, ServerConfig, is_loopback, run
+from pymsmq.server.stats import QueueCounters, ServerStats
+
+__all__ = [
+    "DEFAULT_PORT",
+    "AccessPolicy",
+    "ConfigError",
+    "QueueCounters",
+    "Server",
+    "ServerConfig",
+    "ServerStats",
+    "is_loopback",
+    "parse_rights",
+    "queue_key",
+    "run",
+]

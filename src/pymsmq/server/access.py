@@ -1,0 +1,167 @@
+"""Authentication (tokens -> identities) and per-queue rights (MQQUEUEACCESSMASK, [MS-MQMQ] 2.2.24).
+
+The policy is a small JSON document (``pymsmq serve --auth FILE``)::
+
+    {
+      "owner": "admin",
+      "tokens": {"s3cret": "admin", "t0ken": "reporting"},
+      "permissions": {
+        "reporting": {"private$\\\\orders": ["MQSEC_PEEK_MESSAGE", "MQSEC_GET_QUEUE_PROPERTIES"],
+                      "private$\\\\audit*": "read"},
+        "admin": {"*": "all"}
+      }
+    }
+
+* Queue keys are path names without the computer name, case-insensitive (``private$\\orders``,
+  ``orders`` for a public queue, ``system$;deadletter``); ``fnmatch`` patterns are allowed and the
+  most specific (exact first, then the longest pattern) wins.  ``$machine`` holds machine rights
+  ([MS-MQMQ] 2.2.23 MQQMACCESSMASK), of which only MQSEC_CREATE_QUEUE is used.
+* Rights are a number, a list of MQSEC_* names, or ``"all"`` / ``"read"`` / ``"write"`` (the
+  MQSEC_QUEUE_GENERIC_* composites).
+* The owner identity has every right on everything ("default: owner has all").  With no policy
+  file, every authenticated client is the owner.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hmac
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
+
+__all__ = ["MACHINE_KEY", "OWNER", "AccessPolicy", "parse_rights", "queue_key"]
+
+OWNER: Final = "owner"
+MACHINE_KEY: Final = "$machine"
+_Q = MQQueueAccessMask
+_NAMED: Final = {
+    "all": int(_Q.MQSEC_QUEUE_GENERIC_ALL) | int(MQQMAccessMask.MQSEC_CREATE_QUEUE),
+    "read": int(_Q.MQSEC_QUEUE_GENERIC_READ),
+    "write": int(_Q.MQSEC_QUEUE_GENERIC_WRITE),
+    "none": 0,
+}
+_QUEUE_RIGHTS: Final = {name: int(m) for name, m in _Q.__members__.items()}
+_MACHINE_RIGHTS: Final = {name: int(m) for name, m in MQQMAccessMask.__members__.items()}
+
+
+def parse_rights(value: object) -> int:
+    """A rights value from the policy file (number, MQSEC_* name list, or all/read/write/none)."""
+    if isinstance(value, bool):
+        raise ValueError(f"invalid rights {value!r}")
+    if isinstance(value, int):
+        if not 0 <= value <= 0xFFFFFFFF:
+            raise ValueError(f"invalid rights {value!r}")
+        return value
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ValueError(f"invalid rights {value!r}")
+    mask = 0
+    for name in value:
+        if not isinstance(name, str):
+            raise ValueError(f"invalid right {name!r}")
+        if name.lower() in _NAMED:
+            mask |= _NAMED[name.lower()]
+        elif name in _QUEUE_RIGHTS:
+            mask |= _QUEUE_RIGHTS[name]
+        elif name in _MACHINE_RIGHTS:
+            mask |= _MACHINE_RIGHTS[name]
+        else:
+            raise ValueError(f"unknown right {name!r}")
+    return mask
+
+
+def queue_key(path_name: str) -> str:
+    """The policy key of a queue path name: lower case, no computer name, no subqueue/journal suffix."""
+    tail = path_name.partition("\\")[2] if "\\" in path_name else path_name
+    tail = tail.lower()
+    if tail.startswith("system$;"):
+        return tail
+    return tail.partition(";")[0]
+
+
+@dataclass(slots=True)
+class AccessPolicy:
+    """Who a token is and what that identity may do with each queue."""
+
+    #: token -> identity; empty: no token needed (every client is ``owner``).
+    tokens: dict[bytes, str] = field(default_factory=dict)
+    #: identity -> [(queue key or pattern, rights mask)], most specific first.
+    rights: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    owner: str = OWNER
+
+    @property
+    def requires_token(self) -> bool:
+        """True when clients must present a known token."""
+        return bool(self.tokens)
+
+    @classmethod
+    def single_token(cls, token: str | bytes | None) -> AccessPolicy:
+        """The policy of ``--token``: that token (if any) is the owner."""
+        if not token:
+            return cls()
+        raw = token.encode() if isinstance(token, str) else token
+        return cls({raw: OWNER})
+
+    @classmethod
+    def from_json(cls, text: str, extra_token: str | bytes | None = None) -> AccessPolicy:
+        """Parse a policy document (see the module docstring); ``ValueError`` if it is malformed."""
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("the policy must be a JSON object")
+        owner = data.get("owner", OWNER)
+        if not isinstance(owner, str):
+            raise ValueError("owner must be a string")
+        tokens_raw = data.get("tokens", {})
+        if not isinstance(tokens_raw, dict) or not all(isinstance(v, str) for v in tokens_raw.values()):
+            raise ValueError("tokens must map token strings to identity names")
+        tokens = {k.encode(): v for k, v in tokens_raw.items()}
+        if extra_token:
+            tokens[extra_token.encode() if isinstance(extra_token, str) else extra_token] = owner
+        perms = data.get("permissions", {})
+        if not isinstance(perms, dict):
+            raise ValueError("permissions must be an object")
+        rights: dict[str, list[tuple[str, int]]] = {}
+        for identity, table in perms.items():
+            if not isinstance(table, dict):
+                raise ValueError(f"permissions of {identity!r} must be an object")
+            entries = [(str(k).lower().lstrip(".\\") or "*", parse_rights(v)) for k, v in table.items()]
+            # Exact keys first, then patterns by decreasing length (more specific first).
+            entries.sort(key=lambda e: (any(c in e[0] for c in "*?["), -len(e[0])))
+            rights[identity] = entries
+        return cls(tokens, rights, owner)
+
+    def authenticate(self, token: bytes) -> str | None:
+        """The identity of ``token`` (constant-time compare), ``owner`` when no token is needed."""
+        if not self.tokens:
+            return self.owner
+        found = None
+        for known, identity in self.tokens.items():
+            if hmac.compare_digest(known, token):
+                found = identity
+        return found
+
+    def rights_of(self, identity: str, key: str) -> int:
+        """The rights mask ``identity`` has on the queue (or ``$machine``) ``key``."""
+        if identity == self.owner:
+            return 0xFFFFFFFF
+        for pattern, mask in self.rights.get(identity, ()):
+            if pattern == key or fnmatch.fnmatchcase(key, pattern):
+                return mask
+        return 0
+
+    def check(self, identity: str, key: str, needed: int, what: str) -> None:
+        """Raise MQ_ERROR_ACCESS_DENIED unless ``identity`` has every bit of ``needed`` on ``key``."""
+        if needed & ~self.rights_of(identity, key):
+            raise MSMQError(f"{identity!r} may not {what} {key!r}", HResult.MQ_ERROR_ACCESS_DENIED)
+
+
+def rights_table(policy: AccessPolicy) -> Mapping[str, list[tuple[str, int]]]:
+    """The identity -> rights table (for logs and tests)."""
+    return policy.rights

@@ -1,0 +1,241 @@
+"""The queue manager server: one asyncio process, one ``QueueManager``, the client protocol on 2103/tcp.
+
+``Server(qm, config)`` listens (``await server.start()``), serves connections (``session.Session``),
+runs a once-a-second housekeeping task (idle and slow-sender timeouts, statistics samples) and
+shuts down gracefully (``await server.shutdown()``: stop accepting, wake blocked receives, let
+running work finish, abort open transactions, say GOODBYE, close the queue manager).  ``run(config)``
+is the blocking entry point used by ``pymsmq serve``: it installs SIGTERM/SIGINT handlers, prints
+``pymsmq: listening client=HOST:PORT`` once bound, and returns 0 after a graceful shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import signal
+import ssl
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Final, TextIO
+
+from pymsmq.hresult import HResult
+from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
+from pymsmq.qm.queue_manager import QueueManager
+from pymsmq.server.access import AccessPolicy
+from pymsmq.server.session import Session
+from pymsmq.server.stats import ServerStats
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
+
+__all__ = ["DEFAULT_PORT", "ConfigError", "Server", "ServerConfig", "is_loopback", "run"]
+
+log = logging.getLogger("pymsmq.server")
+
+DEFAULT_PORT: Final = 2103
+
+
+class ConfigError(ValueError):
+    """The server configuration is unsafe or inconsistent (the server refuses to start)."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(slots=True)
+class ServerConfig:
+    """Everything ``pymsmq serve`` can set."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    policy: AccessPolicy = field(default_factory=AccessPolicy)
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    max_connections: int = 1024
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    max_payload: int = MAX_PAYLOAD
+    max_message_size: int = MAX_PACKET_SIZE
+    #: Seconds a connection may stay silent with nothing in flight.
+    idle_timeout: float = 300.0
+    #: Seconds a peer may take to finish a frame it started (and to complete the handshake).
+    slow_timeout: float = 10.0
+    #: Seconds ``shutdown`` lets running work finish.
+    shutdown_grace: float = 10.0
+    work_threads: int = 64
+    wait_threads: int = 1024
+
+    def validate(self) -> None:
+        """Raise ``ConfigError`` for an unsafe or impossible configuration."""
+        if not is_loopback(self.host) and not self.policy.requires_token:
+            raise ConfigError(
+                f"refusing to listen on {self.host} without a token: "
+                "use --token (and --tls-cert/--tls-key) or bind 127.0.0.1"
+            )
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ConfigError("--tls-cert and --tls-key go together")
+        if not 0 <= self.port <= 0xFFFF:
+            raise ConfigError(f"invalid port {self.port}")
+        if self.max_connections < 1 or self.max_in_flight < 1:
+            raise ConfigError("connection and in-flight limits must be at least 1")
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The server TLS context, or None."""
+        if self.tls_cert is None:
+            return None
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(self.tls_cert, self.tls_key)
+        return ctx
+
+
+class Server:
+    """One listening queue manager server."""
+
+    def __init__(self, qm: QueueManager, config: ServerConfig | None = None) -> None:
+        self.qm = qm
+        self.config = config or ServerConfig()
+        self.config.validate()
+        self.policy = self.config.policy
+        self.stats = ServerStats()
+        self.sessions: set[Session] = set()
+        self.closing = False
+        self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
+        self.work_pool = ThreadPoolExecutor(self.config.work_threads, thread_name_prefix="pymsmq-work")
+        self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
+        self._server: asyncio.Server | None = None
+        self._housekeeper: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Future[Any]] = set()
+        self.addresses: list[tuple[str, int]] = []
+
+    async def start(self) -> list[tuple[str, int]]:
+        """Bind and start accepting; returns the bound (host, port) pairs."""
+        self.loop = asyncio.get_running_loop()
+        cfg = self.config
+        self._server = await self.loop.create_server(
+            lambda: Session(self), cfg.host, cfg.port, ssl=cfg.ssl_context(), reuse_address=True, backlog=1024
+        )
+        self.addresses = [s.getsockname()[:2] for s in self._server.sockets]
+        self._housekeeper = self.loop.create_task(self._housekeeping())
+        for host, port in self.addresses:
+            log.info("listening on %s:%d (tls=%s)", host, port, cfg.tls_cert is not None)
+        return self.addresses
+
+    @property
+    def port(self) -> int:
+        """The first bound port."""
+        return self.addresses[0][1]
+
+    def run_work(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` on the work pool without answering anyone (aborts on disconnect)."""
+        fut = self.loop.run_in_executor(self.work_pool, fn)
+        self._background.add(fut)
+        fut.add_done_callback(self._background.discard)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Statistics as a JSON-ready dict (STATS and ``pymsmq stats``)."""
+        sizes: dict[str, tuple[int, int]] = {}
+        for path in self.qm.private_queues + self.qm.public_queues:
+            with contextlib.suppress(Exception):
+                q = self.qm.queue(path, 0x20)
+                sizes[q.format_name] = (q.message_count, q._index().total_bytes)
+                q.close()
+        return self.stats.snapshot(sizes)
+
+    async def _housekeeping(self) -> None:
+        cfg = self.config
+        while True:
+            await asyncio.sleep(1.0)
+            self.stats.sample()
+            now = time.monotonic()
+            for s in list(self.sessions):
+                if s.identity == "" and now - s.opened_at > cfg.slow_timeout:
+                    log.warning("%s did not complete the handshake in time", s.peer)
+                    s.goodbye(HResult.MQ_ERROR_IO_TIMEOUT, "handshake timeout")
+                elif s.partial_since is not None and now - s.partial_since > cfg.slow_timeout:
+                    log.warning("%s is too slow sending a frame", s.peer)
+                    s.goodbye(HResult.MQ_ERROR_IO_TIMEOUT, "slow sender")
+                elif not s.conn.in_flight and s.pending == 0 and now - s.last_activity > cfg.idle_timeout:
+                    log.info("%s idle for %.0f s", s.peer, now - s.last_activity)
+                    s.goodbye(HResult.S_OK, "idle timeout")
+
+    async def shutdown(self) -> None:
+        """Stop accepting, finish or roll back in-flight work, say GOODBYE, close the queue manager."""
+        if self.closing:
+            return
+        self.closing = True
+        log.info("shutting down")
+        if self._server is not None:
+            self._server.close()
+        if self._housekeeper is not None:
+            self._housekeeper.cancel()
+        # Wake blocked receives: closing their handles makes them fail (MQ_ERROR_INVALID_HANDLE).
+        for s in list(self.sessions):
+            for h in s.handles.values():
+                h.queue.close()
+        deadline = time.monotonic() + self.config.shutdown_grace
+        while any(s.pending for s in self.sessions) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        for s in list(self.sessions):
+            s.goodbye(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, "the server is shutting down")
+        while self._background and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 1.0)
+        self.work_pool.shutdown(wait=True)
+        self.wait_pool.shutdown(wait=False, cancel_futures=True)
+        self.qm.close()
+        log.info("stopped")
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return uvloop.new_event_loop  # type: ignore[no-any-return]
+
+
+def run(
+    data: str,
+    config: ServerConfig,
+    out: TextIO | None = None,
+    ready: Callable[[Server], None] | None = None,
+) -> int:
+    """Serve the queue manager stored in ``data`` until SIGTERM/SIGINT; 0 after a clean shutdown."""
+    config.validate()
+    out = out if out is not None else sys.stdout
+
+    async def main() -> int:
+        qm = QueueManager.open(data)
+        try:
+            server = Server(qm, config)
+        except BaseException:
+            qm.close()
+            raise
+        await server.start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        ports = " ".join(f"client={h}:{p}" for h, p in server.addresses[:1])
+        print(f"pymsmq: listening {ports}", file=out, flush=True)
+        if ready is not None:
+            ready(server)
+        await stop.wait()
+        await server.shutdown()
+        return 0
+
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        return runner.run(main())

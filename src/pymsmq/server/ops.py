@@ -1,0 +1,251 @@
+"""The operations of docs/protocol.md 5 that map one-to-one onto the embedded queue manager.
+
+``OpsMixin`` is mixed into ``Session``: each ``op_*`` method takes the decoded request and returns
+its response payload or raises ``MSMQError`` (which becomes an ERROR frame).  SEND and RECEIVE live
+in ``session.py`` because of their scheduling rules.  Rights are checked per authenticated identity
+([MS-MQMQ] 2.2.24 MQQUEUEACCESSMASK; 2.2.23 MQSEC_CREATE_QUEUE for queue creation).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol._fields import Props
+from pymsmq.protocol.codes import QueueFilter
+from pymsmq.protocol.queue_props import properties_to_props, props_to_attrs
+from pymsmq.qm.queue import Queue
+from pymsmq.server.access import MACHINE_KEY, queue_key
+from pymsmq.wire.propvariant import PropVariant
+from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
+from pymsmq.wire.vartype import VarType
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.transaction import Transaction
+    from pymsmq.server.access import AccessPolicy
+    from pymsmq.server.session import Handle
+    from pymsmq.server.stats import ServerStats
+
+__all__ = ["PROPID_PYMSMQ_SERVER_STATS", "OpsMixin", "queue_stats"]
+
+_M = MQQueueAccessMask
+_V = VarType
+#: pymsmq extension (docs/protocol.md): STATS "" also returns the server's statistics as JSON text.
+PROPID_PYMSMQ_SERVER_STATS: Final = 0x7F000002
+_CREATE_ARGS: Final = frozenset(
+    {
+        "transactional",
+        "journal",
+        "label",
+        "quota",
+        "journal_quota",
+        "base_priority",
+        "authenticate",
+        "priv_level",
+        "multicast_address",
+        "service_type_guid",
+    }
+)
+_PEEK_ONLY: Final = 0x20  # MQ_PEEK_ACCESS
+
+
+def queue_stats(qm: QueueManager, name: str, propids: tuple[int, ...]) -> Props:
+    """PROPID_MGMT_QUEUE_* values of queue ``name`` ([MS-MQMQ] 2.3.12)."""
+    q = qm.queue(name, _PEEK_ONLY)
+    try:
+        path = q.path_name
+        journal_count = 0
+        if (
+            not q.subqueue_name
+            and not path.upper().endswith(";JOURNAL")
+            and ";" not in path.partition("\\")[2]
+        ):
+            try:
+                j = q.journal
+                journal_count = j.message_count
+                j.close()
+            except MSMQError:
+                journal_count = 0
+        names = tuple(q.subqueue_names) if not q.subqueue_name else ()
+        total = q._index().total_bytes
+        values: dict[int, PropVariant] = {
+            1: PropVariant(_V.VT_LPWSTR, path),
+            2: PropVariant(_V.VT_LPWSTR, q.format_name),
+            4: PropVariant(_V.VT_LPWSTR, "LOCAL"),
+            5: PropVariant(_V.VT_LPWSTR, "YES" if q.transactional else "NO"),
+            7: PropVariant(_V.VT_UI4, min(q.message_count, 0xFFFFFFFF)),
+            8: PropVariant(_V.VT_UI4, min(total, 0xFFFFFFFF)),
+            9: PropVariant(_V.VT_UI4, journal_count),
+            26: PropVariant(_V.VT_UI4, len(names)),
+            27: PropVariant(_V.VT_VECTOR_LPWSTR, names),
+        }
+    finally:
+        q.close()
+    wanted = propids or tuple(values)
+    return tuple((pid, values[pid]) for pid in wanted if pid in values)
+
+
+class OpsMixin:
+    """``op_*`` implementations for ``Session``."""
+
+    qm: QueueManager
+    policy: AccessPolicy
+    stats: ServerStats
+    identity: str
+    handles: dict[int, Handle]
+    cursors: dict[int, Any]
+    transactions: dict[Any, Transaction]
+    _next_cursor: int
+
+    if TYPE_CHECKING:
+
+        def handle(self, number: int) -> Handle: ...
+        def check(self, h: Handle, needed: int, what: str) -> None: ...
+        def open_handle(self, queue: Queue) -> tuple[int, Handle]: ...
+        def transaction(self, ref: object) -> Any: ...
+        def server_snapshot(self) -> dict[str, Any]: ...
+
+    def _check_name(self, name: str, needed: int, what: str) -> None:
+        if self.policy.rights_of(self.identity, "") == 0xFFFFFFFF:
+            return  # the owner: skip the name lookup
+        path = self.qm.get_queue_properties(name).path_name
+        self.policy.check(self.identity, queue_key(path), needed, what)
+
+    # ------------------------------------------------------------------ queue manager
+    def op_ping(self, req: pm.PingRequest) -> pm.Response:
+        return pm.PingResponse(req.data)
+
+    def op_stats(self, req: pm.StatsRequest) -> pm.Response:
+        if req.name:
+            self._check_name(req.name, _M.MQSEC_GET_QUEUE_PROPERTIES, "read statistics of")
+            return pm.StatsResponse(queue_stats(self.qm, req.name, req.propids))
+        qm = self.qm
+        values: dict[int, PropVariant] = {
+            2: PropVariant(_V.VT_VECTOR_LPWSTR, tuple(qm.private_queues)),  # PROPID_MGMT_MSMQ_PRIVATEQ
+            4: PropVariant(_V.VT_LPWSTR, "CONNECTED"),  # PROPID_MGMT_MSMQ_CONNECTED
+            5: PropVariant(_V.VT_LPWSTR, "pymsmq"),  # PROPID_MGMT_MSMQ_TYPE
+            6: PropVariant(_V.VT_UI8, qm.total_bytes),  # PROPID_MGMT_MSMQ_BYTES_IN_ALL_QUEUES
+            PROPID_PYMSMQ_SERVER_STATS: PropVariant(_V.VT_LPWSTR, json.dumps(self.server_snapshot())),
+        }
+        wanted = req.propids or tuple(values)
+        return pm.StatsResponse(tuple((pid, values[pid]) for pid in wanted if pid in values))
+
+    def op_list_queues(self, req: pm.ListQueuesRequest) -> pm.Response:
+        qm = self.qm
+        names: list[str] = []
+        if req.filter in (QueueFilter.ALL, QueueFilter.PRIVATE):
+            names += qm.private_queues
+        if req.filter in (QueueFilter.ALL, QueueFilter.PUBLIC):
+            names += qm.public_queues
+        if req.filter in (QueueFilter.ALL, QueueFilter.SYSTEM):
+            for q in (qm.machine_journal, qm.dead_letter_queue, qm.transactional_dead_letter_queue):
+                names.append(q.path_name)
+                q.close()
+        if req.filter not in (0, 1, 2, 3):
+            raise MSMQError(f"unknown queue filter {req.filter}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        props = tuple(queue_stats(qm, n, req.propids) if req.propids else () for n in names)
+        return pm.ListQueuesResponse(tuple(names), props)
+
+    # ------------------------------------------------------------------ queues
+    def op_create_queue(self, req: pm.CreateQueueRequest) -> pm.Response:
+        self.policy.check(self.identity, MACHINE_KEY, MQQMAccessMask.MQSEC_CREATE_QUEUE, "create queues on")
+        attrs = props_to_attrs(req.properties)
+        extra = set(attrs) - _CREATE_ARGS
+        if extra:
+            raise MSMQError(f"cannot set {sorted(extra)} at creation", HResult.MQ_ERROR_PROPERTY_NOTALLOWED)
+        q = self.qm.create_queue(req.path, **attrs)  # type: ignore[arg-type]
+        try:
+            return pm.CreateQueueResponse(q.format_name)
+        finally:
+            q.close()
+
+    def op_delete_queue(self, req: pm.DeleteQueueRequest) -> pm.Response:
+        self._check_name(req.name, _M.MQSEC_DELETE_QUEUE, "delete")
+        self.qm.delete_queue(req.name)
+        return pm.DeleteQueueResponse()
+
+    def op_open_queue(self, req: pm.OpenQueueRequest) -> pm.Response:
+        q = self.qm.queue(req.name, req.access, req.share_mode)
+        number, h = self.open_handle(q)
+        if not h.rights:
+            del self.handles[number]
+            q.close()
+            raise MSMQError(f"{self.identity!r} has no rights on {h.key!r}", HResult.MQ_ERROR_ACCESS_DENIED)
+        return pm.OpenQueueResponse(number, h.format_name, properties_to_props(q.properties))
+
+    def op_close_queue(self, req: pm.CloseQueueRequest) -> pm.Response:
+        h = self.handles.pop(req.handle, None)
+        if h is None:
+            raise MSMQError(f"no queue handle {req.handle}", HResult.MQ_ERROR_INVALID_HANDLE)
+        for c in h.cursors:
+            self.cursors.pop(c, None)
+        h.queue.close()
+        return pm.CloseQueueResponse()
+
+    def op_get_queue_properties(self, req: pm.GetQueuePropertiesRequest) -> pm.Response:
+        self._check_name(req.name, _M.MQSEC_GET_QUEUE_PROPERTIES, "read properties of")
+        props = properties_to_props(self.qm.get_queue_properties(req.name))
+        if req.propids:
+            wanted = set(req.propids)
+            props = tuple(p for p in props if p[0] in wanted)
+        return pm.GetQueuePropertiesResponse(props)
+
+    def op_set_queue_properties(self, req: pm.SetQueuePropertiesRequest) -> pm.Response:
+        self._check_name(req.name, _M.MQSEC_SET_QUEUE_PROPERTIES, "change properties of")
+        attrs = props_to_attrs(req.properties)
+        return pm.SetQueuePropertiesResponse(
+            properties_to_props(self.qm.set_queue_properties(req.name, **attrs))
+        )
+
+    def op_purge_queue(self, req: pm.PurgeQueueRequest) -> pm.Response:
+        h = self.handle(req.handle)
+        self.check(h, _M.MQSEC_DELETE_JOURNAL_MESSAGE if h.journal else _M.MQSEC_DELETE_MESSAGE, "purge")
+        h.queue.purge()
+        return pm.PurgeQueueResponse()
+
+    # ------------------------------------------------------------------ cursors and moves
+    def op_create_cursor(self, req: pm.CreateCursorRequest) -> pm.Response:
+        h = self.handle(req.handle)
+        cursor = h.queue.cursor()
+        number = self._next_cursor
+        self._next_cursor += 1
+        self.cursors[number] = (cursor, req.handle)
+        h.cursors.add(number)
+        return pm.CreateCursorResponse(number)
+
+    def op_close_cursor(self, req: pm.CloseCursorRequest) -> pm.Response:
+        entry = self.cursors.pop(req.cursor, None)
+        if entry is None:
+            raise MSMQError(f"no cursor {req.cursor}", HResult.MQ_ERROR_INVALID_HANDLE)
+        h = self.handles.get(entry[1])
+        if h is not None:
+            h.cursors.discard(req.cursor)
+        return pm.CloseCursorResponse()
+
+    def op_move(self, req: pm.MoveRequest) -> pm.Response:
+        h = self.handle(req.handle)
+        self.check(h, _M.MQSEC_RECEIVE_MESSAGE, "move messages of")
+        h.queue.move(req.lookup_id, req.target or None, self.transaction(req.transaction))
+        return pm.MoveResponse()
+
+    # ------------------------------------------------------------------ transactions
+    def op_begin_transaction(self, req: pm.BeginTransactionRequest) -> pm.Response:
+        if len(self.transactions) > 4096:
+            # Forget finished transactions (their ids then give MQ_ERROR_TRANSACTION_USAGE).
+            for tid in [t for t, tx in self.transactions.items() if not tx.active]:
+                del self.transactions[tid]
+        tx = self.qm.begin_transaction()
+        self.transactions[tx.id] = tx
+        return pm.BeginTransactionResponse(tx.id)
+
+    def op_commit_transaction(self, req: pm.CommitTransactionRequest) -> pm.Response:
+        self.transaction(req.transaction).commit()
+        return pm.CommitTransactionResponse()
+
+    def op_abort_transaction(self, req: pm.AbortTransactionRequest) -> pm.Response:
+        self.transaction(req.transaction).abort()
+        return pm.AbortTransactionResponse()

@@ -1,0 +1,595 @@
+"""One client connection: the sans-I/O ``ServerConnection`` driven by an ``asyncio.Protocol``.
+
+Requests are dispatched as they arrive; many are in flight at once.  Work that cannot block (pings,
+opens, peeks, express sends and receives of express messages) runs on the event loop; work that
+may wait for an fsync runs on the server's work pool; receives that may wait for a message run on
+the wait pool, so a blocked receive never holds up another request or connection.  State-changing
+requests on one queue handle (SEND, RECEIVE, MOVE, PURGE) are applied in arrival order
+(docs/protocol.md 8): a request that finds earlier work of its handle still running is chained
+behind it.
+
+Handles, cursors and transactions belong to the connection: when it ends, its handles close (which
+wakes its blocked receives) and its active transactions abort, so messages it received in them go
+back to their queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from pymsmq.errors import MSMQError, WireError
+from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
+from pymsmq.protocol import (
+    Action,
+    ClientHello,
+    ConnectionClosed,
+    ErrorResponse,
+    Goodbye,
+    ProtocolError,
+    RequestReceived,
+    ServerConnection,
+    ServerHello,
+    State,
+    choose_version,
+    goodbye_frame,
+)
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.codes import Op, ReceiveFlags
+from pymsmq.protocol.message_codec import (
+    DEFAULT_RECEIVE_PROPIDS,
+    decode_message,
+    encode_message,
+    fact_properties,
+)
+from pymsmq.qm.queue import Cursor, Queue
+from pymsmq.qm.transaction import Transaction
+from pymsmq.server.access import queue_key
+from pymsmq.server.ops import OpsMixin
+from pymsmq.wire.security import MQQueueAccessMask
+
+if TYPE_CHECKING:
+    from pymsmq.server.app import Server
+
+__all__ = ["Session"]
+
+log = logging.getLogger("pymsmq.server")
+_M = MQQueueAccessMask
+
+_INFINITE_MS: Final = 0xFFFFFFFF
+_A = Action
+_PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
+_NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+
+
+class Handle:
+    """A queue handle of one connection."""
+
+    __slots__ = ("cursors", "format_name", "journal", "key", "name", "queue", "rights", "tail")
+
+    def __init__(self, queue: Queue, rights: int, key: str, journal: bool) -> None:
+        self.queue = queue
+        self.format_name = queue.format_name
+        self.name = queue.path_name
+        self.rights = rights
+        self.key = key
+        self.journal = journal
+        self.cursors: set[int] = set()
+        #: The last state-changing request of this handle that runs off the loop.
+        self.tail: asyncio.Future[Any] | None = None
+
+
+class Session(OpsMixin, asyncio.Protocol):
+    """The server side of one client connection."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.qm = server.qm
+        self.stats = server.stats
+        self.policy = server.policy
+        self.loop = server.loop
+        self.conn = ServerConnection()
+        self.transport: asyncio.Transport | None = None
+        self.identity = ""
+        self.peer = "?"
+        self.handles: dict[int, Handle] = {}
+        self.cursors: dict[int, tuple[Cursor, int]] = {}
+        self.transactions: dict[uuid.UUID, Transaction] = {}
+        self._next_handle = 1
+        self._next_cursor = 1
+        self._out: list[bytes] = []
+        self._flush_pending = False
+        self._paused = False
+        self.closed = False
+        self.pending = 0  # requests running off the loop
+        self.opened_at = self.last_activity = time.monotonic()
+        self.partial_since: float | None = None
+
+    # ------------------------------------------------------------------ asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        transport.set_write_buffer_limits(high=4 << 20)
+        self.server.sessions.add(self)
+        self.stats.connections_total += 1
+        self.stats.connections_open += 1
+        log.debug("connection from %s", self.peer)
+
+    def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return
+        now = time.monotonic()
+        self.last_activity = now
+        self.stats.bytes_in += len(data)
+        try:
+            events = self.conn.receive_data(data)
+        except ProtocolError as exc:
+            for event in exc.events:
+                self._on_event(event)
+            self.stats.protocol_errors += 1
+            log.warning("protocol error from %s: %s; closing the connection", self.peer, exc)
+            self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, str(exc)))
+            return
+        for event in events:
+            self._on_event(event)
+        self.partial_since = (self.partial_since or now) if self.conn.buffered else None
+        self._flush()
+
+    def eof_received(self) -> bool | None:
+        try:
+            self.conn.receive_data(b"")
+        except ProtocolError as exc:
+            log.warning("connection from %s ended inside a frame: %s", self.peer, exc)
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.closed and self.transport is None:
+            return
+        self._teardown()
+
+    def pause_writing(self) -> None:
+        # Backpressure: a client that does not read its answers stops being read.
+        if self.transport is not None and not self._paused:
+            self._paused = True
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and self._paused:
+            self._paused = False
+            self.transport.resume_reading()
+
+    # ------------------------------------------------------------------ output
+    def _write(self, data: bytes) -> None:
+        self._out.append(data)
+        if not self._flush_pending:
+            self._flush_pending = True
+            self.loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if not self._out or self.transport is None or self.closed:
+            self._out.clear()
+            return
+        data = b"".join(self._out) if len(self._out) > 1 else self._out[0]
+        self._out.clear()
+        self.stats.bytes_out += len(data)
+        self.transport.write(data)
+
+    def answer(self, rid: int, response: pm.Response | ErrorResponse) -> None:
+        """Send the answer to request ``rid`` (dropped if the connection is gone)."""
+        if self.closed or self.conn.state is not State.READY:
+            return
+        try:
+            self._write(self.conn.send(response, rid))
+        except ProtocolError as exc:  # e.g. an answer over the client's limit
+            log.error("cannot answer request %d from %s: %s", rid, self.peer, exc)
+            try:
+                self._write(
+                    self.conn.send(ErrorResponse(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, str(exc)), rid)
+                )
+            except ProtocolError:
+                pass
+
+    def fail(self, rid: int, exc: BaseException) -> None:
+        """Answer request ``rid`` with the ERROR frame of ``exc``."""
+        self.stats.errors += 1
+        if isinstance(exc, MSMQError):
+            self.answer(rid, ErrorResponse(exc.hresult & 0xFFFFFFFF, str(exc)[:2000]))
+        else:
+            log.exception("internal error serving %s", self.peer, exc_info=exc)
+            self.answer(rid, ErrorResponse(HResult.MQ_ERROR, f"internal error: {type(exc).__name__}"))
+
+    # ------------------------------------------------------------------ closing
+    def goodbye(self, hresult: int, reason: str) -> None:
+        """Say GOODBYE and close (graceful)."""
+        if self.closed or self.transport is None:
+            return
+        try:
+            self._write(self.conn.send(Goodbye(hresult, reason)))
+        except ProtocolError:
+            pass
+        self._flush()
+        transport = self.transport
+        self._teardown()
+        transport.close()
+
+    def _abort_connection(self, farewell: bytes) -> None:
+        transport = self.transport
+        if transport is not None:
+            self._out.clear()
+            transport.write(farewell)
+        self._teardown()
+        if transport is not None:
+            transport.close()
+
+    def _teardown(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.stats.connections_open -= 1
+        self.server.sessions.discard(self)
+        self._out.clear()
+        self.transport = None
+        # Closing the handles wakes this connection's blocked receives (they fail, nobody waits).
+        for handle in self.handles.values():
+            handle.queue.close()
+        self.handles.clear()
+        self.cursors.clear()
+        active = [tx for tx in self.transactions.values() if tx.active]
+        self.transactions.clear()
+        if active:
+            log.info("%s went away with %d open transaction(s): aborting", self.peer, len(active))
+            self.server.run_work(lambda: _abort_all(active))
+        log.debug("connection from %s closed", self.peer)
+
+    # ------------------------------------------------------------------ events
+    def _on_event(self, event: object) -> None:
+        if type(event) is RequestReceived:
+            self.stats.requests += 1
+            self._dispatch(event.request_id, event.request)
+        elif type(event) is ClientHello:
+            self._on_hello(event)
+        elif type(event) is Goodbye:
+            log.debug("%s said goodbye: %s", self.peer, event.reason)
+            transport = self.transport
+            self._teardown()
+            if transport is not None:
+                transport.close()
+        elif type(event) is ConnectionClosed:
+            transport = self.transport
+            self._teardown()
+            if transport is not None:
+                transport.close()
+
+    def _on_hello(self, hello: ClientHello) -> None:
+        server = self.server
+        refusal: tuple[int, str] | None = None
+        identity = self.policy.authenticate(hello.token)
+        version = choose_version(hello)
+        if server.closing:
+            refusal = (HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, "the server is shutting down")
+        elif version is None:
+            refusal = (
+                HResult.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER,
+                "no common protocol version",
+            )
+        elif identity is None:
+            refusal = (HResult.MQ_ERROR_ACCESS_DENIED, "bad or missing token")
+        elif len(server.sessions) > server.config.max_connections:
+            refusal = (HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
+        if refusal is not None:
+            self.stats.connections_refused += 1
+            log.warning("refused %s (%r): %s", self.peer, hello.client_name[:100], refusal[1])
+            self.goodbye(*refusal)
+            return
+        assert identity is not None and version is not None
+        self.identity = identity
+        cfg = server.config
+        self._write(
+            self.conn.send(
+                ServerHello(
+                    version,
+                    self.qm.guid,
+                    self.qm.machine_name,
+                    cfg.max_payload,
+                    cfg.max_in_flight,
+                    cfg.max_message_size,
+                )
+            )
+        )
+        log.info("%s connected as %r (%s)", self.peer, identity, hello.client_name[:100])
+
+    # ------------------------------------------------------------------ dispatch
+    def _dispatch(self, rid: int, req: pm.Request) -> None:
+        if self.server.closing:
+            self.answer(rid, ErrorResponse(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, "shutting down"))
+            return
+        op = req.OP
+        try:
+            if op == Op.SEND:
+                self._send(rid, req)  # type: ignore[arg-type]
+            elif op == Op.RECEIVE:
+                self._receive(rid, req)  # type: ignore[arg-type]
+            elif op in _WORK_OPS:
+                fn = getattr(self, _WORK_OPS[op])
+                handle = self._ordered_handle(req)
+                self.off_loop(rid, lambda: fn(req), handle)
+            else:
+                self.answer(rid, getattr(self, _INLINE_OPS[op])(req))
+        except Exception as exc:
+            self.fail(rid, exc)
+
+    def _ordered_handle(self, req: pm.Request) -> Handle | None:
+        if type(req) in (pm.MoveRequest, pm.PurgeQueueRequest):
+            return self.handle(req.handle)  # type: ignore[attr-defined]
+        return None
+
+    def off_loop(
+        self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None, wait: bool = False
+    ) -> None:
+        """Run ``fn`` on a pool and answer ``rid`` with its result (after ``handle``'s earlier work)."""
+        server = self.server
+        pool = server.wait_pool if wait else server.work_pool
+        prev = handle.tail if handle is not None else None
+        self.pending += 1
+        if prev is None or prev.done():
+            fut: asyncio.Future[Any] = self.loop.run_in_executor(pool, fn)
+        else:
+            fut = self.loop.create_future()
+
+            def start(_: object) -> None:
+                inner = self.loop.run_in_executor(pool, fn)
+                inner.add_done_callback(lambda f: _chain(f, fut))
+
+            prev.add_done_callback(start)
+        if handle is not None:
+            handle.tail = fut
+
+        def done(f: asyncio.Future[Any]) -> None:
+            self.pending -= 1
+            if f.cancelled():
+                self.fail(rid, MSMQError("cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
+                return
+            exc = f.exception()
+            if exc is not None:
+                self.fail(rid, exc)
+            else:
+                self.answer(rid, f.result())
+
+        fut.add_done_callback(done)
+
+    # ------------------------------------------------------------------ lookups
+    def handle(self, number: int) -> Handle:
+        """The open queue handle ``number`` of this connection."""
+        h = self.handles.get(number)
+        if h is None:
+            raise MSMQError(f"no queue handle {number}", HResult.MQ_ERROR_INVALID_HANDLE)
+        return h
+
+    def check(self, h: Handle, needed: int, what: str) -> None:
+        """MQ_ERROR_ACCESS_DENIED unless this identity has ``needed`` on the handle's queue."""
+        if needed & ~h.rights:
+            raise MSMQError(f"{self.identity!r} may not {what} {h.key!r}", HResult.MQ_ERROR_ACCESS_DENIED)
+
+    def transaction(self, ref: object) -> Transaction | int | None:
+        """The QM transaction argument of an XACT field."""
+        if ref is None or isinstance(ref, int):
+            return ref
+        assert isinstance(ref, uuid.UUID)
+        tx = self.transactions.get(ref)
+        if tx is None:
+            raise MSMQError(
+                "unknown transaction (not begun on this connection)", HResult.MQ_ERROR_TRANSACTION_USAGE
+            )
+        return tx
+
+    def open_handle(self, queue: Queue) -> tuple[int, Handle]:
+        """Register a QM queue handle; returns (number, handle)."""
+        journal = queue.path_name.upper().endswith(";JOURNAL")
+        key = queue_key(queue.path_name)
+        rights = self.policy.rights_of(self.identity, key)
+        number = self._next_handle
+        self._next_handle += 1
+        h = self.handles[number] = Handle(queue, rights, key, journal)
+        return number, h
+
+    # ------------------------------------------------------------------ SEND
+    def _send(self, rid: int, req: pm.SendRequest) -> None:
+        h = self.handle(req.handle)
+        self.check(h, _M.MQSEC_WRITE_MESSAGE, "send to")
+        if len(req.packet) > self.server.config.max_message_size:
+            raise MSMQError(
+                "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            )
+        try:
+            message = decode_message(req.packet, req.properties)
+        except WireError as exc:
+            raise MSMQError(f"malformed message: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
+        tx = self.transaction(req.transaction)
+        counters = self.stats.queue(h.format_name)
+        size = len(message.body)
+        queue = h.queue
+
+        def run() -> pm.Response:
+            queue.send(message, tx)
+            counters.sent += 1
+            counters.bytes_in += size
+            return pm.SendResponse(fact_properties(message, _SEND_FACTS))
+
+        inline = (
+            message.delivery == 0 and (tx is None or tx in (0, 1, 2)) and (h.tail is None or h.tail.done())
+        )
+        if inline:
+            self.answer(rid, run())
+        else:
+            self.off_loop(rid, run, h)
+
+    # ------------------------------------------------------------------ RECEIVE
+    def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
+        h = self.handle(req.handle)
+        action = req.action
+        peek = action in _PEEK_ACTIONS
+        if peek:
+            self.check(h, _M.MQSEC_PEEK_MESSAGE, "peek at")
+        else:
+            self.check(
+                h, _M.MQSEC_DELETE_JOURNAL_MESSAGE if h.journal else _M.MQSEC_RECEIVE_MESSAGE, "receive from"
+            )
+        cursor: Cursor | None = None
+        if req.cursor:
+            entry = self.cursors.get(req.cursor)
+            if entry is None or entry[1] != req.handle:
+                raise MSMQError(
+                    f"no cursor {req.cursor} on handle {req.handle}", HResult.MQ_ERROR_INVALID_HANDLE
+                )
+            cursor = entry[0]
+        tx = None if peek else self.transaction(req.transaction)
+        ms = req.request_timeout
+        timeout = None if ms == _INFINITE_MS else ms / 1000.0
+        read = _reader(h.queue, cursor, action, req.lookup_id, tx)
+        counters = self.stats.queue(h.format_name)
+        propids = req.propids or DEFAULT_RECEIVE_PROPIDS
+        no_packet = bool(req.flags & ReceiveFlags.NO_PACKET)
+
+        def respond(message: Message) -> pm.Response:
+            packet, extra = encode_message(message)
+            if peek:
+                counters.peeked += 1
+            else:
+                counters.received += 1
+                counters.bytes_out += len(message.body)
+            return pm.ReceiveResponse(
+                None if no_packet else packet, fact_properties(message, propids) + extra
+            )
+
+        def run(t: float | None = timeout) -> pm.Response:
+            return respond(read(t))
+
+        waits = not action & 0x40000000 and timeout != 0
+        free = h.tail is None or h.tail.done()
+        if peek and free:
+            try:
+                self.answer(rid, run(0))
+                return
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND or not waits:
+                    raise
+            self.off_loop(rid, run, None, wait=True)
+            return
+        if (
+            free
+            and cursor is None
+            and action == _A.MQ_ACTION_RECEIVE
+            and tx is None
+            and not h.queue.transactional
+        ):
+            # Express head: receiving it writes nothing durable, so it is done on the loop.
+            try:
+                head = h.queue.peek(0)
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND:
+                    raise
+                if not waits:
+                    raise
+                self.off_loop(rid, run, None, wait=True)
+                return
+            if head.delivery == 0:
+                try:
+                    self.answer(rid, run(0))
+                    return
+                except MSMQError as exc:
+                    if exc.hresult != _NOT_FOUND or not waits:
+                        raise
+                self.off_loop(rid, run, None, wait=True)
+                return
+        if waits:
+            self.off_loop(rid, run, None, wait=True)
+        else:
+            self.off_loop(rid, run, None if peek else h)
+
+    def server_snapshot(self) -> dict[str, Any]:
+        """The server's statistics (for STATS)."""
+        return self.server.snapshot()
+
+
+def _chain(src: asyncio.Future[Any], dst: asyncio.Future[Any]) -> None:
+    if dst.done():
+        return
+    if src.cancelled():
+        dst.cancel()
+    elif src.exception() is not None:
+        dst.set_exception(src.exception())  # type: ignore[arg-type]
+    else:
+        dst.set_result(src.result())
+
+
+def _abort_all(transactions: list[Transaction]) -> None:
+    for tx in transactions:
+        try:
+            if tx.active:
+                tx.abort()
+        except MSMQError as exc:
+            log.warning("abort of %s failed: %s", tx.id, exc)
+
+
+def _reader(
+    queue: Queue, cursor: Cursor | None, action: int, lookup_id: int, tx: Transaction | int | None
+) -> Callable[[float | None], Message]:
+    """The QM call a RECEIVE action maps to ([MS-MQMP] 2.2.3.2 Action, mq.h MQ_LOOKUP_*)."""
+    if action == _A.MQ_ACTION_RECEIVE:
+        if cursor is not None:
+            return lambda t: cursor.receive_current(t, tx)
+        return lambda t: queue.receive(t, tx)
+    if action == _A.MQ_ACTION_PEEK_CURRENT:
+        if cursor is not None:
+            return lambda t: cursor.peek_current(t)
+        return lambda t: queue.peek(t)
+    if action == _A.MQ_ACTION_PEEK_NEXT:
+        if cursor is not None:
+            return lambda t: cursor.peek_next(t)
+        return lambda t: queue.peek_next(t)
+    table: dict[int, Callable[[], Message]] = {
+        _A.MQ_LOOKUP_PEEK_CURRENT: lambda: queue.peek_by_lookup_id(lookup_id),
+        _A.MQ_LOOKUP_PEEK_NEXT: lambda: queue.peek_next_by_lookup_id(lookup_id),
+        _A.MQ_LOOKUP_PEEK_PREV: lambda: queue.peek_previous_by_lookup_id(lookup_id),
+        _A.MQ_LOOKUP_PEEK_FIRST: queue.peek_first_by_lookup_id,
+        _A.MQ_LOOKUP_PEEK_LAST: queue.peek_last_by_lookup_id,
+        _A.MQ_LOOKUP_RECEIVE_CURRENT: lambda: queue.receive_by_lookup_id(lookup_id, tx),
+        _A.MQ_LOOKUP_RECEIVE_NEXT: lambda: queue.receive_next_by_lookup_id(lookup_id, tx),
+        _A.MQ_LOOKUP_RECEIVE_PREV: lambda: queue.receive_previous_by_lookup_id(lookup_id, tx),
+        _A.MQ_LOOKUP_RECEIVE_FIRST: lambda: queue.receive_first_by_lookup_id(tx),
+        _A.MQ_LOOKUP_RECEIVE_LAST: lambda: queue.receive_last_by_lookup_id(tx),
+        _A.MQ_LOOKUP_RECEIVE_ALLOW_PEEK: lambda: queue.receive_by_lookup_id_allow_peek(lookup_id, tx),
+    }
+    fn = table[action]
+    return lambda t: fn()
+
+
+_SEND_FACTS: Final = (2, 31)  # PROPID_M_MSGID, PROPID_M_SENTTIME
+_INLINE_OPS: Final = {
+    Op.PING: "op_ping",
+    Op.STATS: "op_stats",
+    Op.LIST_QUEUES: "op_list_queues",
+    Op.OPEN_QUEUE: "op_open_queue",
+    Op.CLOSE_QUEUE: "op_close_queue",
+    Op.GET_QUEUE_PROPERTIES: "op_get_queue_properties",
+    Op.CREATE_CURSOR: "op_create_cursor",
+    Op.CLOSE_CURSOR: "op_close_cursor",
+    Op.BEGIN_TRANSACTION: "op_begin_transaction",
+}
+_WORK_OPS: Final = {
+    Op.CREATE_QUEUE: "op_create_queue",
+    Op.DELETE_QUEUE: "op_delete_queue",
+    Op.SET_QUEUE_PROPERTIES: "op_set_queue_properties",
+    Op.PURGE_QUEUE: "op_purge_queue",
+    Op.MOVE: "op_move",
+    Op.COMMIT_TRANSACTION: "op_commit_transaction",
+    Op.ABORT_TRANSACTION: "op_abort_transaction",
+}
