@@ -98,7 +98,10 @@ class NoMessage(click.ClickException):
 def error_line(exc: MSMQError) -> str:
     """``<text> (<HRESULT name> 0x<hex>)``: how an MSMQ error is shown."""
     text = str(exc.args[0]) if exc.args else type(exc).__name__
-    return f"{text} ({describe_hresult(exc.hresult)})"
+    described = describe_hresult(exc.hresult)
+    # A message that already ends with the HRESULT (as remote errors do) does not repeat it.
+    text = text.removesuffix(f" [{described}]").removesuffix(f" ({described})")
+    return f"{text} ({described})"
 
 
 def translate(exc: MSMQError) -> click.ClickException:
@@ -175,8 +178,8 @@ class Target:
 
 
 def _connect(url: str, token: str | None) -> QueueManager:
-    if not url.lower().startswith("msmq://"):
-        raise BadInput(f"--url must look like msmq://host:port, not {url!r}")
+    if not url.lower().startswith(("msmq://", "msmqs://")):
+        raise BadInput(f"--url must look like msmq://host:port (msmqs:// for TLS), not {url!r}")
     try:
         client = importlib.import_module("pymsmq.client")
     except ImportError:
@@ -186,6 +189,8 @@ def _connect(url: str, token: str | None) -> QueueManager:
         raise BadInput("this pymsmq has no remote client (pymsmq.client.connect); use --data DIR")
     try:
         qm = connect(url, token=token) if token else connect(url)
+    except ValueError as exc:  # a URL the client cannot parse
+        raise BadInput(f"bad --url {url!r}: {exc}") from exc
     except OSError as exc:
         raise MSMQFailure(
             f"cannot connect to {url}: {exc.strerror or exc} "

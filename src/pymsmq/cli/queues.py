@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 else:
     _IntType = _GuidType = click.ParamType
 
-__all__ = ["queue", "queue_bytes", "queue_rows"]
+__all__ = ["queue", "queue_bytes", "queue_rows", "server_queue_stats"]
 
 _PRIV_LEVELS: Final = {"none": 0, "optional": 1, "body": 2}
 
@@ -164,13 +164,25 @@ def delete(target: Target, name: str, if_exists: bool) -> None:
     qm.delete_queue(name)
 
 
-def queue_bytes(q: Queue) -> int | None:
+def server_queue_stats(qm: Any) -> dict[str, Any]:
+    """Per-queue statistics from a server (``server_stats()["queues"]``, keyed by format name), or {}."""
+    call = getattr(qm, "server_stats", None)
+    if not callable(call):
+        return {}
+    try:
+        snapshot = call()
+    except MSMQError:
+        return {}
+    queues = snapshot.get("queues") if isinstance(snapshot, dict) else None
+    return queues if isinstance(queues, dict) else {}
+
+
+def queue_bytes(q: Queue, server: dict[str, Any] | None = None) -> int | None:
     """Bytes held by the queue (body + extension + label), when the queue manager can tell."""
-    for attr in ("total_bytes", "byte_count", "message_bytes"):
-        value = getattr(q, attr, None)
-        if isinstance(value, int):
-            return value
-    state = getattr(q, "_state", None)  # embedded queue manager: its per-queue byte count
+    entry = (server or {}).get(q.format_name)
+    if isinstance(entry, dict) and isinstance(entry.get("bytes"), int):
+        return int(entry["bytes"])
+    state = getattr(q, "_state", None)  # embedded queue manager: the queue's byte count
     total = getattr(state, "total_bytes", None)
     if callable(total):
         result = total()
@@ -189,6 +201,7 @@ def _system_queues(qm: QueueManager) -> list[tuple[str, Queue]]:
 def queue_rows(qm: QueueManager, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
     """One dict per queue: path, format name, kind, messages, bytes, journal messages, label."""
     out: list[dict[str, Any]] = []
+    server = server_queue_stats(qm)
     names: list[tuple[str, str]] = []
     if "private" in kinds:
         names += [("private", p) for p in qm.private_queues]
@@ -209,7 +222,7 @@ def queue_rows(qm: QueueManager, kinds: tuple[str, ...]) -> list[dict[str, Any]]
                 "kind": kind if kind != "system" else f"system ({path})",
                 "format_name": h.format_name,
                 "messages": h.message_count,
-                "bytes": queue_bytes(h),
+                "bytes": queue_bytes(h, server),
                 "transactional": h.transactional,
                 "label": h.label if kind != "system" else "",
             }
@@ -272,7 +285,7 @@ def _info(qm: QueueManager, q: Queue) -> dict[str, Any]:
     for name, value in props.to_dict().items():
         info[name] = value
     info["messages"] = q.message_count
-    info["bytes"] = queue_bytes(q)
+    info["bytes"] = queue_bytes(q, server_queue_stats(qm))
     if q.subqueue_name is None:
         info["subqueues"] = {name: _count(q, name) for name in q.subqueue_names}
     if props.journal and q.subqueue_name is None:

@@ -23,7 +23,7 @@ def _sample(target: Target) -> dict[str, Any]:
         known = [r["bytes"] for r in rows if isinstance(r["bytes"], int)]
         total_bytes = sum(known) if len(known) == len(rows) else None
     server: Any = None
-    stats_call = getattr(qm, "stats", None)
+    stats_call = getattr(qm, "server_stats", None)
     if callable(stats_call):
         server = stats_call()
     sample: dict[str, Any] = {
@@ -43,8 +43,15 @@ def _sample(target: Target) -> dict[str, Any]:
             for r in rows
         ],
     }
-    if server is not None:
-        sample["server"] = server if isinstance(server, dict) else str(server)
+    if isinstance(server, dict):
+        raw = server.get("queues")
+        per_format: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for q, row in zip(sample["per_queue"], rows, strict=True):
+            counters = per_format.get(row["format_name"])
+            if isinstance(counters, dict):
+                q["sent"] = counters.get("sent", 0)
+                q["received"] = counters.get("received", 0)
+        sample["server"] = {k: v for k, v in server.items() if k != "queues"}
     return sample
 
 
@@ -80,6 +87,15 @@ def stats(target: Target, interval: float | None, as_json: bool) -> None:
     click.echo(f"queue manager: {sample['queue_manager']} ({sample['machine_name']})")
     total_bytes = "?" if sample["bytes"] is None else sample["bytes"]
     click.echo(f"queues: {sample['queues']}  messages: {sample['messages']}  bytes: {total_bytes}")
+    server = sample.get("server")
+    if server:
+        conns = server.get("connections", {})
+        rates = server.get("rates", {})
+        click.echo(
+            f"server: up {server.get('uptime_s')} s  connections: {conns.get('open')} open, "
+            f"{conns.get('total')} total  requests: {server.get('requests')}  "
+            f"rates/s: sent {rates.get('sent_per_s')}, received {rates.get('received_per_s')}"
+        )
     click.echo("")
     headers: tuple[str, ...] = ("QUEUE", "MESSAGES", "BYTES", "JOURNAL")
     if interval is not None:
