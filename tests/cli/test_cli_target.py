@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import click
@@ -18,6 +20,7 @@ from pymsmq.cli._common import (
     MSMQFailure,
     NoMessage,
     describe_hresult,
+    progress,
     translate,
 )
 from pymsmq.errors import FormatNameError
@@ -166,3 +169,25 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     run("send", ORDERS, "x", "--recoverable", "--count", "5", "--data", data)
     r = run("export", ORDERS, "--data", data)
     assert "exporting" not in r.stderr and r.stderr.strip() == "exported 5 messages"
+
+
+class _TTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_draws_on_a_terminal_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _TTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    with progress("exporting", 3) as bar:
+        for _ in range(3):
+            bar.update(1)
+    assert "exporting" in fake.getvalue() and "3/3" in fake.getvalue()
+
+
+def test_progress_is_silent_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    with progress("exporting", 3) as bar:
+        bar.update(3)
+    assert quiet.getvalue() == ""
