@@ -27,6 +27,7 @@ from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProper
 from pymsmq.protocol import Action, TransactionRef
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.message_codec import (
+    CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
     PROPID_M_SENTTIME,
     decode_message,
@@ -326,7 +327,7 @@ class RemoteQueue:
         ms = _timeout_ms(timeout)
         xact = _xact(self._qm, transaction)
         self._check()
-        request = pm.ReceiveRequest(self._handle, action, ms, cursor, lookup_id, xact)
+        request = pm.ReceiveRequest(self._handle, action, ms, cursor, lookup_id, xact, 0, CLIENT_RECEIVE_PROPIDS)
         fmt = self._format_name
 
         def convert(response: pm.ReceiveResponse) -> Message:

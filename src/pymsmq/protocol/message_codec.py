@@ -43,6 +43,7 @@ from pymsmq.wire.user_message import UserMessage
 from pymsmq.wire.vartype import VarType
 
 __all__ = [
+    "CLIENT_RECEIVE_PROPIDS",
     "DEFAULT_RECEIVE_PROPIDS",
     "PROPID_M_ABORT_COUNT",
     "PROPID_M_ARRIVEDTIME",
@@ -55,6 +56,7 @@ __all__ = [
     "decode_message",
     "encode_message",
     "fact_properties",
+    "needs_blob",
     "props_dict",
 ]
 
@@ -70,6 +72,8 @@ PROPID_M_LAST_MOVE_TIME: Final = 75
 #: in the UserMessage packet (VT_BLOB).  Outside the mq.h PROPID ranges.
 PROPID_PYMSMQ_MESSAGE: Final = 0x7F000001
 
+#: What the pymsmq client asks for (the id and sent time are in the packet already).
+CLIENT_RECEIVE_PROPIDS: Final = (PROPID_M_LOOKUPID, PROPID_M_ARRIVEDTIME, PROPID_M_ABORT_COUNT, PROPID_M_MOVE_COUNT)
 #: docs/protocol.md 5, RECEIVE: the properties a server returns when ``propids`` is empty.
 DEFAULT_RECEIVE_PROPIDS: Final = (
     PROPID_M_LOOKUPID,
@@ -124,8 +128,9 @@ def _needs_blob(m: Message) -> bool:
     mid = m.id
     if mid is not None and mid.lineage != (m.source_machine_guid or _NULL_GUID):
         return True
+    # SentTime travels in whole seconds (UserHeader.SentTime, [MS-MQMQ] 2.2.19.2).
     st = m.sent_time
-    return st is not None and (st != int(st) or not 0 <= st <= _INFINITE)
+    return st is not None and not 0 <= st <= _INFINITE
 
 
 def encode_message(message: Message) -> tuple[bytes, Props]:
@@ -255,21 +260,33 @@ def _u32(value: float | None) -> int:
     return min(max(int(value), 0), _INFINITE)
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _pv(vt: VarType, value: object) -> PropVariant:
+    # The values below are in range by construction: skip PropVariant's validation (hot path).
+    pv = _new(PropVariant)
+    _set(pv, "vt", vt)
+    _set(pv, "value", value)
+    return pv
+
+
 def _fact(m: Message, pid: int) -> PropVariant | None:
     if pid == PROPID_M_LOOKUPID:
-        return PropVariant(VarType.VT_UI8, m.lookup_id)
+        return _pv(VarType.VT_UI8, m.lookup_id & 0xFFFFFFFFFFFFFFFF)
     if pid == PROPID_M_ARRIVEDTIME:
-        return PropVariant(VarType.VT_UI4, _u32(m.arrived_time))
+        return _pv(VarType.VT_UI4, _u32(m.arrived_time))
     if pid == PROPID_M_ABORT_COUNT:
-        return PropVariant(VarType.VT_UI4, min(m.abort_count, _INFINITE))
+        return _pv(VarType.VT_UI4, min(max(m.abort_count, 0), _INFINITE))
     if pid == PROPID_M_MOVE_COUNT:
-        return PropVariant(VarType.VT_UI4, min(m.move_count, _INFINITE))
+        return _pv(VarType.VT_UI4, min(max(m.move_count, 0), _INFINITE))
     if pid == PROPID_M_LAST_MOVE_TIME:
-        return PropVariant(VarType.VT_UI4, 0)
+        return _pv(VarType.VT_UI4, 0)
     if pid == PROPID_M_MSGID:
-        return PropVariant(VarType.VT_VECTOR_UI1, bytes(m.id) if m.id is not None else _ZERO_ID)
+        return _pv(VarType.VT_VECTOR_UI1, bytes(m.id) if m.id is not None else _ZERO_ID)
     if pid == PROPID_M_SENTTIME:
-        return PropVariant(VarType.VT_UI4, _u32(m.sent_time))
+        return _pv(VarType.VT_UI4, _u32(m.sent_time))
     return None
 
 

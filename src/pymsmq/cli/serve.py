@@ -1,0 +1,102 @@
+"""``pymsmq serve``: run one queue manager on the embedded SQLite store and serve the client protocol."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from pymsmq.server import DEFAULT_PORT, AccessPolicy, ConfigError, ServerConfig, run
+
+__all__ = ["serve"]
+
+
+@click.command("serve")
+@click.option(
+    "--data", "data", required=True, type=click.Path(file_okay=False), help="Queue manager directory."
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="0 = any free port.",
+)
+@click.option(
+    "--token", envvar="PYMSMQ_TOKEN", default=None, help="Token clients must present (env PYMSMQ_TOKEN)."
+)
+@click.option(
+    "--auth",
+    "auth_file",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="JSON policy: tokens -> identities, identities -> per-queue rights.",
+)
+@click.option(
+    "--tls-cert", type=click.Path(dir_okay=False, exists=True), default=None, help="TLS certificate (PEM)."
+)
+@click.option(
+    "--tls-key", type=click.Path(dir_okay=False, exists=True), default=None, help="TLS private key (PEM)."
+)
+@click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(1))
+@click.option("--idle-timeout", default=300.0, show_default=True, type=click.FloatRange(0.1), help="Seconds.")
+@click.option(
+    "--log-level",
+    default="info",
+    show_default=True,
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+)
+def serve(
+    data: str,
+    host: str,
+    port: int,
+    token: str | None,
+    auth_file: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    max_connections: int,
+    idle_timeout: float,
+    log_level: str,
+) -> None:
+    """Run a queue manager server on DIR's store (client protocol, docs/protocol.md).
+
+    Prints one line "pymsmq: listening client=HOST:PORT" once bound; stops cleanly (exit 0) on
+    SIGTERM or Ctrl-C.  Binding beyond loopback requires --token or --auth.
+
+    \b
+    Example:
+      pymsmq serve --data ./qm --port 2103
+      python -c "import pymsmq.client as c; print(c.connect('msmq://127.0.0.1:2103').private_queues)"
+    """
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        if auth_file is not None:
+            policy = AccessPolicy.from_json(Path(auth_file).read_text(), token)
+        else:
+            policy = AccessPolicy.single_token(token)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"bad --auth file: {exc}") from None
+    config = ServerConfig(
+        host=host,
+        port=port,
+        policy=policy,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+    )
+    try:
+        config.validate()
+        code = run(data, config)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None
+    sys.exit(code)

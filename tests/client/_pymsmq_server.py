@@ -1,0 +1,60 @@
+"""A real pymsmq server on 127.0.0.1 (port 0) in a background thread with its own event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from pymsmq.qm.queue_manager import QueueManager
+from pymsmq.server import Server, ServerConfig
+
+
+class ThreadServer:
+    """Start with ``ThreadServer(data_dir, config).start()``; ``url``; ``stop()``."""
+
+    def __init__(self, data: Any, config: ServerConfig | None = None) -> None:
+        self.data = data
+        self.config = config or ServerConfig(port=0)
+        self.loop = asyncio.new_event_loop()
+        self.server: Server | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            qm = QueueManager.open(self.data)
+            self.server = Server(qm, self.config)
+            self.loop.run_until_complete(self.server.start())
+        except BaseException as exc:  # noqa: BLE001
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        self.loop.run_forever()
+
+    def start(self) -> ThreadServer:
+        self.thread.start()
+        self._ready.wait(10)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return self.server.port
+
+    @property
+    def url(self) -> str:
+        return f"msmq://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.server is None or not self.thread.is_alive():
+            return
+        fut = asyncio.run_coroutine_threadsafe(self.server.shutdown(), self.loop)
+        fut.result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)

@@ -1,0 +1,40 @@
+"""The shared client suite's fixture: one queue manager API, embedded or remote (a real server on port 0)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _pymsmq_server import ThreadServer  # noqa: E402
+
+from pymsmq.client import connect  # noqa: E402
+from pymsmq.qm.queue_manager import QueueManager  # noqa: E402
+
+
+@pytest.fixture(params=["embedded", "remote"])
+def qm(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A fresh queue manager: ``QueueManager.open(dir)`` or ``connect(msmq://127.0.0.1:<port>)``."""
+    if request.param == "embedded":
+        manager = QueueManager.open(tmp_path / "qm")
+        yield manager
+        manager.close()
+        return
+    server = ThreadServer(tmp_path / "qm").start()
+    client = connect(server.url)
+    yield client
+    client.close()
+    server.stop()
+
+
+@pytest.fixture
+def qm_factory(qm: Any) -> Any:
+    """Another connection to the same queue manager (the same object when embedded)."""
+    if isinstance(qm, QueueManager):
+        return lambda: qm
+    return lambda: connect(qm.url)

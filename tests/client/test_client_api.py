@@ -1,0 +1,287 @@
+"""The shared client suite: every test runs against the embedded QueueManager and a remote server."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from pymsmq import Message, MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
+
+H = HResult
+Q = ".\\private$\\orders"
+TQ = ".\\private$\\tx"
+
+
+def hresult_of(fn: Any, *args: Any, **kwargs: Any) -> int:
+    with pytest.raises(MSMQError) as info:
+        fn(*args, **kwargs)
+    return info.value.hresult
+
+
+# ---------------------------------------------------------------------------------------------- queues
+
+
+def test_create_open_exists_delete(qm: Any) -> None:
+    q = qm.create_queue(Q, label="orders", journal=True)
+    assert q.format_name.startswith("PRIVATE=")
+    assert q.path_name.lower().endswith("\\private$\\orders")
+    assert q.label == "orders"
+    assert not q.transactional
+    assert qm.queue_exists(Q) and qm.queue_exists(q.format_name)
+    assert qm.format_name(Q) == q.format_name
+    assert any(p.lower().endswith("private$\\orders") for p in qm.private_queues)
+    assert hresult_of(qm.create_queue, Q) == H.MQ_ERROR_QUEUE_EXISTS
+    qm.delete_queue(Q)
+    assert not qm.queue_exists(Q)
+    assert hresult_of(qm.queue, Q) == H.MQ_ERROR_QUEUE_NOT_FOUND
+    assert hresult_of(qm.delete_queue, Q) == H.MQ_ERROR_QUEUE_NOT_FOUND
+
+
+def test_bad_names(qm: Any) -> None:
+    assert hresult_of(qm.create_queue, "no-backslash") == H.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+    assert hresult_of(qm.queue, "PRIVATE=not-a-guid\\1") == H.MQ_ERROR_ILLEGAL_FORMATNAME
+    assert hresult_of(qm.create_queue, Q + ";sub") == H.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+
+
+def test_queue_properties_get_set(qm: Any) -> None:
+    qm.create_queue(Q, label="a", quota=100)
+    props = qm.get_queue_properties(Q)
+    assert (props.label, props.quota, props.transactional) == ("a", 100, False)
+    new = qm.set_queue_properties(Q, label="b", journal=True)
+    assert new.label == "b" and new.journal
+    assert qm.get_queue_properties(Q).label == "b"
+    assert hresult_of(qm.set_queue_properties, Q, transactional=True) == H.MQ_ERROR_PROPERTY_NOTALLOWED
+    assert hresult_of(qm.set_queue_properties, Q, label="x" * 200) == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    assert hresult_of(qm.get_queue_properties, ".\\private$\\nope") == H.MQ_ERROR_QUEUE_NOT_FOUND
+
+
+# ---------------------------------------------------------------------------------------------- messages
+
+
+def test_send_receive_properties(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    corr = ObjectId(uuid.uuid4(), 7)
+    m = Message(body=b"hello", label="x", priority=5, app_specific=42, correlation_id=corr, body_type=0x11)
+    q.send(m)
+    assert m.id is not None and m.id.lineage == qm.guid
+    assert m.destination_queue == q.format_name
+    assert q.message_count == 1 and len(q) == 1
+    peeked = q.peek(timeout=0)
+    got = q.receive(timeout=1)
+    for r in (peeked, got):
+        assert (r.body, r.label, r.priority, r.app_specific, r.correlation_id, r.body_type) == (
+            b"hello",
+            "x",
+            5,
+            42,
+            corr,
+            0x11,
+        )
+        assert r.id == m.id and r.lookup_id > 0 and r.arrived_time is not None
+    assert q.message_count == 0
+
+
+def test_properties_without_a_place_in_the_packet_survive(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"b", response_queue="DIRECT=OS:host\\private$\\r", max_time_to_receive=3600))
+    r = q.receive(timeout=0)
+    assert r.response_queue == "DIRECT=OS:host\\private$\\r"
+    assert r.max_time_to_receive == 3600
+
+
+def test_priority_order_and_fifo(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    for i, p in enumerate([1, 7, 3, 7]):
+        q.send(Message(body=bytes([i]), priority=p))
+    assert [q.receive(0).body for _ in range(4)] == [b"\x01", b"\x03", b"\x02", b"\x00"]
+
+
+def test_timeouts_and_their_hresults(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    assert hresult_of(q.receive, timeout=0) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert hresult_of(q.peek, timeout=0) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+    start = time.monotonic()
+    assert hresult_of(q.receive, timeout=0.2) == H.MQ_ERROR_IO_TIMEOUT
+    assert time.monotonic() - start >= 0.19
+    assert hresult_of(q.receive, timeout=-1) == H.MQ_ERROR_INVALID_PARAMETER
+
+
+def test_blocked_receive_wakes_on_send(qm: Any, qm_factory: Any) -> None:
+    q = qm.create_queue(Q)
+    other = qm_factory()
+    sender = other.queue(Q)
+
+    def later() -> None:
+        time.sleep(0.2)
+        sender.send(Message(body=b"late"))
+
+    t = threading.Thread(target=later)
+    t.start()
+    assert q.receive(timeout=5).body == b"late"
+    t.join()
+
+
+def test_send_checks(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    assert hresult_of(q.send, "not a message") == H.MQ_ERROR_INVALID_PARAMETER
+    tq = qm.create_queue(TQ, transactional=True)
+    assert hresult_of(tq.send, Message(body=b"x")) == H.MQ_ERROR_TRANSACTION_USAGE
+    q.close()
+    assert hresult_of(q.send, Message(body=b"x")) == H.MQ_ERROR_INVALID_HANDLE
+
+
+def test_access_modes(qm: Any) -> None:
+    qm.create_queue(Q).close()
+    send_only = qm.queue(Q, access=2)
+    send_only.send(Message(body=b"x"))
+    assert hresult_of(send_only.receive, timeout=0) == H.MQ_ERROR_ACCESS_DENIED
+    peek_only = qm.queue(Q, access=0x20)
+    assert peek_only.peek(0).body == b"x"
+    assert hresult_of(peek_only.send, Message()) == H.MQ_ERROR_ACCESS_DENIED
+    send_only.close()
+    peek_only.close()
+    exclusive = qm.queue(Q, access=1, share_mode=1)
+    assert hresult_of(qm.queue, Q, access=1) == H.MQ_ERROR_SHARING_VIOLATION
+    exclusive.close()
+
+
+def test_purge(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    for _ in range(5):
+        q.send(Message(body=b"x", delivery=1))
+    q.purge()
+    assert q.message_count == 0
+
+
+# ---------------------------------------------------------------------------------------------- cursors
+
+
+def test_cursor_walk_and_receive_current(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    for i in range(3):
+        q.send(Message(body=bytes([i])))
+    c = q.cursor()
+    assert hresult_of(c.peek_next, 0) == H.MQ_ERROR_ILLEGAL_CURSOR_ACTION
+    assert c.peek_current(0).body == b"\x00"
+    assert c.peek_next(0).body == b"\x01"
+    assert c.receive_current(0).body == b"\x01"
+    assert hresult_of(c.peek_next, 0) in (H.MQ_ERROR_MESSAGE_NOT_FOUND, H.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
+    assert q.peek_current(0).body == b"\x00"
+    assert q.peek_next(0).body == b"\x02"
+    q.reset()
+    assert q.peek_current(0).body == b"\x00"
+
+
+# ---------------------------------------------------------------------------------------------- lookup ids
+
+
+def test_lookup_id_family(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    for i in range(4):
+        q.send(Message(body=bytes([i])))
+    first = q.peek_first_by_lookup_id()
+    last = q.peek_last_by_lookup_id()
+    assert first.body == b"\x00" and last.body == b"\x03"
+    second = q.peek_next_by_lookup_id(first.lookup_id)
+    assert second.body == b"\x01"
+    assert q.peek_previous_by_lookup_id(second.lookup_id).lookup_id == first.lookup_id
+    assert q.peek_by_lookup_id(second.lookup_id).body == b"\x01"
+    assert q.receive_by_lookup_id(second.lookup_id).body == b"\x01"
+    assert hresult_of(q.peek_by_lookup_id, second.lookup_id) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert q.receive_next_by_lookup_id(first.lookup_id).body == b"\x02"
+    assert q.receive_previous_by_lookup_id(last.lookup_id).body == b"\x00"
+    assert q.receive_last_by_lookup_id().body == b"\x03"
+    assert hresult_of(q.receive_first_by_lookup_id) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert hresult_of(q.peek_by_lookup_id, 0) == H.MQ_ERROR_INVALID_PARAMETER
+
+
+# ---------------------------------------------------------------------------------------------- transactions
+
+
+def test_transaction_commit_and_abort(qm: Any) -> None:
+    tq = qm.create_queue(TQ, transactional=True)
+    with qm.begin_transaction() as tx:
+        tq.send(Message(body=b"a"), tx)
+        tq.send(Message(body=b"b"), tx)
+        assert hresult_of(tq.peek, 0) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert tq.message_count == 2
+    tx = qm.begin_transaction()
+    assert tq.receive(0, tx).body == b"a"
+    tx.abort()
+    assert not tx.active
+    tx2 = qm.begin_transaction()
+    again = tq.receive(0, transaction=tx2)
+    assert again.body == b"a" and again.abort_count == 1
+    assert hresult_of(tx.commit) == H.MQ_ERROR_TRANSACTION_SEQUENCE
+    tq.send(Message(body=b"single"), 3)  # MQ_SINGLE_MESSAGE
+    assert tq.message_count == 3  # "a" is locked by tx2, and counted
+    tx2.commit()
+    assert tq.message_count == 2
+
+
+def test_transaction_context_aborts_on_error(qm: Any) -> None:
+    tq = qm.create_queue(TQ, transactional=True)
+    tq.send(Message(body=b"keep"), 3)
+    with pytest.raises(RuntimeError), qm.begin_transaction() as tx:
+        assert tq.receive(0, tx).body == b"keep"
+        raise RuntimeError("boom")
+    assert tq.peek(0).body == b"keep"
+
+
+def test_transaction_usage_errors(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    tx = qm.begin_transaction()
+    assert hresult_of(q.send, Message(), tx) == H.MQ_ERROR_TRANSACTION_USAGE
+    assert hresult_of(q.send, Message(), "tx") == H.MQ_ERROR_INVALID_PARAMETER
+    tx.abort()
+
+
+# ---------------------------------------------------------------------------------------------- subqueues
+
+
+def test_subqueues_and_move(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"m"))
+    lid = q.peek(0).lookup_id
+    q.move(lid, "retry")
+    assert q.message_count == 0
+    sub = q.subqueue("retry")
+    assert sub.subqueue_name == "retry"
+    assert q.subqueue_names == ["retry"] and q.subqueue_count == 1
+    assert sub.message_count == 1
+    assert hresult_of(sub.send, Message()) == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+    sub.move(lid, None)
+    r = q.receive(0)
+    assert (r.body, r.lookup_id, r.move_count) == (b"m", lid, 2)
+    assert hresult_of(q.move, 999999, "retry") == H.MQ_ERROR_MESSAGE_NOT_FOUND
+
+
+def test_transactional_move(qm: Any) -> None:
+    tq = qm.create_queue(TQ, transactional=True)
+    tq.send(Message(body=b"m"), 3)
+    lid = tq.peek(0).lookup_id
+    with qm.begin_transaction() as tx:
+        tq.move(lid, "later", tx)
+    assert tq.subqueue("later").receive(0, 3).body == b"m"
+
+
+# ---------------------------------------------------------------------------------------------- system queues
+
+
+def test_system_queues_and_journal(qm: Any) -> None:
+    dlq = qm.dead_letter_queue
+    assert dlq.format_name == f"MACHINE={qm.guid};DEADLETTER"
+    assert qm.transactional_dead_letter_queue.format_name.endswith(";DEADXACT")
+    assert qm.machine_journal.format_name.endswith(";JOURNAL")
+    assert hresult_of(dlq.send, Message()) == H.MQ_ERROR_ACCESS_DENIED
+    assert hresult_of(lambda: dlq.journal) == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+    q = qm.create_queue(Q, journal=True)
+    j = q.journal
+    assert j.format_name == q.format_name + ";JOURNAL"
+    assert hresult_of(j.receive, timeout=0) == H.MQ_ERROR_MESSAGE_NOT_FOUND
