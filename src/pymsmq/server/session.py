@@ -146,6 +146,7 @@ class Session(OpsMixin, asyncio.Protocol):
         try:
             self.conn.receive_data(b"")
         except ProtocolError as exc:
+            self.stats.protocol_errors += 1
             log.warning("connection from %s ended inside a frame: %s", self.peer, exc)
         return None
 

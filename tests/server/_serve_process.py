@@ -1,0 +1,62 @@
+"""Start ``pymsmq serve`` in a real subprocess on port 0 and read the port it prints."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+SERVE = "from pymsmq.cli.serve import serve; serve()"
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = SRC + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+class ServeProcess:
+    """``pymsmq serve --data DIR --port 0 ARGS...``; ``url``; ``terminate()`` returns the exit code."""
+
+    def __init__(self, data: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                SERVE,
+                "--data",
+                str(data),
+                "--port",
+                "0",
+                "--log-level",
+                "warning",
+                *args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env(),
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if "listening" not in line:
+            self.proc.kill()
+            raise RuntimeError(
+                f"server did not start: {line!r} {self.proc.stderr.read() if self.proc.stderr else ''}"
+            )
+        self.port = int(line.strip().rpartition(":")[2])
+
+    @property
+    def url(self) -> str:
+        return f"msmq://127.0.0.1:{self.port}"
+
+    def terminate(self, timeout: float = 30) -> int:
+        self.proc.terminate()
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)

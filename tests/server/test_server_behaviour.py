@@ -1,0 +1,331 @@
+"""The server with real sockets: races, crashes, hostile frames, tokens, rights, shutdown, bind rules."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
+
+from _pymsmq_server import ThreadServer  # noqa: E402
+from _serve_process import SERVE, ServeProcess, env  # noqa: E402
+
+from pymsmq import Message, MSMQError  # noqa: E402
+from pymsmq.client import connect  # noqa: E402
+from pymsmq.hresult import HResult  # noqa: E402
+from pymsmq.protocol import ClientConnection, ClientHello, PingRequest  # noqa: E402
+from pymsmq.server import AccessPolicy, ConfigError, ServerConfig  # noqa: E402
+
+Q = ".\\private$\\q"
+TQ = ".\\private$\\tq"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ThreadServer]:
+    s = ThreadServer(tmp_path / "qm").start()
+    yield s
+    s.stop()
+
+
+def _hello_socket(port: int) -> socket.socket:
+    """A raw socket that completed the handshake."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    conn = ClientConnection()
+    sock.sendall(conn.send(ClientHello(client_name="raw")))
+    while conn.server_hello is None:
+        conn.receive_data(sock.recv(65536))
+    return sock
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """True when the server closes the stream (a GOODBYE may come first)."""
+    sock.settimeout(5)
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------- races
+
+
+def test_two_clients_racing_on_receive_never_share_a_message(server: ThreadServer) -> None:
+    a, b = connect(server.url), connect(server.url)
+    q = a.create_queue(Q)
+    q.send_many([Message(body=str(i).encode()) for i in range(400)])
+    got: list[list[bytes]] = [[], []]
+
+    def drain(client: Any, out: list[bytes]) -> None:
+        handle = client.queue(Q)
+        while True:
+            try:
+                out.append(handle.receive(timeout=0.3).body)
+            except MSMQError:
+                return
+
+    threads = [threading.Thread(target=drain, args=(c, out)) for c, out in zip((a, b), got, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    everything = got[0] + got[1]
+    assert len(everything) == 400 and len(set(everything)) == 400
+    a.close()
+    b.close()
+
+
+def test_pipelined_requests_from_many_threads_share_one_connection(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(50):
+                q.send(Message(body=f"{n}-{i}".encode()))
+                assert client.ping(b"x") == b"x"
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert q.message_count == 400
+
+
+def test_a_blocked_receive_does_not_hold_up_later_requests(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    pending = q.receive_async(timeout=5)
+    start = time.monotonic()
+    assert client.ping(b"p") == b"p"
+    q.send(Message(body=b"wake"))
+    assert time.monotonic() - start < 2
+    assert pending.result().body == b"wake"
+
+
+# ---------------------------------------------------------------------------------------------- crashes
+
+_CHILD = """
+import sys, time
+from pymsmq.client import connect
+qm = connect(sys.argv[1])
+q = qm.queue(r".\\private$\\tq")
+tx = qm.begin_transaction()
+m = q.receive(timeout=5, transaction=tx)
+print("got", m.body.decode(), flush=True)
+time.sleep(60)
+"""
+
+
+def test_client_killed_inside_a_transactional_receive_gets_its_message_returned(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        qm = connect(srv.url)
+        tq = qm.create_queue(TQ, transactional=True)
+        tq.send(Message(body=b"precious"), 3)
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, srv.url], stdout=subprocess.PIPE, text=True, env=env()
+        )
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "got precious"
+        assert _hresult(tq.receive, 0) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND  # locked by the child
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        back = tq.receive(timeout=5, transaction=3)
+        assert back.body == b"precious" and back.abort_count == 1
+        qm.close()
+    finally:
+        srv.kill()
+
+
+def _hresult(fn: Any, *args: Any) -> int:
+    with pytest.raises(MSMQError) as info:
+        fn(*args)
+    return info.value.hresult
+
+
+# ---------------------------------------------------------------------------------------------- hostile frames
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"GET / HTTP/1.1\r\n\r\n",  # garbage: wrong magic
+        b"MQ\x01\x03\x01\x00\x00\x00\x01\x00\x00\x00\xff\xff\xff\x7f",  # oversized length
+        b"MQ\x01\x03\x01\x00\x00\x00\x01\x00\x00\x00\x08\x00\x00\x00\x05\x00\x00\x00",  # truncated payload
+        b"MQ\x01\x03\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00",  # PING without its BYTES field
+        b"MQ\x01\x03\x99\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00",  # unknown op
+    ],
+    ids=["garbage", "oversized", "truncated", "malformed", "unknown-op"],
+)
+def test_bad_frames_close_that_connection_only(server: ThreadServer, payload: bytes) -> None:
+    good = connect(server.url)
+    q = good.create_queue(Q)
+    bad = _hello_socket(server.port)
+    bad.sendall(payload)
+    if payload.startswith(b"MQ\x01\x03\x01\x00\x00\x00\x01\x00\x00\x00\x08"):
+        bad.shutdown(socket.SHUT_WR)  # the stream ends inside the frame
+    assert _closed_by_server(bad)
+    q.send(Message(body=b"still fine"))
+    assert q.receive(timeout=1).body == b"still fine"
+    assert server.server is not None and server.server.stats.protocol_errors >= 1
+
+
+def test_garbage_before_the_handshake_is_refused(server: ThreadServer) -> None:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    sock.sendall(b"\x00" * 64)
+    assert _closed_by_server(sock)
+    assert connect(server.url).ping(b"ok") == b"ok"
+
+
+def test_request_before_hello_is_a_protocol_error(server: ThreadServer) -> None:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    conn = ClientConnection()
+    hello = conn.send(ClientHello())
+    conn._enter(conn.state.__class__.READY)  # forge a client that skips waiting for SERVER_HELLO
+    sock.sendall(hello + conn.send(PingRequest(b"x")))
+    assert _closed_by_server(sock)
+
+
+# ---------------------------------------------------------------------------------------------- security
+
+
+def test_wrong_token_is_refused(tmp_path: Path) -> None:
+    s = ThreadServer(
+        tmp_path / "qm", ServerConfig(port=0, policy=AccessPolicy.single_token("s3cret"))
+    ).start()
+    try:
+        for token in (None, "wrong"):
+            with pytest.raises(MSMQError) as info:
+                connect(s.url, token=token)
+            assert info.value.hresult == HResult.MQ_ERROR_ACCESS_DENIED
+        assert connect(s.url, token="s3cret").ping(b"in") == b"in"
+    finally:
+        s.stop()
+
+
+def test_queue_rights_refuse_a_client_without_them(tmp_path: Path) -> None:
+    policy = AccessPolicy.from_json(
+        json.dumps(
+            {
+                "owner": "admin",
+                "tokens": {"admin-token": "admin", "reader-token": "reader", "nobody-token": "nobody"},
+                "permissions": {
+                    "reader": {"private$\\q": ["MQSEC_PEEK_MESSAGE", "MQSEC_GET_QUEUE_PROPERTIES"]}
+                },
+            }
+        )
+    )
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, policy=policy)).start()
+    try:
+        admin = connect(s.url, token="admin-token")
+        admin.create_queue(Q).send(Message(body=b"m"))
+        reader = connect(s.url, token="reader-token")
+        rq = reader.queue(Q)
+        assert rq.peek(0).body == b"m"
+        assert reader.get_queue_properties(Q).path_name.lower().endswith("private$\\q")
+        assert _hresult(rq.receive, 0) == HResult.MQ_ERROR_ACCESS_DENIED
+        assert _hresult(rq.send, Message()) == HResult.MQ_ERROR_ACCESS_DENIED
+        assert _hresult(rq.purge) == HResult.MQ_ERROR_ACCESS_DENIED
+        assert _hresult(reader.delete_queue, Q) == HResult.MQ_ERROR_ACCESS_DENIED
+        assert _hresult(reader.create_queue, ".\\private$\\new") == HResult.MQ_ERROR_ACCESS_DENIED
+        nobody = connect(s.url, token="nobody-token")
+        assert _hresult(nobody.queue, Q) == HResult.MQ_ERROR_ACCESS_DENIED
+        assert admin.queue(Q).receive(0).body == b"m"
+    finally:
+        s.stop()
+
+
+def test_non_loopback_bind_without_token_refuses_to_start(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        ServerConfig(host="0.0.0.0", port=0).validate()
+    ServerConfig(host="0.0.0.0", port=0, policy=AccessPolicy.single_token("t")).validate()
+    proc = subprocess.run(
+        [sys.executable, "-c", SERVE, "--data", str(tmp_path / "qm"), "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert "token" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------- shutdown and stats
+
+
+def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        qm = connect(srv.url)
+        q = qm.create_queue(Q)
+        q.send_many([Message(body=str(i).encode(), delivery=1) for i in range(200)])
+        waiting = qm.queue(".\\private$\\q").subqueue("empty").receive_async(timeout=30)
+        assert srv.terminate() == 0
+        with pytest.raises(MSMQError):
+            waiting.result()
+    finally:
+        srv.kill()
+    again = ServeProcess(tmp_path / "qm")
+    try:
+        q2 = connect(again.url).queue(Q)
+        assert q2.message_count == 200
+        assert sorted(int(q2.receive(0).body) for _ in range(200)) == list(range(200))
+        assert again.terminate() == 0
+    finally:
+        again.kill()
+
+
+def test_stats_count_per_queue(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    for _ in range(3):
+        q.send(Message(body=b"abcd"))
+    q.receive(0)
+    stats = client.server_stats()
+    entry = stats["queues"][q.format_name]
+    assert (entry["sent"], entry["received"], entry["bytes_in"], entry["messages"]) == (3, 1, 12, 2)
+    assert stats["connections"]["open"] >= 1 and stats["requests"] > 4
+
+
+def test_idle_connections_are_closed(tmp_path: Path) -> None:
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, idle_timeout=0.5)).start()
+    try:
+        client = connect(s.url)
+        time.sleep(2.5)
+        with pytest.raises(MSMQError):
+            client.ping(b"late")
+    finally:
+        s.stop()
+
+
+def test_connection_limit(tmp_path: Path) -> None:
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_connections=1)).start()
+    try:
+        first = connect(s.url)
+        with pytest.raises(MSMQError) as info:
+            connect(s.url)
+        assert info.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+        assert first.ping(b"1") == b"1"
+    finally:
+        s.stop()
