@@ -28,7 +28,7 @@ class ThreadServer:
             qm = QueueManager.open(self.data)
             self.server = Server(qm, self.config)
             self.loop.run_until_complete(self.server.start())
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             self._error = exc
             self._ready.set()
             return

@@ -11,10 +11,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _pymsmq_server import ThreadServer  # noqa: E402
+from _pymsmq_server import ThreadServer
 
-from pymsmq.client import connect  # noqa: E402
-from pymsmq.qm.queue_manager import QueueManager  # noqa: E402
+from pymsmq.client import connect
+from pymsmq.qm.queue_manager import QueueManager
 
 
 @pytest.fixture(params=["embedded", "remote"])

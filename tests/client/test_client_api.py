@@ -24,7 +24,7 @@ def hresult_of(fn: Any, *args: Any, **kwargs: Any) -> int:
     return info.value.hresult
 
 
-# ---------------------------------------------------------------------------------------------- queues
+# ---------------------------------------------------------------------------- queues
 
 
 def test_create_open_exists_delete(qm: Any) -> None:
@@ -61,7 +61,7 @@ def test_queue_properties_get_set(qm: Any) -> None:
     assert hresult_of(qm.get_queue_properties, ".\\private$\\nope") == H.MQ_ERROR_QUEUE_NOT_FOUND
 
 
-# ---------------------------------------------------------------------------------------------- messages
+# ---------------------------------------------------------------------------- messages
 
 
 def test_send_receive_properties(qm: Any) -> None:
@@ -159,7 +159,7 @@ def test_purge(qm: Any) -> None:
     assert q.message_count == 0
 
 
-# ---------------------------------------------------------------------------------------------- cursors
+# ---------------------------------------------------------------------------- cursors
 
 
 def test_cursor_walk_and_receive_current(qm: Any) -> None:
@@ -178,7 +178,7 @@ def test_cursor_walk_and_receive_current(qm: Any) -> None:
     assert q.peek_current(0).body == b"\x00"
 
 
-# ---------------------------------------------------------------------------------------------- lookup ids
+# ---------------------------------------------------------------------------- lookup ids
 
 
 def test_lookup_id_family(qm: Any) -> None:
@@ -201,7 +201,7 @@ def test_lookup_id_family(qm: Any) -> None:
     assert hresult_of(q.peek_by_lookup_id, 0) == H.MQ_ERROR_INVALID_PARAMETER
 
 
-# ---------------------------------------------------------------------------------------------- transactions
+# ---------------------------------------------------------------------------- transactions
 
 
 def test_transaction_commit_and_abort(qm: Any) -> None:
@@ -242,7 +242,7 @@ def test_transaction_usage_errors(qm: Any) -> None:
     tx.abort()
 
 
-# ---------------------------------------------------------------------------------------------- subqueues
+# ---------------------------------------------------------------------------- subqueues
 
 
 def test_subqueues_and_move(qm: Any) -> None:
@@ -271,7 +271,7 @@ def test_transactional_move(qm: Any) -> None:
     assert tq.subqueue("later").receive(0, 3).body == b"m"
 
 
-# ---------------------------------------------------------------------------------------------- system queues
+# ---------------------------------------------------------------------------- system queues
 
 
 def test_system_queues_and_journal(qm: Any) -> None:

@@ -18,14 +18,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
-from _pymsmq_server import ThreadServer  # noqa: E402
-from _serve_process import SERVE, ServeProcess, env  # noqa: E402
+from _pymsmq_server import ThreadServer
+from _serve_process import SERVE, ServeProcess, env
 
-from pymsmq import Message, MSMQError  # noqa: E402
-from pymsmq.client import connect  # noqa: E402
-from pymsmq.hresult import HResult  # noqa: E402
-from pymsmq.protocol import ClientConnection, ClientHello, PingRequest  # noqa: E402
-from pymsmq.server import AccessPolicy, ConfigError, ServerConfig  # noqa: E402
+from pymsmq import Message, MSMQError
+from pymsmq.client import connect
+from pymsmq.hresult import HResult
+from pymsmq.protocol import ClientConnection, ClientHello, PingRequest
+from pymsmq.server import AccessPolicy, ConfigError, ServerConfig
 
 Q = ".\\private$\\q"
 TQ = ".\\private$\\tq"
@@ -62,7 +62,7 @@ def _closed_by_server(sock: socket.socket) -> bool:
         return False
 
 
-# ---------------------------------------------------------------------------------------------- races
+# ---------------------------------------------------------------------------- races
 
 
 def test_two_clients_racing_on_receive_never_share_a_message(server: ThreadServer) -> None:
@@ -100,7 +100,7 @@ def test_pipelined_requests_from_many_threads_share_one_connection(server: Threa
             for i in range(50):
                 q.send(Message(body=f"{n}-{i}".encode()))
                 assert client.ping(b"x") == b"x"
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
@@ -123,7 +123,7 @@ def test_a_blocked_receive_does_not_hold_up_later_requests(server: ThreadServer)
     assert pending.result().body == b"wake"
 
 
-# ---------------------------------------------------------------------------------------------- crashes
+# ---------------------------------------------------------------------------- crashes
 
 _CHILD = """
 import sys, time
@@ -164,7 +164,7 @@ def _hresult(fn: Any, *args: Any) -> int:
     return info.value.hresult
 
 
-# ---------------------------------------------------------------------------------------------- hostile frames
+# ---------------------------------------------------------------------------- hostile frames
 
 
 @pytest.mark.parametrize(
@@ -207,7 +207,7 @@ def test_request_before_hello_is_a_protocol_error(server: ThreadServer) -> None:
     assert _closed_by_server(sock)
 
 
-# ---------------------------------------------------------------------------------------------- security
+# ---------------------------------------------------------------------------- security
 
 
 def test_wrong_token_is_refused(tmp_path: Path) -> None:
@@ -271,7 +271,7 @@ def test_non_loopback_bind_without_token_refuses_to_start(tmp_path: Path) -> Non
     assert "token" in proc.stderr
 
 
-# ---------------------------------------------------------------------------------------------- shutdown and stats
+# ---------------------------------------------------------------------------- shutdown and stats
 
 
 def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path) -> None:
