@@ -327,7 +327,9 @@ class RemoteQueue:
         ms = _timeout_ms(timeout)
         xact = _xact(self._qm, transaction)
         self._check()
-        request = pm.ReceiveRequest(self._handle, action, ms, cursor, lookup_id, xact, 0, CLIENT_RECEIVE_PROPIDS)
+        request = pm.ReceiveRequest(
+            self._handle, action, ms, cursor, lookup_id, xact, 0, CLIENT_RECEIVE_PROPIDS
+        )
         fmt = self._format_name
 
         def convert(response: pm.ReceiveResponse) -> Message:

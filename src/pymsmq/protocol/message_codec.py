@@ -73,7 +73,12 @@ PROPID_M_LAST_MOVE_TIME: Final = 75
 PROPID_PYMSMQ_MESSAGE: Final = 0x7F000001
 
 #: What the pymsmq client asks for (the id and sent time are in the packet already).
-CLIENT_RECEIVE_PROPIDS: Final = (PROPID_M_LOOKUPID, PROPID_M_ARRIVEDTIME, PROPID_M_ABORT_COUNT, PROPID_M_MOVE_COUNT)
+CLIENT_RECEIVE_PROPIDS: Final = (
+    PROPID_M_LOOKUPID,
+    PROPID_M_ARRIVEDTIME,
+    PROPID_M_ABORT_COUNT,
+    PROPID_M_MOVE_COUNT,
+)
 #: docs/protocol.md 5, RECEIVE: the properties a server returns when ``propids`` is empty.
 DEFAULT_RECEIVE_PROPIDS: Final = (
     PROPID_M_LOOKUPID,
