@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 from typing import Final
 
-__all__ = ["ACTIONS", "Action", "Op", "QueueFilter", "ReceiveFlags"]
+__all__ = ["ACTIONS", "Action", "Op", "QueueFilter", "RangeFlags", "ReceiveFlags"]
 
 
 class Op(IntEnum):
@@ -29,6 +29,8 @@ class Op(IntEnum):
     BEGIN_TRANSACTION = 0x0030
     COMMIT_TRANSACTION = 0x0031
     ABORT_TRANSACTION = 0x0032
+    #: pymsmq extension: many messages of a lookup-id range in one MESSAGE_BATCH (docs/protocol.md).
+    READ_RANGE = 0x0040
 
 
 class Action(IntEnum):
@@ -82,6 +84,16 @@ class ReceiveFlags(IntFlag):
     NONE = 0
     #: Return the properties only; RECEIVE's response then carries no packet.
     NO_PACKET = 0x00000001
+
+
+class RangeFlags(IntFlag):
+    """READ_RANGE.flags; bits not listed here are reserved: senders set 0, servers ignore them."""
+
+    PEEK = 0
+    #: Remove the messages (inside ``transaction`` when one is given) instead of peeking at them.
+    RECEIVE = 0x00000001
+    #: Leave the MESSAGE_BATCH empty (count, positions and queue facts only).
+    NO_DATA = 0x00000002
 
 
 class QueueFilter(IntEnum):

@@ -76,6 +76,8 @@ __all__ = [
     "PurgeQueueRequest",
     "PurgeQueueResponse",
     "QueueFilter",
+    "ReadRangeRequest",
+    "ReadRangeResponse",
     "ReceiveFlags",
     "ReceiveRequest",
     "ReceiveResponse",
@@ -510,6 +512,52 @@ class AbortTransactionResponse(Response):
     OP = Op.ABORT_TRANSACTION
 
 
+# ---------------------------------------------------------------------------------- bulk reads
+
+
+@payload(U32, U64, U64, U32, U32, U32, XACT, U8, U8)
+@dataclass(frozen=True, slots=True)
+class ReadRangeRequest(Request):
+    """READ_RANGE (pymsmq extension): the messages with ``from_lookup_id <= lookup_id < to_lookup_id``
+    (``to_lookup_id`` 0 = no upper bound) and ``min_priority <= priority <= max_priority``, in lookup-id
+    order, at most ``max_count`` of them and about ``max_bytes`` of MESSAGE_BATCH (at least one message).
+    ``flags``: ``RangeFlags`` (peek by default; RECEIVE removes them, inside ``transaction`` if given)."""
+
+    OP = Op.READ_RANGE
+    handle: int
+    from_lookup_id: int = 0
+    to_lookup_id: int = 0
+    max_count: int = 0xFFFFFFFF
+    max_bytes: int = 0x003F0000
+    flags: int = 0
+    transaction: TransactionRef = None
+    min_priority: int = 0
+    max_priority: int = 7
+
+    def _validate(self) -> None:
+        # [MS-MQMQ] 2.2.19.1 BaseHeader.Flags.PR: priorities are 0..7.
+        if self.min_priority > 7 or self.max_priority > 7:
+            raise WireError("ReadRangeRequest priorities must be 0..7")
+
+
+@payload(U32, U8, U64, U64, U64, U64, BYTES)
+@dataclass(frozen=True, slots=True)
+class ReadRangeResponse(Response):
+    """READ_RANGE answer: ``count`` messages in ``batch`` (a MESSAGE_BATCH, empty with NO_DATA); ``more``
+    is 1 when a limit cut the range short and ``next_lookup_id`` is where to continue; ``first_lookup_id``
+    (lowest live lookup id, else ``high_water``), ``high_water`` (every lookup id below it is settled:
+    no uncommitted or unwritten send can still appear there) and ``queue_count`` describe the queue."""
+
+    OP = Op.READ_RANGE
+    count: int = 0
+    more: int = 0
+    next_lookup_id: int = 0
+    first_lookup_id: int = 0
+    high_water: int = 0
+    queue_count: int = 0
+    batch: bytes = b""
+
+
 REQUEST_TYPES: Final[dict[int, type[Request]]] = {
     cls.OP: cls
     for cls in (
@@ -531,6 +579,7 @@ REQUEST_TYPES: Final[dict[int, type[Request]]] = {
         BeginTransactionRequest,
         CommitTransactionRequest,
         AbortTransactionRequest,
+        ReadRangeRequest,
     )
 }
 RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
@@ -554,5 +603,6 @@ RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
         BeginTransactionResponse,
         CommitTransactionResponse,
         AbortTransactionResponse,
+        ReadRangeResponse,
     )
 }
