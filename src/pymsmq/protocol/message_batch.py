@@ -112,60 +112,86 @@ def _text(value: str | None) -> bytes | None:
         return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
 
 
+_B_ID: Final = int(Bits.HAS_ID)
+_B_CORR: Final = int(Bits.HAS_CORRELATION_ID)
+_B_SRC: Final = int(Bits.HAS_SOURCE_MACHINE)
+_B_XACT: Final = int(Bits.HAS_TRANSACTION_ID)
+_B_FIRST: Final = int(Bits.FIRST_IN_TRANSACTION)
+_B_LAST: Final = int(Bits.LAST_IN_TRANSACTION)
+_B_SENT: Final = int(Bits.HAS_SENT_TIME)
+_B_ARR: Final = int(Bits.HAS_ARRIVED_TIME)
+_U32: Final = struct.Struct("<I")
+_LITTLE: Final = array("I", [1]).tobytes() == b"\x01\x00\x00\x00"
+
+
 def encode_batch(messages: Sequence[Message]) -> bytes:
     """The MESSAGE_BATCH blob of ``messages`` (in the given order)."""
     pack = RECORD.pack
+    u32 = _U32.pack
+    guids: dict[uuid.UUID, bytes] = {}  # bytes_le per GUID: most ids share their queue manager's GUID
     records: list[bytes] = []
     cols: list[list[bytes | None]] = [[] for _ in VAR_COLUMNS]
     labels, bodies, extensions, dests, responses, admins = cols
+    rec_append = records.append
     for m in messages:
         bits = 0
         mid = m.id
         if mid is not None:
-            bits |= Bits.HAS_ID
-            id_bytes = bytes(mid)
+            bits = _B_ID
+            g = guids.get(mid.lineage)
+            if g is None:
+                g = guids[mid.lineage] = mid.lineage.bytes_le
+            id_bytes = g + u32(mid.uniquifier)
         else:
             id_bytes = _Z20
         corr = m.correlation_id
         if corr is not None:
-            bits |= Bits.HAS_CORRELATION_ID
+            bits |= _B_CORR
             corr_bytes = bytes(corr)
         else:
             corr_bytes = _Z20
         source = m.source_machine_guid
         if source is not None:
-            bits |= Bits.HAS_SOURCE_MACHINE
-            source_bytes = source.bytes_le
+            bits |= _B_SRC
+            source_bytes = guids.get(source)
+            if source_bytes is None:
+                source_bytes = guids[source] = source.bytes_le
         else:
             source_bytes = _Z16
         xact = m.transaction_id
         if xact is not None:
-            bits |= Bits.HAS_TRANSACTION_ID
+            bits |= _B_XACT
             xact_bytes = bytes(xact)
+            if m.is_first_in_transaction:
+                bits |= _B_FIRST
+            if m.is_last_in_transaction:
+                bits |= _B_LAST
         else:
             xact_bytes = _Z20
-        if m.is_first_in_transaction:
-            bits |= Bits.FIRST_IN_TRANSACTION
-        if m.is_last_in_transaction:
-            bits |= Bits.LAST_IN_TRANSACTION
         sent = m.sent_time
-        if sent is not None:
-            bits |= Bits.HAS_SENT_TIME
+        if sent is None:
+            sent = _NAN
+        else:
+            bits |= _B_SENT
         arrived = m.arrived_time
-        if arrived is not None:
-            bits |= Bits.HAS_ARRIVED_TIME
-        records.append(
+        if arrived is None:
+            arrived = _NAN
+        else:
+            bits |= _B_ARR
+        aborts = m.abort_count
+        moves = m.move_count
+        rec_append(
             pack(
                 m.lookup_id,
-                _NAN if sent is None else sent,
-                _NAN if arrived is None else arrived,
+                sent,
+                arrived,
                 m.app_specific,
                 m.msg_class,
                 m.body_type,
                 m.max_time_to_reach_queue,
                 m.max_time_to_receive,
-                min(m.abort_count, 0xFFFFFFFF),
-                min(m.move_count, 0xFFFFFFFF),
+                aborts if aborts < 0xFFFFFFFF else 0xFFFFFFFF,
+                moves if moves < 0xFFFFFFFF else 0xFFFFFFFF,
                 m.priority,
                 m.delivery,
                 m.journal,
@@ -180,7 +206,8 @@ def encode_batch(messages: Sequence[Message]) -> bytes:
                 xact_bytes,
             )
         )
-        labels.append(_text(m.label))
+        label = m.label
+        labels.append(label.encode() if label.isascii() else _text(label))
         bodies.append(m.body)
         extensions.append(m.extension)
         dests.append(_text(m.destination_queue))
@@ -189,12 +216,10 @@ def encode_batch(messages: Sequence[Message]) -> bytes:
     out = [_HEAD.pack(len(records), len(VAR_COLUMNS)), *records]
     for col in cols:
         lengths = array("I", [NULL_LENGTH if v is None else len(v) for v in col])
-        if lengths.itemsize != 4:  # pragma: no cover - every CPython platform has a 4-byte "I"
-            raise WireError("array('I') is not 32-bit on this platform")
-        if array("I", [1]).tobytes() != b"\x01\x00\x00\x00":  # pragma: no cover - big-endian host
+        if not _LITTLE:  # pragma: no cover - big-endian host
             lengths.byteswap()
         out.append(lengths.tobytes())
-        out.append(b"".join(v for v in col if v))
+        out.append(b"".join([v for v in col if v]))
     return b"".join(out)
 
 
@@ -229,7 +254,7 @@ def split_batch(data: bytes | bytearray | memoryview) -> BatchParts:
             raise WireError(f"MESSAGE_BATCH {name} lengths run past the end", pos)
         lengths = array("I")
         lengths.frombytes(mv[pos : pos + 4 * count])
-        if array("I", [1]).tobytes() != b"\x01\x00\x00\x00":  # pragma: no cover - big-endian host
+        if not _LITTLE:  # pragma: no cover - big-endian host
             lengths.byteswap()
         total = sum(n for n in lengths if n != NULL_LENGTH)
         start = pos + 4 * count
@@ -245,7 +270,7 @@ def split_batch(data: bytes | bytearray | memoryview) -> BatchParts:
 def _values(mv: memoryview, count: int, col: tuple[int, int, int]) -> list[bytes | None]:
     lengths = array("I")
     lengths.frombytes(mv[col[0] : col[0] + 4 * count])
-    if array("I", [1]).tobytes() != b"\x01\x00\x00\x00":  # pragma: no cover - big-endian host
+    if not _LITTLE:  # pragma: no cover - big-endian host
         lengths.byteswap()
     out: list[bytes | None] = []
     pos = col[1]

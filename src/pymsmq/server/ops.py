@@ -15,9 +15,11 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
-from pymsmq.protocol.codes import QueueFilter
+from pymsmq.protocol.codes import QueueFilter, RangeFlags
+from pymsmq.protocol.message_batch import encode_batch
 from pymsmq.protocol.queue_props import properties_to_props, props_to_attrs
 from pymsmq.qm.queue import Queue
+from pymsmq.qm.range_read import read_range
 from pymsmq.server.access import MACHINE_KEY, queue_key
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
@@ -249,3 +251,39 @@ class OpsMixin:
     def op_abort_transaction(self, req: pm.AbortTransactionRequest) -> pm.Response:
         self.transaction(req.transaction).abort()
         return pm.AbortTransactionResponse()
+
+    # ------------------------------------------------------------------ bulk reads (pymsmq extension)
+    def op_read_range(self, req: pm.ReadRangeRequest) -> pm.Response:
+        h = self.handle(req.handle)
+        receive = bool(req.flags & RangeFlags.RECEIVE)
+        if receive:
+            needed = _M.MQSEC_DELETE_JOURNAL_MESSAGE if h.journal else _M.MQSEC_RECEIVE_MESSAGE
+            self.check(h, needed, "receive from")
+        else:
+            self.check(h, _M.MQSEC_PEEK_MESSAGE, "peek at")
+        r = read_range(
+            h.queue,
+            req.from_lookup_id,
+            req.to_lookup_id,
+            req.max_count,
+            req.max_bytes,
+            receive,
+            self.transaction(req.transaction) if receive else None,
+            req.min_priority,
+            req.max_priority,
+        )
+        counters = self.stats.queue(h.format_name)
+        if receive:
+            counters.received += len(r.messages)
+        else:
+            counters.peeked += len(r.messages)
+        batch = b"" if req.flags & RangeFlags.NO_DATA else encode_batch(r.messages)
+        return pm.ReadRangeResponse(
+            len(r.messages),
+            int(r.more),
+            r.next_lookup_id,
+            r.first_lookup_id,
+            r.high_water,
+            r.queue_count,
+            batch,
+        )

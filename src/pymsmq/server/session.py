@@ -593,4 +593,5 @@ _WORK_OPS: Final = {
     Op.MOVE: "op_move",
     Op.COMMIT_TRANSACTION: "op_commit_transaction",
     Op.ABORT_TRANSACTION: "op_abort_transaction",
+    Op.READ_RANGE: "op_read_range",
 }
