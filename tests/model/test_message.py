@@ -1,6 +1,6 @@
 """Model layer: Message defaults and validation ([MC-MQAC] 3.17), object ids, queue names and the
 private-queue hash ([MC-MQAC] 3.1.6.2), queue properties ([MS-MQDMPR] 3.1.7.1.33), constants
-([MC-MQAC] 2.2.2) and the stored-packet mapping (round trip, any bytes -> value or WireError)."""
+([MC-MQAC] 2.2.2).  The stored-packet mapping is tested in test_packet_mapping.py."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 import pymsmq
 from pymsmq import HResult, Message, MSMQError
-from pymsmq.errors import FormatNameError, WireError
+from pymsmq.errors import FormatNameError
 from pymsmq.model import constants as c
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.names import LocalFormat, QueuePath, format_name_from_path, private_queue_hash
-from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
 from pymsmq.model.queue_properties import QueueProperties
 
 QM = uuid.UUID("12345678-1234-5678-9abc-def012345678")
@@ -324,63 +323,3 @@ def test_queue_properties_round_trip_dict() -> None:
     with pytest.raises(MSMQError) as e:
         p.replace(bogus=1)
     assert _hr(e) == HResult.MQ_ERROR_ILLEGAL_PROPID
-
-
-# ---------------------------------------------------------------- packet mapping
-_opt_bytes = st.none() | st.binary(max_size=16)
-messages = st.builds(
-    Message,
-    body=st.binary(max_size=64),
-    label=st.text(max_size=249),
-    priority=st.integers(0, 7),
-    delivery=st.sampled_from([0, 1]),
-    ack=st.sampled_from(sorted(c.VALID_ACK_VALUES)),
-    journal=st.integers(0, 3),
-    app_specific=st.integers(0, 0xFFFFFFFF),
-    correlation_id=st.none() | st.builds(ObjectId, st.uuids(), st.integers(0, 0xFFFFFFFF)),
-    msg_class=st.integers(0, 0xFFFF),
-    body_type=st.integers(0, 0xFFFFFFFF),
-    extension=st.binary(max_size=16),
-    max_time_to_reach_queue=st.integers(0, 0xFFFFFFFF),
-    max_time_to_receive=st.integers(0, 0xFFFFFFFF),
-    response_queue=st.none() | st.text(max_size=20),
-    admin_queue=st.none() | st.text(max_size=20),
-    sender_id=_opt_bytes,
-    connector_type_guid=st.none() | st.uuids(),
-    id=st.none() | st.builds(ObjectId, st.uuids(), st.integers(0, 0xFFFFFFFF)),
-    sent_time=st.none() | st.floats(0, 4e9),
-    source_machine_guid=st.none() | st.uuids(),
-    is_first_in_transaction=st.booleans(),
-    is_last_in_transaction=st.booleans(),
-)
-
-
-@given(messages)
-def test_packet_mapping_round_trip(m: Message) -> None:
-    back = packet_to_message(message_to_packet(m))
-    assert back == m
-
-
-def test_packet_mapping_leaves_queue_manager_facts_out() -> None:
-    m = Message(body=b"x", lookup_id=9, abort_count=2, move_count=3, arrived_time=5.0)
-    back = packet_to_message(message_to_packet(m))
-    assert (back.lookup_id, back.abort_count, back.move_count, back.arrived_time) == (0, 0, 0, None)
-
-
-@given(st.binary(max_size=200))
-def test_packet_to_message_any_bytes(data: bytes) -> None:
-    try:
-        packet_to_message(data)
-    except WireError:
-        pass
-
-
-@given(messages, st.data())
-def test_packet_to_message_truncated_or_garbage(m: Message, data: st.DataObject) -> None:
-    packet = message_to_packet(m)
-    cut = data.draw(st.integers(0, len(packet)))
-    for candidate in (packet[:cut], packet + data.draw(st.binary(min_size=1, max_size=8))):
-        try:
-            packet_to_message(candidate)
-        except WireError:
-            pass

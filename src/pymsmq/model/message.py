@@ -214,8 +214,9 @@ class Message:
                 setattr(self, name, _opt_id(value, name))
         for name in _OPT_BYTES:
             value = getattr(self, name)
-            if value is not None and type(value) is not bytes:
-                setattr(self, name, _opt_bytes(value, name))
+            if value is not None and (type(value) is not bytes or not value):
+                # An empty optional item is "not set" (on the wire a size-0 item occupies no space).
+                setattr(self, name, _opt_bytes(value, name) or None)
         for name in _OPT_STR:
             value = getattr(self, name)
             if value is not None and type(value) is not str:

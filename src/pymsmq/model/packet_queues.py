@@ -1,0 +1,251 @@
+"""Format-name text <-> the queue fields of a UserMessage packet ([MS-MQMQ] 2.2.19.2, 2.2.20.1).
+
+``Message`` keeps its queues (destination, administration, response) as canonical
+``pymsmq.wire.FormatName`` text.  A packet carries a queue in one of two places:
+
+* the UserHeader's DestinationQueue / AdminQueue / ResponseQueue, typed by Flags.DQ / AQ / RQ
+  ([MS-MQMQ] 2.2.19.2 tables, [MS-MQDMPR] 3.1.7.1.32):
+
+  ============================  ====================================================
+  text                          UserHeader field
+  ============================  ====================================================
+  ``PUBLIC=<g>``                code 5, PublicQueueFormatName
+  ``PRIVATE=<g>\\<n>``          destination: code 3 (PrivateQueueFormatNameId), with
+                                UserHeader.QueueManagerAddress = <g>;
+                                admin/response: code 6 (PrivateQueueFormatName)
+  ``DIRECT=<id>``               code 7, DirectQueueFormatName (the text after ``DIRECT=``)
+  response == admin             RQ code 1 "same as the administration queue" (no bytes)
+  ============================  ====================================================
+
+* the MultiQueueFormatHeader ([MS-MQMQ] 2.2.20.1, UserHeader.Flags.MQ) for multiple-element
+  names and distribution lists ("DestinationMultiQueueFormatName", ... of [MS-MQDMPR] 3.1.7.1.30).
+  Its element types are public, private, direct and DL (2.2.18.1.4); the UserHeader slot then holds
+  the first element when it has a UserHeader form, as the sending QM addresses one copy per element.
+
+Decision (no home in the packet): names that neither place can type -- ``MACHINE=``,
+``CONNECTOR=``, ``MULTICAST=``, ``PUBLIC=``/``PRIVATE=`` with ``;JOURNAL``, ``DL=<g>@<domain>``
+(an MQF DL element carries only the GUID, digest D1) -- travel as their whole canonical text in a
+direct slot (UserHeader code 7 or an MQF direct element).  They are told apart from real direct
+names because a direct name's text starts with ``Protocol ":"`` and never has ``=`` before the first
+``:``.  Decoding is total: direct text that is not a valid format name comes back as
+``"DIRECT=" + text`` verbatim.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final
+
+from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.wire._buffer import NULL_GUID
+from pymsmq.wire.format_name import (
+    DirectFormatName,
+    DistributionListFormatName,
+    FormatName,
+    MultipleElementFormatName,
+    PrivateFormatName,
+    PublicFormatName,
+)
+from pymsmq.wire.optional_headers import MQFAddressHeader, MQFHeaderId, MultiQueueFormatHeader
+from pymsmq.wire.packet_types import (
+    DirectQueueFormatName,
+    MQFDirectQueueFormatName,
+    MQFDistributionQueueFormatName,
+    MQFFormatNameElement,
+    PrivateQueueFormatName,
+    PrivateQueueFormatNameId,
+    PublicQueueFormatName,
+    QueueFormat,
+    QueueType,
+)
+from pymsmq.wire.queue_format import QueueSuffixType
+
+__all__ = [
+    "QueueSlots",
+    "canonical_format_name",
+    "decode_queues",
+    "encode_queues",
+]
+
+_NONE: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_NONE
+# One slot: (UserHeader type code, UserHeader value, MQF element list or None).
+QueueSlot = tuple[int, QueueFormat | None, tuple[MQFFormatNameElement, ...] | None]
+# Everything the UserHeader/MQF header need: the three slots, QueueManagerAddress, the MQF header.
+QueueSlots = tuple[QueueSlot, QueueSlot, QueueSlot, uuid.UUID, MultiQueueFormatHeader | None]
+
+_CANONICAL: Final[dict[str, str]] = {}
+_CACHE_MAX: Final = 4096
+
+
+def canonical_format_name(text: str, what: str = "format name") -> str:
+    """The canonical ``FormatName`` text of ``text``; MQ_ERROR_ILLEGAL_FORMATNAME if it is not one."""
+    value = _CANONICAL.get(text)
+    if value is None:
+        try:
+            value = str(FormatName.parse(text))
+        except FormatNameError as exc:
+            raise MSMQError(f"{what}: {exc.message}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME) from None
+        if len(_CANONICAL) >= _CACHE_MAX:
+            _CANONICAL.clear()
+        _CANONICAL[text] = value
+    return value
+
+
+def _parse(text: str, what: str) -> FormatName:
+    try:
+        return FormatName.parse(text)
+    except FormatNameError as exc:
+        raise MSMQError(f"{what}: {exc.message}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME) from None
+
+
+def _header_form(fn: FormatName, destination: bool) -> tuple[int, QueueFormat, uuid.UUID | None] | None:
+    """(code, UserHeader value, QueueManagerAddress) for a name with a UserHeader form, else None."""
+    if type(fn) is DirectFormatName:
+        return QueueType.DIRECT_QUEUE, DirectQueueFormatName(fn.direct_id), None
+    if type(fn) is PublicFormatName and fn.suffix == _NONE:
+        return QueueType.PUBLIC_QUEUE, PublicQueueFormatName(fn.queue_id), None
+    if type(fn) is PrivateFormatName and fn.suffix == _NONE:
+        if destination:
+            # 2.2.19.2 DQ 0x3: "private queue on the destination host"; the host is QueueManagerAddress.
+            return (
+                QueueType.PRIVATE_QUEUE_ON_DESTINATION,
+                PrivateQueueFormatNameId(fn.queue_number),
+                fn.computer_id,
+            )
+        return QueueType.PRIVATE_QUEUE_ON_OTHER, PrivateQueueFormatName(fn.computer_id, fn.queue_number), None
+    return None
+
+
+def _mqf_element(fn: FormatName) -> MQFFormatNameElement:
+    if type(fn) is DirectFormatName:
+        return MQFFormatNameElement(MQFDirectQueueFormatName(fn.direct_id))
+    if type(fn) is PublicFormatName and fn.suffix == _NONE:
+        return MQFFormatNameElement(PublicQueueFormatName(fn.queue_id))
+    if type(fn) is PrivateFormatName and fn.suffix == _NONE:
+        return MQFFormatNameElement(PrivateQueueFormatName(fn.computer_id, fn.queue_number))
+    if type(fn) is DistributionListFormatName and fn.domain is None:
+        return MQFFormatNameElement(MQFDistributionQueueFormatName(fn.dl_id))
+    return MQFFormatNameElement(MQFDirectQueueFormatName(str(fn)))  # see the module docstring
+
+
+def _slot(text: str | None, destination: bool, what: str) -> tuple[QueueSlot, uuid.UUID | None]:
+    if text is None:
+        return (0, None, None), None
+    fn = _parse(text, what)
+    if isinstance(fn, MultipleElementFormatName | DistributionListFormatName) and not (
+        isinstance(fn, DistributionListFormatName) and fn.domain is not None
+    ):
+        elements = fn.elements
+        first = _header_form(elements[0], destination)
+        mqf = tuple(_mqf_element(e) for e in elements)
+        if first is None:
+            return (0, None, mqf), None
+        return (first[0], first[1], mqf), first[2]
+    form = _header_form(fn, destination)
+    if form is None:
+        return (QueueType.DIRECT_QUEUE, DirectQueueFormatName(str(fn)), None), None
+    return (form[0], form[1], None), form[2]
+
+
+def encode_queues(destination: str | None, admin: str | None, response: str | None) -> QueueSlots:
+    """The packet form of the three queues; MQ_ERROR_ILLEGAL_FORMATNAME for text that is no format name."""
+    dest_slot, qm_address = _slot(destination, True, "destination_queue")
+    admin_slot, _ = _slot(admin, False, "admin_queue")
+    if response is not None and admin is not None and response == admin and admin_slot[2] is None:
+        # 2.2.19.2 RQ 0x1: "same as the administration queue"; no bytes on the wire.
+        resp_slot: QueueSlot = (QueueType.SAME_AS_ADMINISTRATION_QUEUE, None, None)
+    else:
+        resp_slot, _ = _slot(response, False, "response_queue")
+    mqf: MultiQueueFormatHeader | None = None
+    if dest_slot[2] is not None or admin_slot[2] is not None or resp_slot[2] is not None:
+        mqf = MultiQueueFormatHeader(
+            MQFAddressHeader(MQFHeaderId.DESTINATION, dest_slot[2] or ()),
+            MQFAddressHeader(MQFHeaderId.ADMIN, admin_slot[2] or ()),
+            MQFAddressHeader(MQFHeaderId.RESPONSE, resp_slot[2] or ()),
+        )
+    return dest_slot, admin_slot, resp_slot, qm_address or NULL_GUID, mqf
+
+
+# -- decoding ------------------------------------------------------------------------------------
+
+
+def _direct_text(text: str) -> str:
+    colon = text.find(":")
+    equals = text.find("=")
+    full = equals >= 0 and (colon < 0 or equals < colon)
+    candidate = text if full else "DIRECT=" + text
+    try:
+        return str(FormatName.parse(candidate))
+    except FormatNameError:
+        return candidate
+
+
+def _private(guid: uuid.UUID, number: int) -> str:
+    return f"PRIVATE={guid}\\{number:08x}"
+
+
+def _queue_text(
+    code: int, value: QueueFormat | None, source: uuid.UUID, qm_address: uuid.UUID, admin_host: uuid.UUID
+) -> str | None:
+    t = type(value)
+    if t is DirectQueueFormatName:
+        return _direct_text(value.direct_format_name)  # type: ignore[union-attr]
+    if t is PublicQueueFormatName:
+        return f"PUBLIC={value.public_queue_identifier}"  # type: ignore[union-attr]
+    if t is PrivateQueueFormatName:
+        return _private(value.source_queue_manager, value.private_queue_identifier)  # type: ignore[union-attr]
+    if t is PrivateQueueFormatNameId:
+        # 2.2.19.2: 0x2 private queue on the source host, 0x3 on the destination host, 0x4 (RQ) on
+        # the administration queue's host.
+        host = source if code == 2 else qm_address if code == 3 else admin_host
+        return _private(host, value.private_queue_identifier)  # type: ignore[union-attr]
+    return None
+
+
+def _element_text(e: MQFFormatNameElement) -> str:
+    f = e.format_name
+    if type(f) is MQFDirectQueueFormatName:
+        return _direct_text(f.direct_format_name)
+    if type(f) is PublicQueueFormatName:
+        return f"PUBLIC={f.public_queue_identifier}"
+    if type(f) is PrivateQueueFormatName:
+        return _private(f.source_queue_manager, f.private_queue_identifier)
+    return f"DL={f.distribution_list_identifier}"  # type: ignore[union-attr]
+
+
+def _list_text(header: MQFAddressHeader) -> str | None:
+    elements = header.format_name_list
+    if not elements:
+        return None
+    return ",".join(_element_text(e) for e in elements)
+
+
+def decode_queues(
+    flags: int,
+    source: uuid.UUID,
+    qm_address: uuid.UUID,
+    destination: QueueFormat | None,
+    admin: QueueFormat | None,
+    response: QueueFormat | None,
+    mqf: MultiQueueFormatHeader | None,
+) -> tuple[str | None, str | None, str | None]:
+    """(destination, admin, response) text from a UserHeader's fields and the MQF header (total)."""
+    dq = (flags >> 10) & 7
+    aq = (flags >> 13) & 7
+    rq = (flags >> 16) & 7
+    admin_host = NULL_GUID
+    if aq == 2:
+        admin_host = source
+    elif aq == 3:
+        admin_host = qm_address
+    elif type(admin) is PrivateQueueFormatName:
+        admin_host = admin.source_queue_manager
+    dest_text = _queue_text(dq, destination, source, qm_address, admin_host)
+    admin_text = _queue_text(aq, admin, source, qm_address, admin_host)
+    resp_text = admin_text if rq == 1 else _queue_text(rq, response, source, qm_address, admin_host)
+    if mqf is not None:
+        dest_text = _list_text(mqf.destination) or dest_text
+        admin_text = _list_text(mqf.administration) or admin_text
+        resp_text = _list_text(mqf.response) or resp_text
+    return dest_text, admin_text, resp_text
