@@ -1,6 +1,7 @@
 """pymsmq: Microsoft Message Queuing (MSMQ) rebuilt in Python from Microsoft's open specifications.
 
-``pymsmq.QueueManager.open(dir)`` runs an embedded queue manager; ``pymsmq.Message`` is a message;
+``pymsmq.QueueManager.open(dir)`` runs an embedded queue manager; ``pymsmq.connect(url)`` talks to a
+``pymsmq serve`` server with the same methods; ``pymsmq.Message`` is a message;
 ``pymsmq.MSMQError`` (with ``.hresult``) is every error; the [MC-MQAC] constants
 (``MQMSG_DELIVERY_RECOVERABLE``, ``MQ_RECEIVE_ACCESS``, ...) are importable from here.
 The queue-manager classes load on first use, so importing the pure codec does not start them.
@@ -19,6 +20,7 @@ from pymsmq.model.message import Message
 from pymsmq.model.queue_properties import QueueProperties
 
 if TYPE_CHECKING:
+    from pymsmq.client import connect
     from pymsmq.qm.queue import Cursor, Queue
     from pymsmq.qm.queue_manager import QueueManager, QuotaExceededError
     from pymsmq.qm.transaction import Transaction
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "connect": "pymsmq.client",
     "QueueManager": "pymsmq.qm.queue_manager",
     "QuotaExceededError": "pymsmq.qm.queue_manager",
     "Queue": "pymsmq.qm.queue",
@@ -48,6 +51,7 @@ __all__ = [
     "Transaction",
     "WireError",
     "__version__",
+    "connect",
     *_constants.__all__,
 ]
 

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _pymsmq_server import ThreadServer
 
-from pymsmq.client import connect
+from pymsmq import connect
 from pymsmq.qm.queue_manager import QueueManager
 
 
