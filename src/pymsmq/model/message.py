@@ -157,6 +157,13 @@ class Message:
 
     def validate(self) -> None:
         """Check (and normalise) every property; raise ``MSMQError`` with the spec's HRESULT."""
+        # Fast path: one straight-line test (fields still holding their default object pass on an
+        # identity check); anything unusual takes the full check below, which normalises and raises.
+        if _fast_ok(self):
+            return
+        self._validate_slow()
+
+    def _validate_slow(self) -> None:
         body = self.body
         if type(body) is not bytes:
             if not isinstance(body, bytearray | memoryview):
@@ -282,6 +289,70 @@ _OPT_STR: Final = (
     "authentication_provider_name",
     "soap_envelope",
 )
+
+
+def _make_fast_ok() -> Callable[[Message], bool]:
+    # A conservative straight-line test, generated once: True only when every property is already
+    # valid and normal (exact types, in range), so that ``validate`` has nothing to do.  Each field is
+    # first compared by identity with its default object (the common case), then checked by type.
+    defaults = {f.name: f.default for f in fields(Message)}
+    checks: dict[str, str] = {
+        "body": "type(v) is bytes",
+        "label": "type(v) is str and len(v) <= MAXLABEL",
+        "priority": "type(v) is int and 0 <= v <= 7",
+        "delivery": "type(v) is int and v in DELIVERIES",
+        "ack": "type(v) is int and v in ACKS",
+        "journal": "type(v) is int and v in JOURNALS",
+        "trace": "type(v) is int and v in TRACES",
+        "priv_level": "type(v) is int and v in PRIVS",
+        "auth_level": "type(v) is int and v in AUTHS",
+        "sender_id_type": "type(v) is int and v in SENDERIDS",
+        "app_specific": "type(v) is int and 0 <= v <= 0xFFFFFFFF",
+        "max_time_to_reach_queue": "type(v) is int and 0 <= v <= 0xFFFFFFFF",
+        "max_time_to_receive": "type(v) is int and 0 <= v <= 0xFFFFFFFF",
+        "extension": "type(v) is bytes",
+        "sent_time": "v is None or (type(v) is float or type(v) is int) and v >= 0",
+        "arrived_time": "v is None or (type(v) is float or type(v) is int) and v >= 0",
+        "is_first_in_transaction": "type(v) is bool",
+        "is_last_in_transaction": "type(v) is bool",
+    }
+    for name, bits in _UINT_FIELDS:
+        checks[name] = f"type(v) is int and 0 <= v < {1 << bits}"
+    for name in _OPT_BYTES:
+        checks[name] = "v is None or (type(v) is bytes and len(v) > 0)"
+    for name in _OPT_STR:
+        checks[name] = "v is None or type(v) is str"
+    for name in ("correlation_id", "id", "transaction_id"):
+        checks[name] = "v is None or type(v) is ObjectId"
+    for name in ("connector_type_guid", "source_machine_guid"):
+        checks[name] = "v is None or type(v) is UUID"
+    missing = set(_FIELD_NAMES) - set(checks)
+    if missing:  # pragma: no cover - a new field needs a check here
+        raise AssertionError(f"no fast check for {sorted(missing)}")
+    namespace: dict[str, object] = {
+        "MAXLABEL": MQ_MAX_MSG_LABEL_LEN,
+        "DELIVERIES": _DELIVERIES,
+        "ACKS": VALID_ACK_VALUES,
+        "JOURNALS": _JOURNALS,
+        "TRACES": _TRACES,
+        "PRIVS": _PRIV_LEVELS,
+        "AUTHS": _AUTH_LEVELS,
+        "SENDERIDS": _SENDERID_TYPES,
+        "ObjectId": ObjectId,
+        "UUID": uuid.UUID,
+    }
+    lines = ["def _fast_ok(m):"]
+    for i, name in enumerate(_FIELD_NAMES):
+        namespace[f"D{i}"] = defaults[name]
+        lines.append(f"    v = m.{name}")
+        lines.append(f"    if v is not D{i} and not ({checks[name]}):")
+        lines.append("        return False")
+    lines.append("    return True")
+    exec("\n".join(lines), namespace)
+    return namespace["_fast_ok"]  # type: ignore[return-value]
+
+
+_fast_ok: Final = _make_fast_ok()
 
 
 def _make_copy() -> Callable[[Message], Message]:
