@@ -1,6 +1,8 @@
 """pymsmq on Apache Spark (the ``pymsmq[spark]`` extra: pyspark 4.x, pyarrow, pandas < 3).
 
-    from pymsmq.spark import decode_packets, read_pcap
+    from pymsmq.spark import decode_packets, read_pcap, register
+    register(spark)                                 # the "msmq" data source (batch + streaming)
+    df = spark.read.format("msmq").option("url", "msmq://127.0.0.1:2103").load(".\\private$\\orders")
     decoded = decode_packets(df, "packet")          # binary packets -> typed columns (mapInArrow)
     packets = read_pcap(spark, "captures/*.pcap")   # port 1801 captures -> one row per MSMQ packet
 
@@ -15,12 +17,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pymsmq.spark.datasource import MsmqDataSource, register
     from pymsmq.spark.decode import decode_packets
     from pymsmq.spark.pcap import read_pcap
 
-__all__ = ["decode_packets", "read_pcap"]
+__all__ = ["MsmqDataSource", "decode_packets", "read_pcap", "register"]
 
-_LAZY = {"decode_packets": "pymsmq.spark.decode", "read_pcap": "pymsmq.spark.pcap"}
+_LAZY = {
+    "decode_packets": "pymsmq.spark.decode",
+    "read_pcap": "pymsmq.spark.pcap",
+    "MsmqDataSource": "pymsmq.spark.datasource",
+    "register": "pymsmq.spark.datasource",
+}
 _EXTRA_HINT = (
     "pymsmq.spark needs the spark extra: pip install 'pymsmq[spark]' (pyspark 4.x, pyarrow, pandas<3)"
 )

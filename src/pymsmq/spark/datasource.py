@@ -1,0 +1,71 @@
+"""The ``msmq`` PySpark data source: queues as DataFrames, batch and streaming, read and write.
+
+    import pymsmq.spark
+    pymsmq.spark.register(spark)
+    df = spark.read.format("msmq").option("url", "msmq://127.0.0.1:2103").load(".\\private$\\orders")
+    q = (spark.readStream.format("msmq").option("url", url).option("queue", name)
+         .option("mode", "receive").option("maxMessagesPerTrigger", 10_000).load())
+    df.write.format("msmq").option("url", url).option("queue", target).mode("append").save()
+
+Options: ``pymsmq.spark.options``.  Columns (``MESSAGE_COLUMNS``): the ``Message`` attribute names
+(``lookup_id``, ``id``, ``label``, ``body``, ``priority``, ``msg_class``, ``sent_time``, ...) plus
+``queue``.  Batch reads: ``pymsmq.spark.reader``; streaming reads: ``pymsmq.spark.stream``; writes:
+``pymsmq.spark.writer``.  Filter pushdown needs ``spark.sql.python.filterPushdown.enabled=true``
+(``register`` sets it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql.datasource import DataSource
+
+from pymsmq.spark.message_arrow import SPARK_SCHEMA
+from pymsmq.spark.options import SourceOptions
+from pymsmq.spark.reader import MsmqBatchReader
+from pymsmq.spark.stream import MsmqStreamReader
+from pymsmq.spark.writer import MsmqBatchWriter, MsmqStreamWriter, check_columns
+
+__all__ = ["MsmqDataSource", "register"]
+
+
+class MsmqDataSource(DataSource):
+    """The data source class registered under the short name ``msmq``."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name: ``spark.read.format("msmq")``."""
+        return "msmq"
+
+    def schema(self) -> str:
+        """One column per message property (DDL)."""
+        return SPARK_SCHEMA
+
+    def _opts(self) -> SourceOptions:
+        return SourceOptions.parse(dict(self.options))
+
+    def reader(self, schema: Any) -> MsmqBatchReader:
+        """Batch read (peek) of the queue."""
+        return MsmqBatchReader(self._opts())
+
+    def streamReader(self, schema: Any) -> MsmqStreamReader:  # noqa: N802 - the PySpark name
+        """Streaming read (peek or receive-on-commit)."""
+        return MsmqStreamReader(self._opts())
+
+    def writer(self, schema: Any, overwrite: bool) -> MsmqBatchWriter:
+        """Batch write (append; ``overwrite`` is refused: queues are not truncated by a write)."""
+        if overwrite:
+            raise ValueError("msmq data source: only mode('append') is supported")
+        check_columns(list(schema.names))
+        return MsmqBatchWriter(self._opts())
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> MsmqStreamWriter:  # noqa: N802
+        """Streaming write, idempotent per micro-batch."""
+        check_columns(list(schema.names))
+        return MsmqStreamWriter(self._opts())
+
+
+def register(spark: Any) -> None:
+    """Register the ``msmq`` source with ``spark`` and turn filter pushdown on for it."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(MsmqDataSource)

@@ -1,0 +1,131 @@
+"""Options of the ``msmq`` data source and the queue-manager connection they describe (no pyspark here).
+
+Spark hands options over as case-insensitive strings (``load("x")`` arrives as ``path``):
+
+==========================  =======================================================================
+``url``                     ``msmq://host:port`` of a ``pymsmq serve`` server (required)
+``token``                   authentication token of the server (optional)
+``queue`` (or ``path``)     a path name (``.\\private$\\orders``), a format name (``...;JOURNAL``,
+                            ``DIRECT=OS:...;sub`` for a subqueue) or one of ``system:deadletter``,
+                            ``system:deadxact``, ``system:journal``
+``mode``                    streaming read: ``peek`` (default, leave the messages) or ``receive``
+                            (remove them when Spark commits the micro-batch)
+``maxMessagesPerTrigger``   streaming read: admission control (messages per micro-batch)
+``startingLookupId``        streaming read: ``earliest`` (default), ``latest`` or a lookup id
+``numPartitions``           read: Spark partitions (lookup-id ranges) per scan (default 2)
+``chunk``                   read: lookup ids per READ_RANGE request (default 8192)
+``writerId``                streaming write: names the exactly-once markers (default: the queue)
+==========================  =======================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Final
+
+from pymsmq.client.remote import RemoteQueue, RemoteQueueManager, connect
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+
+__all__ = ["SYSTEM_QUEUES", "SourceOptions", "open_queue"]
+
+SYSTEM_QUEUES: Final = ("system:deadletter", "system:deadxact", "system:journal")
+_MODES: Final = ("peek", "receive")
+
+
+def _bad(text: str) -> MSMQError:
+    return MSMQError(f"msmq data source: {text}", HResult.MQ_ERROR_INVALID_PARAMETER)
+
+
+def _int(options: Mapping[str, str], name: str, default: int, low: int = 1) -> int:
+    raw = _get(options, name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _bad(f"option {name} must be an integer, got {raw!r}") from None
+    if value < low:
+        raise _bad(f"option {name} must be >= {low}, got {value}")
+    return value
+
+
+def _get(options: Mapping[str, str], name: str) -> str | None:
+    # Spark's option map is case-insensitive; a plain dict (unit tests) may not be.
+    if name in options:
+        return options[name]
+    lowered = name.lower()
+    for key, value in options.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    """The parsed options (picklable; shipped to executors inside readers and writers)."""
+
+    url: str
+    queue: str
+    token: str = ""
+    mode: str = "peek"
+    max_messages_per_trigger: int | None = None
+    starting_lookup_id: str = "earliest"
+    num_partitions: int = 2
+    chunk: int = 8192
+    writer_id: str = ""
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> SourceOptions:
+        """``SourceOptions`` from Spark's option map; ``MSMQError`` (INVALID_PARAMETER) when wrong."""
+        url = _get(options, "url")
+        if not url:
+            raise _bad("option url (msmq://host:port) is required")
+        queue = _get(options, "queue") or _get(options, "path")
+        if not queue:
+            raise _bad("option queue (or load(<queue>)) is required")
+        mode = (_get(options, "mode") or "peek").lower()
+        if mode not in _MODES:
+            raise _bad(f"option mode must be peek or receive, got {mode!r}")
+        start = (_get(options, "startingLookupId") or "earliest").lower()
+        if start not in ("earliest", "latest") and not start.isdigit():
+            raise _bad(f"option startingLookupId must be earliest, latest or a lookup id, got {start!r}")
+        limit = _get(options, "maxMessagesPerTrigger")
+        return cls(
+            url=url,
+            queue=queue,
+            token=_get(options, "token") or "",
+            mode=mode,
+            max_messages_per_trigger=None if not limit else _int(options, "maxMessagesPerTrigger", 0),
+            starting_lookup_id=start,
+            num_partitions=_int(options, "numPartitions", 2),
+            chunk=_int(options, "chunk", 8192),
+            writer_id=_get(options, "writerId") or queue,
+        )
+
+
+def _open(qm: RemoteQueueManager, name: str) -> RemoteQueue:
+    key = name.lower()
+    if key == "system:deadletter":
+        return qm.dead_letter_queue
+    if key == "system:deadxact":
+        return qm.transactional_dead_letter_queue
+    if key == "system:journal":
+        return qm.machine_journal
+    return qm.queue(name)
+
+
+@contextmanager
+def open_queue(opts: SourceOptions) -> Iterator[tuple[RemoteQueueManager, RemoteQueue]]:
+    """Connect to ``opts.url`` and open ``opts.queue``; both are closed on exit."""
+    qm = connect(opts.url, token=opts.token or None)
+    try:
+        q = _open(qm, opts.queue)
+        try:
+            yield qm, q
+        finally:
+            q.close()
+    finally:
+        qm.close()

@@ -1,0 +1,253 @@
+"""Batch and streaming write: DataFrame rows become messages, one transaction per partition.
+
+Rows -> messages: ``body`` is required (binary, or a string sent as UTF-8); every other column named
+after a settable ``Message`` attribute (``WRITABLE_COLUMNS``) is optional, null meaning the default.
+Columns the queue manager assigns (``READ_ONLY_COLUMNS``: ``lookup_id``, ``id``, times, ...) are
+ignored, so a DataFrame read from one queue can be written to another as it is; any other column is
+an error when the write is planned.
+
+Commit protocol.  A Python data source cannot keep an executor's transaction open until the driver's
+``commit`` (the driver only receives picklable commit messages), so each task validates its rows and
+returns them as one MESSAGE_BATCH blob (``Staged``); nothing reaches the queue before the driver's
+``commit``, which sends each partition's messages in one transaction (transactional queues).  A failed
+task or job therefore leaves nothing behind (``abort`` has nothing to undo).  The messages pass
+through the driver: size a write to fit in the driver's memory and ``spark.driver.maxResultSize``.
+
+Exactly-once for streaming writes (``writerId`` option, default the queue name): inside each
+partition's transaction a marker message is sent to the transactional queue
+``.\\private$\\pymsmq_spark_commits`` with the label ``<writerId>|<batchId>|<partition>``.  Before
+sending, ``commit`` looks the markers up and skips partitions already committed, so a micro-batch
+replayed after a failure is not written twice.  Markers of batches more than ``KEEP_MARKERS`` batches
+old are received (removed) in the same transaction.  Into a non-transactional queue the messages
+and then the marker are sent without a transaction: at-least-once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+
+from pymsmq.client.range_read import iter_range, queue_position, read_range
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.protocol.message_batch import decode_batch, encode_batch
+from pymsmq.spark.options import SourceOptions, open_queue
+
+__all__ = [
+    "KEEP_MARKERS",
+    "MARKER_QUEUE",
+    "READ_ONLY_COLUMNS",
+    "WRITABLE_COLUMNS",
+    "MsmqBatchWriter",
+    "MsmqStreamWriter",
+    "Staged",
+    "check_columns",
+    "commit_staged",
+    "row_to_message",
+]
+
+MARKER_QUEUE: Final = ".\\private$\\pymsmq_spark_commits"
+KEEP_MARKERS: Final = 16
+WRITABLE_COLUMNS: Final = frozenset(
+    {
+        "body",
+        "label",
+        "body_type",
+        "priority",
+        "msg_class",
+        "correlation_id",
+        "app_specific",
+        "extension",
+        "response_queue",
+        "admin_queue",
+        "delivery",
+        "journal",
+        "ack",
+        "trace",
+        "max_time_to_reach_queue",
+        "max_time_to_receive",
+        "priv_level",
+        "auth_level",
+    }
+)
+READ_ONLY_COLUMNS: Final = frozenset(
+    {
+        "queue",
+        "lookup_id",
+        "id",
+        "sent_time",
+        "arrived_time",
+        "source_machine_guid",
+        "destination_queue",
+        "transaction_id",
+        "is_first_in_transaction",
+        "is_last_in_transaction",
+        "abort_count",
+        "move_count",
+    }
+)
+
+
+def _bad(text: str) -> MSMQError:
+    return MSMQError(f"msmq data source: {text}", HResult.MQ_ERROR_INVALID_PARAMETER)
+
+
+def check_columns(names: list[str]) -> None:
+    """``MSMQError`` unless ``names`` has ``body`` and only writable or read-only message columns."""
+    if "body" not in names:
+        raise _bad("a write needs a body column")
+    unknown = [n for n in names if n not in WRITABLE_COLUMNS and n not in READ_ONLY_COLUMNS]
+    if unknown:
+        raise _bad(f"columns {unknown} are not message properties (writable: {sorted(WRITABLE_COLUMNS)})")
+
+
+def row_to_message(row: Mapping[str, Any]) -> Message:
+    """The ``Message`` of one row (``MSMQError`` for a missing body or an invalid value)."""
+    body = row.get("body")
+    if body is None:
+        raise _bad("a row has a null body")
+    kwargs: dict[str, Any] = {"body": body.encode("utf-8") if isinstance(body, str) else bytes(body)}
+    for name, value in row.items():
+        if value is None or name == "body" or name not in WRITABLE_COLUMNS:
+            continue
+        if name == "correlation_id":
+            value = ObjectId.from_bytes(value)
+        elif name == "extension":
+            value = bytes(value)
+        kwargs[name] = value
+    return Message(**kwargs)
+
+
+@dataclass
+class Staged(WriterCommitMessage):
+    """One task's validated messages (a MESSAGE_BATCH blob) and its partition id."""
+
+    partition: int
+    count: int
+    batch: bytes
+
+
+def _stage(iterator: Iterator[Any]) -> Staged:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    partition = ctx.partitionId() if ctx is not None else 0
+    messages: list[Message] = []
+    for batch in iterator:
+        columns = batch.schema.names
+        data = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+        for values in zip(*data, strict=True):
+            messages.append(row_to_message(dict(zip(columns, values, strict=True))))
+    return Staged(partition, len(messages), encode_batch(messages))
+
+
+def _marker_label(writer_id: str, batch_id: int, partition: int) -> str:
+    if len(writer_id) > 160:
+        writer_id = hashlib.sha256(writer_id.encode()).hexdigest()
+    return f"{writer_id}|{batch_id}|{partition}"
+
+
+def _markers(qm: Any, writer_id: str) -> tuple[Any, dict[str, int]]:
+    """The marker queue (created when missing) and ``{label: lookup id}`` of this writer's markers."""
+    try:
+        mq = qm.queue(MARKER_QUEUE)
+    except MSMQError as exc:
+        if exc.hresult != HResult.MQ_ERROR_QUEUE_NOT_FOUND:
+            raise
+        try:
+            mq = qm.create_queue(MARKER_QUEUE, transactional=True, label="pymsmq spark commits")
+        except MSMQError as exc2:
+            if exc2.hresult != HResult.MQ_ERROR_QUEUE_EXISTS:
+                raise
+            mq = qm.queue(MARKER_QUEUE)
+    prefix = _marker_label(writer_id, 0, 0).rsplit("|", 2)[0] + "|"
+    found: dict[str, int] = {}
+    pos = queue_position(mq)
+    for rb in iter_range(mq, pos.first_lookup_id, pos.high_water):
+        for m in rb.messages():
+            if m.label.startswith(prefix):
+                found[m.label] = m.lookup_id
+    return mq, found
+
+
+def commit_staged(opts: SourceOptions, staged: list[WriterCommitMessage | None], batch_id: int | None) -> int:
+    """Send each partition's staged messages in one transaction; returns the messages sent.
+
+    ``batch_id`` (streaming) makes the commit idempotent through the marker messages.
+    """
+    parts = sorted((s for s in staged if isinstance(s, Staged) and s.count), key=lambda s: s.partition)
+    if not parts:
+        return 0
+    sent = 0
+    with open_queue(opts) as (qm, q):
+        mq, done = _markers(qm, opts.writer_id) if batch_id is not None else (None, {})
+        old = []
+        if batch_id is not None:
+            for label, lid in done.items():
+                bid = label.rsplit("|", 2)[1]
+                if bid.isdigit() and int(bid) < batch_id - KEEP_MARKERS:
+                    old.append(lid)
+        for s in parts:
+            label = _marker_label(opts.writer_id, batch_id, s.partition) if batch_id is not None else ""
+            if label and label in done:
+                continue  # this partition of this batch was committed before (a replay)
+            messages = decode_batch(s.batch)
+            if q.transactional:
+                with qm.begin_transaction() as tx:
+                    q.send_many(messages, tx)
+                    if mq is not None:
+                        mq.send(Message(body=b"", label=label), tx)
+                        for lid in old:
+                            read_range(mq, lid, lid + 1, receive=True, transaction=tx, no_data=True)
+                        old = []
+            else:
+                q.send_many(messages)
+                if mq is not None:
+                    with qm.begin_transaction() as tx:
+                        mq.send(Message(body=b"", label=label), tx)
+            sent += len(messages)
+        if mq is not None:
+            mq.close()
+    return sent
+
+
+class MsmqBatchWriter(DataSourceArrowWriter):
+    """``df.write.format("msmq")``: each task stages its rows, the driver sends them."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+
+    def write(self, iterator: Iterator[Any]) -> Staged:
+        """Validate and stage one partition's rows (executor)."""
+        return _stage(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Send every partition's messages, one transaction per partition (driver)."""
+        commit_staged(self.opts, messages, None)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Nothing was sent before ``commit``: nothing to undo."""
+
+
+class MsmqStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("msmq")``: exactly-once per micro-batch into transactional queues."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+
+    def write(self, iterator: Iterator[Any]) -> Staged:
+        """Validate and stage one partition's rows (executor)."""
+        return _stage(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """Send the micro-batch unless its markers say it was sent already (driver)."""
+        commit_staged(self.opts, messages, batchId)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """Nothing was sent before ``commit``: nothing to undo."""
