@@ -26,7 +26,7 @@ __all__ = ["main"]
 class _Main(click.Group):
     """The root group; ``serve`` (pymsmq.cli.serve) is loaded only when it is asked for."""
 
-    _LAZY: ClassVar[dict[str, str]] = {"serve": "pymsmq.cli.serve"}
+    _LAZY: ClassVar[dict[str, str]] = {"serve": "pymsmq.cli.serve", "pipeline": "pymsmq.cli.pipeline"}
 
     def _lazy(self, name: str) -> click.Command | None:
         module = self._LAZY.get(name)
