@@ -93,7 +93,7 @@ def _opt_id(value: object, what: str) -> ObjectId | None:
     raise _fail(what, value, HResult.MQ_ERROR_ILLEGAL_PROPERTY_SIZE)
 
 
-@dataclass(slots=True, eq=True)
+@dataclass(eq=True)
 class Message:
     """One MSMQ message: what an application sends and what ``receive``/``peek`` return.
 
@@ -152,16 +152,17 @@ class Message:
     soap_envelope: str | None = None
     compound_message: bytes | None = None
 
-    def __post_init__(self) -> None:
-        self.validate()
-
     def validate(self) -> None:
         """Check (and normalise) every property; raise ``MSMQError`` with the spec's HRESULT."""
-        # Fast path: one straight-line test (fields still holding their default object pass on an
-        # identity check); anything unusual takes the full check below, which normalises and raises.
-        if _fast_ok(self):
-            return
-        self._validate_slow()
+        # Fast path: an instance stores only the properties set to something other than their
+        # default (the defaults are class attributes), and each stored value passes a quick exact
+        # type/range test; anything unusual takes the full check below, which normalises and raises.
+        checks = _CHECKS
+        for name, value in self.__dict__.items():
+            check = checks.get(name)
+            if check is None or not check(value):
+                self._validate_slow()
+                return
 
     def _validate_slow(self) -> None:
         body = self.body
@@ -291,11 +292,9 @@ _OPT_STR: Final = (
 )
 
 
-def _make_fast_ok() -> Callable[[Message], bool]:
-    # A conservative straight-line test, generated once: True only when every property is already
-    # valid and normal (exact types, in range), so that ``validate`` has nothing to do.  Each field is
-    # first compared by identity with its default object (the common case), then checked by type.
-    defaults = {f.name: f.default for f in fields(Message)}
+def _make_checks() -> dict[str, Callable[[object], bool]]:
+    # One conservative test per property: True only when the value is already valid and normal
+    # (exact type, in range), so that ``validate`` has nothing to do for it.
     checks: dict[str, str] = {
         "body": "type(v) is bytes",
         "label": "type(v) is str and len(v) <= MAXLABEL",
@@ -341,28 +340,40 @@ def _make_fast_ok() -> Callable[[Message], bool]:
         "ObjectId": ObjectId,
         "UUID": uuid.UUID,
     }
-    lines = ["def _fast_ok(m):"]
-    for i, name in enumerate(_FIELD_NAMES):
-        namespace[f"D{i}"] = defaults[name]
-        lines.append(f"    v = m.{name}")
-        lines.append(f"    if v is not D{i} and not ({checks[name]}):")
-        lines.append("        return False")
-    lines.append("    return True")
+    return {name: eval(f"lambda v: {test}", namespace) for name, test in checks.items()}
+
+
+_CHECKS: Final = _make_checks()
+
+
+def _make_init() -> Callable[..., None]:
+    # The dataclass signature, but only values other than their default object are stored: the
+    # defaults are class attributes, so a typical message holds two or three entries and
+    # ``validate``/``copy`` touch only those.  A message left at every default is valid as it is.
+    defaults = {f.name: f.default for f in fields(Message)}
+    params = ", ".join(f"{name}=D_{name}" for name in _FIELD_NAMES)
+    lines = [f"def __init__(self, {params}):", "    d = self.__dict__"]
+    for name in _FIELD_NAMES:
+        lines.append(f"    if {name} is not D_{name}:")
+        lines.append(f"        d[{name!r}] = {name}")
+    lines.append("    if d:")
+    lines.append("        self.validate()")
+    namespace: dict[str, object] = {f"D_{name}": value for name, value in defaults.items()}
     exec("\n".join(lines), namespace)
-    return namespace["_fast_ok"]  # type: ignore[return-value]
+    init = namespace["__init__"]
+    init.__qualname__ = "Message.__init__"  # type: ignore[attr-defined]
+    init.__doc__ = Message.__init__.__doc__
+    return init  # type: ignore[return-value]
 
 
-_fast_ok: Final = _make_fast_ok()
+Message.__init__ = _make_init()  # type: ignore[method-assign]
 
 
-def _make_copy() -> Callable[[Message], Message]:
-    # A straight-line copy (one attribute store per field) is several times faster than a loop.
-    lines = ["def _copy(src):", "    new = _new(Message)"]
-    lines += [f"    new.{name} = src.{name}" for name in _FIELD_NAMES]
-    lines.append("    return new")
-    namespace: dict[str, object] = {"_new": object.__new__, "Message": Message}
-    exec("\n".join(lines), namespace)
-    return namespace["_copy"]  # type: ignore[return-value]
+def _copy(src: Message) -> Message:
+    # The instance dict holds only the non-default values: copying it is the whole copy.
+    new: Message = _new(Message)
+    new.__dict__ = src.__dict__.copy()
+    return new
 
 
-_copy: Final = _make_copy()
+_new: Final = object.__new__
