@@ -65,7 +65,7 @@ from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message
-from pymsmq.model.packet_queues import decode_queues, encode_queues
+from pymsmq.model.packet_queues import canonical_format_name, decode_queues, encode_queues
 from pymsmq.wire._buffer import NULL_GUID
 from pymsmq.wire.mqrr_headers import CompoundMessageHeader, DeadLetterHeader, SRMPEnvelopeHeader
 from pymsmq.wire.optional_headers import DebugHeader, TransactionHeader
@@ -75,6 +75,7 @@ from pymsmq.wire.user_message import UserMessage
 
 __all__ = [
     "INTERIM_MAGIC",
+    "canonical_queues",
     "message_to_packet",
     "packet_to_message",
     "packet_to_user_message",
@@ -256,6 +257,21 @@ def message_to_packet(message: Message) -> bytes:
         return packet.encode()
     except WireError as exc:
         raise _fail(str(exc)) from None
+
+
+def canonical_queues(message: Message) -> None:
+    """Rewrite ``admin_queue``/``response_queue`` as canonical ``FormatName`` text, in place.
+
+    Called on send, before the message is queued: text that is not a format name is
+    MQ_ERROR_ILLEGAL_FORMATNAME there (as MQSendMessage answers), not a failure when the packet is
+    written.
+    """
+    admin = message.admin_queue
+    if admin is not None:
+        message.admin_queue = canonical_format_name(admin, "admin_queue")
+    response = message.response_queue
+    if response is not None:
+        message.response_queue = canonical_format_name(response, "response_queue")
 
 
 # -- decode -----------------------------------------------------------------------------------------

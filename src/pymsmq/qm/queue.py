@@ -24,6 +24,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
+from pymsmq.model.packet_mapping import canonical_queues
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.queue_manager import _subqueue_format, message_size
@@ -257,6 +258,8 @@ class Queue:
         if not isinstance(message, Message):
             raise _err("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
         message.validate()
+        if message.admin_queue is not None or message.response_queue is not None:
+            canonical_queues(message)  # MQ_ERROR_ILLEGAL_FORMATNAME now, not when the packet is written
         qm = self._qm
         state = self._state
         tx = self._transaction(transaction, receive=False)
@@ -275,9 +278,8 @@ class Queue:
             entry = self._enqueue(message, tx)
             if entry is None:
                 return
-        stored = qm._stored(state, entry)
         try:
-            qm._apply(Batch(insert=[stored]))
+            qm._apply(Batch(insert=[qm._stored(state, entry)]))
         except BaseException:
             with qm._lock:
                 state.index.remove(entry)
