@@ -25,6 +25,7 @@ from typing import Final
 
 from pymsmq.errors import FormatNameError, MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.wire.path_name import PathGrammar, PathName, check_subqueue
 
 __all__ = [
     "LocalFormat",
@@ -34,11 +35,7 @@ __all__ = [
     "validate_subqueue_name",
 ]
 
-# [MS-MQMQ] 2.1.1: QueueName = 1*124(%x21 / %x23-2A / %x2D-3A / %x3C-5B / %x5D-7F); Subqueue 1*32.
-_QNAME: Final = re.compile(r"[\x21\x23-\x2A\x2D-\x3A\x3C-\x5B\x5D-\x7F]{1,124}")
-_SUBQ: Final = re.compile(r"[\x21\x23-\x2A\x2D-\x3A\x3C-\x5B\x5D-\x7F]{1,32}")
-# Computer = 1*256 VCHAR (%x21-7E), without a backslash (it ends at the first one).
-_COMPUTER: Final = re.compile(r"[\x21-\x5B\x5D-\x7E]{1,256}")
+# The 2.1.1 path grammar (computer, queue name, subqueue) lives in pymsmq.wire.path_name.
 _HEX: Final = re.compile(r"[0-9A-Fa-f]{1,8}")
 _SYSTEM_QUEUES: Final = ("JOURNAL", "DEADLETTER", "DEADXACT")
 
@@ -63,8 +60,9 @@ def private_queue_hash(name: str) -> int:
 
 def validate_subqueue_name(name: str) -> str:
     """Check a subqueue name: 1-32 characters of the [MS-MQMQ] 2.1.1 Subqueue rule."""
-    if not isinstance(name, str) or not _SUBQ.fullmatch(name):
+    if not isinstance(name, str):
         raise FormatNameError(f"illegal subqueue name {name!r}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
+    check_subqueue(name)
     return name
 
 
@@ -82,31 +80,17 @@ class QueuePath:
         """Parse ``text``; raise ``FormatNameError`` with MQ_ERROR_ILLEGAL_QUEUE_PATHNAME if invalid."""
         if not isinstance(text, str):
             raise _bad_path(repr(text), "not a string")
-        computer, sep, rest = text.partition("\\")
-        if not sep:
-            raise _bad_path(text, "no backslash after the computer name")
-        if not _COMPUTER.fullmatch(computer):
-            raise _bad_path(text, "bad computer name")
-        head = rest[:9].lower()
-        if head[:8] == "system$;":
-            name = rest[8:]
-            if name.upper() not in _SYSTEM_QUEUES:
+        # [MS-MQMQ] 2.1.1 with the MSMQ 4.0 grammar (2.0 characters, optional ";Subqueue").
+        try:
+            path = PathName.parse(text, PathGrammar.MSMQ_4_0)
+        except FormatNameError as exc:
+            raise _bad_path(text, exc.message) from None
+        if path.system:
+            name = path.queue_name.upper()
+            if name not in _SYSTEM_QUEUES:
                 raise _bad_path(text, "unknown system queue")
-            return cls(computer, "system", name.upper())
-        kind = "public"
-        if head == "private$\\":
-            kind, rest = "private", rest[9:]
-        name, semi, sub = rest.partition(";")
-        if not _QNAME.fullmatch(name):
-            raise _bad_path(text, "bad queue name")
-        if kind == "public" and name.lower() in ("private$", "system$"):
-            raise _bad_path(text, "reserved queue name")
-        subqueue: str | None = None
-        if semi:
-            if not _SUBQ.fullmatch(sub):
-                raise _bad_path(text, "bad subqueue name")
-            subqueue = sub
-        return cls(computer, kind, name, subqueue)
+            return cls(path.computer, "system", name)
+        return cls(path.computer, "private" if path.private else "public", path.queue_name, path.subqueue)
 
     @property
     def key(self) -> str:
@@ -219,8 +203,10 @@ class LocalFormat:
                 if suffix not in _SYSTEM_QUEUES:
                     raise _bad_format(text, "MACHINE= needs ;JOURNAL, ;DEADLETTER or ;DEADXACT")
             elif semi and suffix != "JOURNAL":
-                if not _SUBQ.fullmatch(token):
-                    raise _bad_format(text, "bad subqueue name")
+                try:
+                    check_subqueue(token)
+                except FormatNameError:
+                    raise _bad_format(text, "bad subqueue name") from None
                 subqueue, suffix = token, ""
             return cls(keyword.lower(), suffix, subqueue, guid=guid, number=number)
         raise _bad_format(text, f"{keyword}= does not name a local queue")
