@@ -20,10 +20,11 @@ import struct
 import uuid
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import ClassVar, Final, Protocol, Self, TypeAlias, TypeVar
+from typing import ClassVar, Final, Self, TypeAlias
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import NULL_GUID, Reader, Writer, pad4
+from pymsmq.wire._structure import Structure
 
 __all__ = [
     "XACTUOW",
@@ -85,7 +86,7 @@ def _guid_bytes(value: uuid.UUID, what: str) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class TxSequenceID:
+class TxSequenceID(Structure):
     """[MS-MQMQ] 2.2.18.1.2: 8 bytes, Ordinal u32 then TimeStamp u32.
 
     "When comparing ... the structure is treated as a 64-bit unsigned integer with Ordinal being the
@@ -138,20 +139,9 @@ class TxSequenceID:
         except struct.error as exc:
             raise WireError(f"TxSequenceID field out of range: {exc}") from exc
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 8 bytes."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The 8 wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class MessageIdentifier:
+class MessageIdentifier(Structure):
     """[MS-MQMQ] 2.2.18.1.3: 20 bytes, QueueManagerGuid (sender QM) then Ordinal u32.
 
     ``str()`` gives the MSMQ text form ``{GUID}\\ordinal`` (the form of PROPID_M_MSGID displays).
@@ -181,20 +171,9 @@ class MessageIdentifier:
         except struct.error as exc:
             raise WireError(f"MessageIdentifier.Ordinal out of range: {exc}") from exc
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 20 bytes."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The 20 wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class XACTUOW:
+class XACTUOW(Structure):
     """[MS-MQMQ] 2.2.18.1.8: a unit-of-work identifier, ``unsigned char rgb[16]`` holding a GUID.
 
     The 16 bytes are kept verbatim; ``guid`` reads them in the [MS-DTYP] 2.3.4 layout.
@@ -225,17 +204,6 @@ class XACTUOW:
             raise WireError(f"XACTUOW.rgb must be 16 bytes, not {len(self.rgb)}")
         w.buf += self.rgb
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 16 bytes."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The 16 wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 # --------------------------------------------------------------------------------------------------
 # 2.2.18.1.5 Queue Format Type and 2.2.18.1.7 Common Queue Formats (UserHeader queue fields)
@@ -261,7 +229,7 @@ class QueueType(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class PrivateQueueFormatNameId:
+class PrivateQueueFormatNameId(Structure):
     """[MS-MQMQ] 2.2.18.1.5.1: PrivateQueueIdentifier u32 (the host QM is implied by the type code)."""
 
     private_queue_identifier: int
@@ -285,20 +253,9 @@ class PrivateQueueFormatNameId:
         """Bytes on the wire."""
         return 4
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 4 bytes."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The 4 wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class PublicQueueFormatName:
+class PublicQueueFormatName(Structure):
     """[MS-MQMQ] 2.2.18.1.7.1: PublicQueueIdentifier, the GUID of the public queue (16 bytes)."""
 
     public_queue_identifier: uuid.UUID
@@ -319,20 +276,9 @@ class PublicQueueFormatName:
         """Bytes on the wire."""
         return 16
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 16 bytes."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The 16 wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class PrivateQueueFormatName:
+class PrivateQueueFormatName(Structure):
     """[MS-MQMQ] 2.2.18.1.7.2: SourceQueueManager GUID + PrivateQueueIdentifier u32 (20 bytes).
 
     In a UserHeader the field always starts 4-aligned, so the "rounded up to the next 4-byte
@@ -367,17 +313,6 @@ class PrivateQueueFormatName:
         """Bytes on the wire."""
         return 20
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 20 bytes."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The 20 wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 def _check_name(text: str, what: str) -> bytes:
     """UTF-16LE bytes of a NUL-terminated name's text (without the NUL); no NUL allowed inside."""
@@ -390,7 +325,7 @@ def _check_name(text: str, what: str) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class DirectQueueFormatName:
+class DirectQueueFormatName(Structure):
     """[MS-MQMQ] 2.2.18.1.5.2: Count u16, DirectFormatName (NUL-terminated UTF-16LE), padding.
 
     ``direct_format_name`` is the text without its terminating NUL and without a ``DIRECT=`` prefix
@@ -458,17 +393,6 @@ class DirectQueueFormatName:
         """Bytes on the wire when the field starts 4-aligned (as it does in a UserHeader)."""
         n = 4 + len(self.direct_format_name.encode("utf-16-le", "surrogatepass"))
         return n + pad4(n)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode one field that starts at offset 0 of ``data`` (padding included)."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The wire bytes of the field starting 4-aligned."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 _DIRECT_CACHE: Final[dict[bytes, DirectQueueFormatName]] = {}
@@ -583,7 +507,7 @@ _MQF_TYPES: Final[dict[type[MQFFormatName], int]] = {v: k for k, v in _MQF_CLASS
 
 
 @dataclass(frozen=True, slots=True)
-class MQFFormatNameElement:
+class MQFFormatNameElement(Structure):
     """[MS-MQMQ] 2.2.18.1.4: FormatType u16, then FormatName laid out by FormatType.
 
     Alignment of FormatName, counted from ``base``:
@@ -626,31 +550,3 @@ class MQFFormatNameElement:
         if n:
             w.buf += (self.padding + bytes(n))[:n]
         self.format_name.write(w, base)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode one element that starts at offset 0 of ``data``."""
-        return _decode_exact(cls, data)
-
-    def encode(self) -> bytes:
-        """The element's bytes when it starts 4-aligned."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
-
-class _Readable(Protocol):
-    @classmethod
-    def read(cls, r: Reader, /) -> Self: ...
-
-
-_T = TypeVar("_T", bound=_Readable)
-
-
-def _decode_exact(cls: type[_T], data: bytes) -> _T:
-    """Decode one structure that must fill ``data`` exactly."""
-    r = Reader(data)
-    value = cls.read(r)
-    if r.remaining:
-        raise WireError(f"{r.remaining} trailing bytes after {cls.__name__}", r.pos)
-    return value
