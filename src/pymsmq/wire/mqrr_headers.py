@@ -21,7 +21,7 @@ from typing import Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer
-from pymsmq.wire.optional_headers import check_end, read_padding, utf16_units, write_padding
+from pymsmq.wire._structure import Structure, read_padding, utf16_units, write_padding
 
 __all__ = [
     "EXTENDED_ADDRESS_HEADER_SIZE",
@@ -50,39 +50,12 @@ EXTENDED_ADDRESS_HEADER_SIZE: Final = 28
 _NAME_FIELD: Final = 64  # SubqueueName / TargetSubqueueName: 64 bytes, 32 WCHARs
 
 
-class _Codec:
-    """``decode``/``encode`` on top of ``read``/``write`` (mixin; no state)."""
-
-    __slots__ = ()
-
-    @classmethod
-    def read(cls, r: Reader) -> Self:
-        raise NotImplementedError
-
-    def write(self, w: Writer) -> None:
-        raise NotImplementedError
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one header (with its padding) from ``data``."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, cls.__name__)
-        return value
-
-    def encode(self) -> bytes:
-        """Encode this header (with its padding)."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
-
 # --------------------------------------------------------------------------------------------
 # 2.2.5.1.2.1 SRMPEnvelopeHeader
 
 
 @dataclass(frozen=True, slots=True)
-class SRMPEnvelopeHeader(_Codec):
+class SRMPEnvelopeHeader(Structure):
     """The SOAP envelope of a message first sent over HTTP ([MS-MQRR] 2.2.5.1.2.1).
 
     DataLength counts WCHARs (the queuejumper vectors: DataLength 539 covers 1078 bytes of
@@ -139,7 +112,7 @@ COMPOUND_MESSAGE_HEADER_ID: Final = 500
 
 
 @dataclass(frozen=True, slots=True)
-class CompoundMessageHeader(_Codec):
+class CompoundMessageHeader(Structure):
     """The whole SRMP message, HTTP POST included ([MS-MQRR] 2.2.5.1.2.2).
 
     HTTPBodySize is ``len(data)`` (not stored).  MsgBodySize/MsgBodyOffset locate the message
@@ -216,7 +189,7 @@ class ExtensionHeaderFlags(IntFlag):
 
 
 @dataclass(frozen=True, slots=True)
-class ExtensionHeader(_Codec):
+class ExtensionHeader(Structure):
     """Presence and total size of the headers after it ([MS-MQRR] 2.2.5.2): 12 bytes.
 
     The spec says SQ and EA "MUST be set to 1", yet the real 1801 traffic in the vectors sends
@@ -290,7 +263,7 @@ def _name_bytes(name: str, what: str) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class SubqueueHeader(_Codec):
+class SubqueueHeader(Structure):
     """Subqueue, abort/move counters and acknowledgement class ([MS-MQRR] 2.2.5.3): 148 bytes.
 
     The second 32-bit word packs TM (bit 0), AcknowledgementClass (bits 1-16) and 15 reserved bits
@@ -373,7 +346,7 @@ class SubqueueHeader(_Codec):
 
 
 @dataclass(frozen=True, slots=True)
-class DeadLetterHeader(_Codec):
+class DeadLetterHeader(Structure):
     """The application-specified dead-letter queue ([MS-MQRR] 2.2.5.4).
 
     HeaderSize u32 (the whole header, zero padding included) then DeadLetterPathName, a
@@ -431,7 +404,7 @@ class AddressType(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class ExtendedAddressHeader(_Codec):
+class ExtendedAddressHeader(Structure):
     """The address of the host the message was received from ([MS-MQRR] 2.2.5.5): 28 bytes.
 
     ``address`` is the raw 16-byte field; ``ip_address`` interprets it by AddressType

@@ -24,6 +24,10 @@ from typing import Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer, pad4
+from pymsmq.wire._structure import Structure, read_padding, utf16_units, write_padding
+
+# check_end was defined here before the shared _structure module; kept importable from here.
+from pymsmq.wire._structure import check_end as check_end
 from pymsmq.wire.packet_types import MQFFormatNameElement, TxSequenceID
 
 __all__ = [
@@ -42,41 +46,6 @@ __all__ = [
     "TransactionHeader",
     "TransactionHeaderFlags",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# padding shared by every variable-size header (also used by security_header and mqrr_headers)
-
-
-def read_padding(r: Reader, start: int) -> bytes:
-    """Consume the padding that ends a header begun at ``start``; ``b""`` if it is all zeros.
-
-    Padding "MAY be any value" ([MS-MQMQ] 2.2.20.2 <13>, 2.2.19.3 <8>: Windows leaves it
-    uninitialized), so it is never validated, only kept.  At the very end of the input the
-    padding may be cut short; whatever is there is taken.
-    """
-    pad = r.align4(start)
-    return pad if pad.strip(b"\x00") else b""
-
-
-def write_padding(w: Writer, start: int, padding: bytes, what: str) -> None:
-    """Write the padding that ends a header begun at ``start``: ``padding`` then zeros."""
-    n = pad4(len(w) - start)
-    if len(padding) > n:
-        raise WireError(f"{what}.padding has {len(padding)} bytes, the header needs {n}")
-    if n:
-        w.raw(padding + bytes(n - len(padding)))
-
-
-def check_end(r: Reader, what: str) -> None:
-    """``decode`` helper: the whole input must have been consumed."""
-    if r.remaining:
-        raise WireError(f"{r.remaining} trailing bytes after {what}", r.pos)
-
-
-def utf16_units(text: str) -> int:
-    """Number of UTF-16 code units ``text`` encodes to (surrogate pairs count as two)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,7 +68,7 @@ class TransactionHeaderFlags(IntFlag):
 
 
 @dataclass(frozen=True, slots=True)
-class TransactionHeader:
+class TransactionHeader(Structure):
     """Sequence information of a transactional message ([MS-MQMQ] 2.2.20.5): 20 bytes, 36 with CG.
 
     ``flags`` is kept whole (X1..X8 included: "MUST be ignored on receipt", so they are neither
@@ -174,20 +143,6 @@ class TransactionHeader:
         if self.connector_qm_guid is not None:
             w.guid(self.connector_qm_guid)
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one TransactionHeader."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, "TransactionHeader")
-        return value
-
-    def encode(self) -> bytes:
-        """Encode this header."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 # --------------------------------------------------------------------------------------------
 # 2.2.20.8 DebugHeader
@@ -204,7 +159,7 @@ class DebugQueueType(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class DebugHeader:
+class DebugHeader(Structure):
     """The queue that receives trace (report) messages for this packet ([MS-MQMQ] 2.2.20.8).
 
     4 bytes, or 20 when Flags.QT = 1 and the 16-byte QueueIdentifier follows.  ``flags`` is kept
@@ -255,20 +210,6 @@ class DebugHeader:
         if self.queue_identifier is not None:
             w.guid(self.queue_identifier)
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one DebugHeader."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, "DebugHeader")
-        return value
-
-    def encode(self) -> bytes:
-        """Encode this header."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 # --------------------------------------------------------------------------------------------
 # 2.2.20.7 SoapHeader
@@ -281,7 +222,7 @@ _BODY_SECTION_ID_BYTES: Final = BODY_SECTION_ID.to_bytes(2, "little")
 
 
 @dataclass(frozen=True, slots=True)
-class SoapHeader:
+class SoapHeader(Structure):
     """Application-defined SOAP header and body text ([MS-MQMQ] 2.2.20.7).
 
     ``header`` and ``body`` hold *all* HeaderDataLength / BodyDataLength UTF-16 units, the
@@ -379,20 +320,6 @@ class SoapHeader:
             raise WireError(f"SoapHeader field out of range: {exc}") from exc
         write_padding(w, start, self.padding, "SoapHeader")
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one SoapHeader (with its padding)."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, "SoapHeader")
-        return value
-
-    def encode(self) -> bytes:
-        """Encode this header and its padding."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 # --------------------------------------------------------------------------------------------
 # 2.2.20.2 MQFAddressHeader, 2.2.20.3 MQFSignatureHeader, 2.2.20.1 MultiQueueFormatHeader
@@ -417,7 +344,7 @@ _ADDRESS_HEADER_IDS: Final = frozenset(int(v) for v in MQFHeaderId)
 
 
 @dataclass(frozen=True, slots=True)
-class MQFAddressHeader:
+class MQFAddressHeader(Structure):
     """A list of queue format names ([MS-MQMQ] 2.2.20.2) inside a MultiQueueFormatHeader.
 
     ElementCount and HeaderSize are computed.  The spec does not say whether HeaderSize counts the
@@ -487,23 +414,9 @@ class MQFAddressHeader:
         w.buf[start : start + MQF_ADDRESS_HEADER_FIXED_SIZE] = fixed
         write_padding(w, start, self.padding, "MQFAddressHeader")
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one MQFAddressHeader (with its padding)."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, "MQFAddressHeader")
-        return value
-
-    def encode(self) -> bytes:
-        """Encode this header and its padding."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class MQFSignatureHeader:
+class MQFSignatureHeader(Structure):
     """The signature part of a MultiQueueFormatHeader ([MS-MQMQ] 2.2.20.3).
 
     ID (MUST be 0x015E), Reserved, Size, Signature.  Size is computed.  The spec states no padding;
@@ -544,23 +457,9 @@ class MQFSignatureHeader:
         w.raw(self.signature)
         write_padding(w, start, self.padding, "MQFSignatureHeader")
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one MQFSignatureHeader (with its padding)."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, "MQFSignatureHeader")
-        return value
-
-    def encode(self) -> bytes:
-        """Encode this header and its padding."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class MultiQueueFormatHeader:
+class MultiQueueFormatHeader(Structure):
     """All destinations of a message sent to a multiple-element format name ([MS-MQMQ] 2.2.20.1).
 
     Present iff UserHeader.Flags.MQ.  Four parts, each ending on a 4-byte boundary: Destination,
@@ -591,17 +490,3 @@ class MultiQueueFormatHeader:
         self.administration.write(w)
         self.response.write(w)
         self.signature.write(w)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one MultiQueueFormatHeader."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, "MultiQueueFormatHeader")
-        return value
-
-    def encode(self) -> bytes:
-        """Encode the four parts."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()

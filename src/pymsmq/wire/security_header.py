@@ -18,7 +18,7 @@ from typing import Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer, pad4
-from pymsmq.wire.optional_headers import check_end
+from pymsmq.wire._structure import Structure
 
 __all__ = [
     "SECURITY_HEADER_FIXED_SIZE",
@@ -93,7 +93,7 @@ class ProviderInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class SecurityHeader:
+class SecurityHeader(Structure):
     """Security information of a message ([MS-MQMQ] 2.2.20.6).
 
     The five size fields are not stored: they are the lengths of ``security_id``,
@@ -221,17 +221,3 @@ class SecurityHeader:
             if gap:
                 w.raw(pads[at : at + gap])
                 at += gap
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one SecurityHeader."""
-        r = Reader(data)
-        value = cls.read(r)
-        check_end(r, "SecurityHeader")
-        return value
-
-    def encode(self) -> bytes:
-        """Encode this header."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
