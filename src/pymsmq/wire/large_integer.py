@@ -15,10 +15,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Final, Self
+from typing import ClassVar, Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire._structure import Structure, check_end
 
 __all__ = [
     "ULARGE_INTEGER",
@@ -39,8 +40,10 @@ _U16: Final = struct.Struct("<H")
 
 
 @dataclass(frozen=True, slots=True)
-class ULargeInteger:
+class ULargeInteger(Structure):
     """ULARGE_INTEGER ([MS-MQMQ] 2.2.17): ``QuadPart``, an unsigned 64-bit integer (ULONGLONG)."""
+
+    _wire_name: ClassVar[str] = "ULARGE_INTEGER"
 
     quad_part: int = 0
 
@@ -55,21 +58,6 @@ class ULargeInteger:
             w.raw(_U64.pack(self.quad_part))
         except struct.error as exc:
             raise WireError(f"ULARGE_INTEGER.QuadPart {self.quad_part!r} does not fit 64 bits") from exc
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 8 bytes."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after ULARGE_INTEGER", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The 8-byte little-endian form."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 ULARGE_INTEGER = ULargeInteger
@@ -102,8 +90,10 @@ def from_variant_bool(raw: int, *, strict: bool = False) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class VariantBoolValue:
+class VariantBoolValue(Structure):
     """A VARIANT_BOOL as read from the wire: ``raw`` keeps the exact 16 bits (byte-exact round trip)."""
+
+    _wire_name: ClassVar[str] = "VARIANT_BOOL"
 
     raw: int = VariantBool.VARIANT_FALSE
 
@@ -143,15 +133,8 @@ class VariantBoolValue:
 
     @classmethod
     def decode(cls, data: bytes, *, strict: bool = False) -> Self:
-        """Decode exactly 2 bytes."""
+        """Decode exactly 2 bytes (``Structure.decode`` plus ``strict``)."""
         r = Reader(data)
         value = cls.read(r, strict=strict)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after VARIANT_BOOL", r.pos)
+        check_end(r, cls._wire_name)
         return value
-
-    def encode(self) -> bytes:
-        """The 2-byte little-endian form of ``raw``."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()

@@ -32,10 +32,11 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Final, Self
+from typing import ClassVar, Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire._structure import Structure
 
 __all__ = [
     "CALG_RSA_KEYX",
@@ -66,12 +67,14 @@ class ProviderType(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class MQDSPublicKey:
+class MQDSPublicKey(Structure):
     """One public key ([MS-MQMQ] 2.2.1).
 
     ``ul_provider_type`` is the provider-type code, ``s_provider_name`` the provider name
     (without its NUL) and ``a_buf`` the key blob.  ulKeyLen and ulProviderLen are derived.
     """
+
+    _wire_name: ClassVar[str] = "MQDSPUBLICKEY"
 
     ul_provider_type: int = ProviderType.PROV_RSA_AES
     s_provider_name: str = ""
@@ -124,25 +127,12 @@ class MQDSPublicKey:
         w.raw(name)
         w.raw(self.a_buf)
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one MQDSPUBLICKEY."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after MQDSPUBLICKEY", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The structure's bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class MQDSPublicKeys:
+class MQDSPublicKeys(Structure):
     """A set of public keys ([MS-MQMQ] 2.2.2); ulLen and cNumofKeys are derived."""
+
+    _wire_name: ClassVar[str] = "MQDSPUBLICKEYS"
 
     a_public_keys: tuple[MQDSPublicKey, ...] = ()
 
@@ -194,21 +184,6 @@ class MQDSPublicKeys:
         except struct.error as exc:
             raise WireError(f"MQDSPUBLICKEYS too large: {exc}") from exc
         w.raw(inner.buf)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode a whole blob: exactly one MQDSPUBLICKEYS, nothing after ulLen."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after MQDSPUBLICKEYS", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The structure's bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 MQDSPUBLICKEY = MQDSPublicKey

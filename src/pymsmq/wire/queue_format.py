@@ -44,11 +44,12 @@ import struct
 import uuid
 from dataclasses import KW_ONLY, dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Final, Self
+from typing import TYPE_CHECKING, ClassVar, Final, Self
 
 from pymsmq.errors import FormatNameError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire._structure import Structure
 
 if TYPE_CHECKING:
     from pymsmq.wire.format_name import FormatName
@@ -187,17 +188,14 @@ def _check_referent(value: int, what: str) -> None:
         raise WireError(f"{what} referent ID {value!r} must be a non-zero u32")
 
 
-def _finish(r: Reader, what: str) -> None:
-    if r.remaining:
-        raise WireError(f"{r.remaining} trailing bytes after {what}", r.pos)
-
-
 @dataclass(frozen=True, slots=True)
-class ObjectId:
+class ObjectId(Structure):
     """OBJECTID ([MS-MQMQ] 2.2.8): ``Lineage`` (group GUID) and ``Uniquifier`` (u32); 20 bytes.
 
     For a private queue Lineage is the queue manager's GUID and Uniquifier the queue number.
     """
+
+    _wire_name: ClassVar[str] = "OBJECTID"
 
     lineage: uuid.UUID
     uniquifier: int
@@ -219,28 +217,16 @@ class ObjectId:
         """Append the 20 bytes."""
         w.raw(_GUID_U32.pack(self.lineage.bytes_le, self.uniquifier))
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one OBJECTID."""
-        r = Reader(data)
-        value = cls.read(r)
-        _finish(r, "OBJECTID")
-        return value
-
-    def encode(self) -> bytes:
-        """The 20-byte NDR (and flat) form."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class MulticastId:
+class MulticastId(Structure):
     """MULTICAST_ID ([MS-MQMQ] 2.2.10): ``m_address`` and ``m_port`` as ULONGs; 8 bytes.
 
     ``address`` holds the octets a.b.c.d as ``int.from_bytes(bytes([a, b, c, d]), "little")``
     (an ``in_addr`` in network byte order, see the module docstring).
     """
+
+    _wire_name: ClassVar[str] = "MULTICAST_ID"
 
     address: int
     port: int
@@ -280,27 +266,15 @@ class MulticastId:
         """Append the 8 bytes."""
         w.raw(_U32X2.pack(self.address, self.port))
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one MULTICAST_ID."""
-        r = Reader(data)
-        value = cls.read(r)
-        _finish(r, "MULTICAST_ID")
-        return value
-
-    def encode(self) -> bytes:
-        """The 8-byte NDR form."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class DlId:
+class DlId(Structure):
     """DL_ID ([MS-MQMQ] 2.2.9): ``m_DlGuid`` and ``m_pwzDomain`` (``None`` = NULL pointer).
 
     ``ndr_referent_id`` is the referent ID sent for a non-NULL domain.
     """
+
+    _wire_name: ClassVar[str] = "DL_ID"
 
     dl_guid: uuid.UUID
     domain: str | None = None
@@ -342,23 +316,9 @@ class DlId:
         self._write_fixed(w)
         self._write_deferred(w)
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one DL_ID."""
-        r = Reader(data)
-        value = cls.read(r)
-        _finish(r, "DL_ID")
-        return value
-
-    def encode(self) -> bytes:
-        """The NDR form."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class QueueFormat:
+class QueueFormat(Structure):
     """QUEUE_FORMAT ([MS-MQMQ] 2.2.7): a queue's kind, suffix, flags and identifier.
 
     ``qft`` is m_qft; ``suffix`` and ``flags`` are the low and high nibbles of m_SuffixAndFlags
@@ -369,6 +329,8 @@ class QueueFormat:
     ``direct_subqueue_id`` (m_pDirectSubqueueID).  Every MUST rule of the 2.2.7 suffix table is
     checked on construction and decode (WireError).
     """
+
+    _wire_name: ClassVar[str] = "QUEUE_FORMAT"
 
     qft: QueueFormatType
     suffix: QueueSuffixType = QueueSuffixType.QUEUE_SUFFIX_TYPE_NONE
@@ -496,20 +458,6 @@ class QueueFormat:
         else:
             w.raw(_U32.pack(self.ndr_referent_id))
             _write_string(w, value)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one NDR-marshalled QUEUE_FORMAT; trailing bytes are an error."""
-        r = Reader(data)
-        value = cls.read(r)
-        _finish(r, "QUEUE_FORMAT")
-        return value
-
-    def encode(self) -> bytes:
-        """The NDR form (see the module docstring)."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
     # -- conversions to and from text ---------------------------------------------------------
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Final, Self
+from typing import ClassVar, Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire._structure import Structure
 
 __all__ = ["SEQUENCE_INFO", "SEQUENCE_INFO_SIZE", "SequenceInfo"]
 
@@ -24,12 +25,14 @@ _LAYOUT: Final = struct.Struct("<qII")
 
 
 @dataclass(frozen=True, slots=True)
-class SequenceInfo:
+class SequenceInfo(Structure):
     """Where a message sits in a transactional stream ([MS-MQMQ] 2.2.5, 2.2.5.1).
 
     ``seq_id`` identifies the sequence (signed 64-bit), ``seq_no`` is this message's number in
     it and ``prev_no`` the number of the message before it (both unsigned 32-bit).
     """
+
+    _wire_name: ClassVar[str] = "SEQUENCE_INFO"
 
     seq_id: int = 0
     seq_no: int = 0
@@ -50,21 +53,6 @@ class SequenceInfo:
             w.raw(_LAYOUT.pack(self.seq_id, self.seq_no, self.prev_no))
         except struct.error as exc:
             raise WireError(f"SEQUENCE_INFO field out of range: {exc}") from exc
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 16 bytes (a PROPID_MGMT_QUEUE_EOD_* blob)."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after SEQUENCE_INFO", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The 16-byte packet form."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 SEQUENCE_INFO = SequenceInfo

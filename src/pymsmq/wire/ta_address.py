@@ -25,10 +25,11 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Final, Literal, Self
+from typing import ClassVar, Final, Literal, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire._structure import Structure
 
 __all__ = [
     "ADDRESS_LENGTHS",
@@ -75,10 +76,12 @@ def _check_length(address_type: int, length: int, offset: int | None = None) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class TAAddress:
+class TAAddress(Structure):
     """One transport address: ``address_type`` (an ``AddressType`` or, if unknown, a plain int)
     and the raw ``address`` bytes.  AddressLength is ``len(address)``.
     """
+
+    _wire_name: ClassVar[str] = "TA_ADDRESS"
 
     address_type: int = AddressType.IP_ADDRESS_TYPE
     address: bytes = bytes(4)
@@ -162,21 +165,6 @@ class TAAddress:
         except struct.error as exc:
             raise WireError(f"TA_ADDRESS field out of range: {exc}") from exc
         w.raw(self.address)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one record (no trailing bytes)."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after TA_ADDRESS", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The record's bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 TA_ADDRESS = TAAddress

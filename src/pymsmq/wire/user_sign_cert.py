@@ -21,10 +21,11 @@ import struct
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final, Self
+from typing import ClassVar, Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import NULL_GUID, Reader, Writer
+from pymsmq.wire._structure import Structure
 
 __all__ = [
     "MQUSERSIGNCERT",
@@ -44,8 +45,10 @@ def _md5(data: bytes) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class MQUserSignCert:
+class MQUserSignCert(Structure):
     """One registered signing certificate ([MS-MQMQ] 2.2.22); CertificateLength is derived."""
+
+    _wire_name: ClassVar[str] = "MQUSERSIGNCERT"
 
     digest: bytes = bytes(16)
     identifier: uuid.UUID = NULL_GUID
@@ -84,25 +87,12 @@ class MQUserSignCert:
         w.raw(_U32.pack(len(self.certificate)))
         w.raw(self.certificate)
 
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one entry."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after MQUSERSIGNCERT", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The entry's bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
-class MQUserSignCerts:
+class MQUserSignCerts(Structure):
     """A user's signing-certificate list ([MS-MQMQ] 2.2.21); CertificateCount is derived."""
+
+    _wire_name: ClassVar[str] = "MQUSERSIGNCERTS"
 
     certificates: tuple[MQUserSignCert, ...] = ()
 
@@ -131,21 +121,6 @@ class MQUserSignCerts:
         w.u32(len(self.certificates))
         for cert in self.certificates:
             cert.write(w)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode a whole PROPID_U_SIGN_CERT blob (no trailing bytes)."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after MQUSERSIGNCERTS", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The blob's bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 MQUSERSIGNCERT = MQUserSignCert
