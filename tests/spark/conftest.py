@@ -50,3 +50,49 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+class MsmqServer:
+    """``pymsmq serve --data DIR --port 0`` in a real subprocess (the Spark workers connect to it)."""
+
+    def __init__(self, data: Path) -> None:
+        import subprocess
+
+        env = dict(os.environ)
+        src = str(HERE.parents[1] / "src")
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from pymsmq.cli.serve import serve; serve()", "--data", str(data)]
+            + ["--port", "0", "--log-level", "warning"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if "listening" not in line:
+            self.proc.kill()
+            raise RuntimeError(f"pymsmq serve did not start: {line!r}")
+        self.url = f"msmq://127.0.0.1:{int(line.strip().rpartition(':')[2])}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+@pytest.fixture(scope="session")
+def msmq_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MsmqServer]:
+    """One real server for the Spark tests (each test uses its own queues)."""
+    server = MsmqServer(tmp_path_factory.mktemp("msmq-server"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def msmq_spark(spark: Any) -> Any:
+    """The shared SparkSession with the ``msmq`` data source registered."""
+    from pymsmq.spark import register
+
+    register(spark)
+    return spark

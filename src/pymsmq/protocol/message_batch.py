@@ -256,7 +256,7 @@ def split_batch(data: bytes | bytearray | memoryview) -> BatchParts:
         lengths.frombytes(mv[pos : pos + 4 * count])
         if not _LITTLE:  # pragma: no cover - big-endian host
             lengths.byteswap()
-        total = sum(n for n in lengths if n != NULL_LENGTH)
+        total = sum(lengths) - lengths.count(NULL_LENGTH) * NULL_LENGTH
         start = pos + 4 * count
         if total > size - start:
             raise WireError(f"MESSAGE_BATCH {name} values need {total} bytes, {size - start} left", start)

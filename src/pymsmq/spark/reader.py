@@ -177,6 +177,7 @@ class MsmqBatchReader(DataSourceReader):
 
     def pushFilters(self, filters: list[Any]) -> Iterable[Any]:  # noqa: N802 - the PySpark name
         """Keep the filters this source applies itself; yield the others back to Spark."""
+        self.pushdown = Pushdown()  # Spark may reuse a reader across queries: start afresh
         for f in filters:
             op = _OPS.get(type(f).__name__)
             attribute: tuple[str, ...] = tuple(getattr(f, "attribute", ()))
