@@ -27,7 +27,9 @@ from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
-from pymsmq.qm.queue_manager import _subqueue_format, message_size
+from pymsmq.qm.lifecycle import NACK_Q_PURGED
+from pymsmq.qm.notifications import Notification, enable_notification, receive_async
+from pymsmq.qm.queue_manager import QuotaExceededError, _subqueue_format, message_size
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 from pymsmq.qm.transaction import MOVE, RECEIVE, SEND, Transaction
 from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
@@ -289,6 +291,11 @@ class Queue:
             if state.index.get(entry.lookup_id) is entry:
                 state.index.set_state(entry, AVAILABLE)
                 state.cond.notify_all()
+                m = entry.message
+                if m.ack & 1 or m.trace or m.journal & 2:
+                    qm._arrived(state, m)
+                if entry.expires_at is not None:
+                    qm._life.check_available(state, entry)
 
     def _enqueue(self, message: Message, tx: Transaction | object | None) -> Entry | None:
         # Under the lock.  Returns the entry when it still has to be written durably.
@@ -297,7 +304,12 @@ class Queue:
         now = qm._clock()
         m = message.copy()
         size = message_size(m)
-        qm._check_quota(state, size)
+        try:
+            qm._check_quota(state, size)
+        except QuotaExceededError as exc:
+            if exc.msg_class is not None:
+                qm._quota_rejected(state, message, exc.msg_class, tx is not None)
+            raise
         transactional = tx is not None
         if transactional:
             # Transactional messages are recoverable and keep send order: priority is ignored
@@ -322,17 +334,26 @@ class Queue:
         # default TimeToReachQueue (INFINITE, i.e. "not set") does not cancel a finite TimeToBeReceived.
         if INFINITE != m.max_time_to_reach_queue > m.max_time_to_receive:
             m.max_time_to_receive = m.max_time_to_reach_queue
+        if isinstance(tx, Transaction) and qm.windows_transaction_ttbr:
+            # Windows: every message of a transaction gets the first message's TTBR (docs/lifecycle.md).
+            if tx._first_ttbr is None:
+                tx._first_ttbr = m.max_time_to_receive
+            m.max_time_to_receive = tx._first_ttbr
         ttbr = m.max_time_to_receive
         expires_at = None if ttbr == INFINITE else now + ttbr
         durable = m.delivery == 1
         lid = m.lookup_id = qm._next_lookup(state)
         entry = Entry(lid, m.priority, m, size, PENDING if durable else AVAILABLE, False, expires_at)
         state.index.add(entry)
+        if expires_at is not None:
+            qm._life.arm(state, entry)
         if isinstance(tx, Transaction):
             tx._add(SEND, state, state.index, entry)
             return None
         if not durable:
             state.cond.notify_all()
+            if m.ack & 1 or m.trace or m.journal & 2:
+                qm._arrived(state, m)
             return None
         return entry
 
@@ -381,6 +402,7 @@ class Queue:
         qm = self._qm
         with qm._lock:
             self._check(_PEEK | _RECEIVE if peek else _RECEIVE)
+            qm._sweep()
             index = self._index()
 
             def attempt() -> Entry | None:
@@ -408,6 +430,34 @@ class Queue:
     def peek(self, timeout: float | None = None) -> Message:
         """Return (a copy of) the first message without removing it."""
         return self._read(lambda index: index.first(True), True, timeout)
+
+    # ------------------------------------------------------------------ notifications, asyncio
+    def enable_notification(
+        self,
+        on_arrived: Callable[[Queue, int], object],
+        cursor: int = 0,
+        timeout: float | None = None,
+        on_error: Callable[[Queue, int, int], object] | None = None,
+    ) -> Notification:
+        """Arm ONE arrival notification ([MC-MQAC] 3.11.4.1.9 EnableNotification).
+
+        Later, on the queue manager's event thread, exactly one of ``on_arrived(queue, cursor)`` or
+        ``on_error(queue, hresult, cursor)`` is called; arm again for the next message.  ``cursor``:
+        MQMSG_FIRST (head), MQMSG_CURRENT or MQMSG_NEXT (this handle's cursor).  ``timeout`` in
+        seconds (None = wait forever; 0 = error at once if nothing is there).  Returns a
+        ``Notification`` whose ``cancel()`` disarms it.
+        """
+        return enable_notification(self, on_arrived, cursor, timeout, on_error)
+
+    async def receive_async(
+        self, timeout: float | None = None, transaction: Transaction | int | None = None
+    ) -> Message:
+        """``await q.receive_async(...)``: like ``receive`` without blocking the event loop."""
+        return await receive_async(self, timeout, transaction)
+
+    async def peek_async(self, timeout: float | None = None) -> Message:
+        """``await q.peek_async(...)``: like ``peek`` without blocking the event loop."""
+        return await receive_async(self, timeout, None, peek=True)
 
     # ------------------------------------------------------------------ cursors
     def cursor(self) -> Cursor:
@@ -450,6 +500,7 @@ class Queue:
         qm = self._qm
         with qm._lock:
             self._check(_PEEK | _RECEIVE if peek else _RECEIVE)
+            qm._sweep()
             index = self._index()
             found: Entry | None
             if action == _FIRST:
@@ -540,11 +591,14 @@ class Queue:
             self._check(_RECEIVE)
             index = self._index()
             batch = Batch()
+            life = qm._life
             for entry in list(index):
                 if entry.state == AVAILABLE:
                     index.remove(entry)
                     if entry.durable:
                         batch.delete.append(MessageKey(self._state.queue_id, entry.lookup_id))
+                    # [MS-MQDMPR] 3.1.7.1.7: Message Position Deleted, reason NackQueuePurged.
+                    life.removed(self._state, entry, NACK_Q_PURGED, batch)
                 elif entry.state == LOCKED:
                     entry.purge_pending = True
             if batch:

@@ -30,13 +30,17 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import FormatNameError, MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import LocalFormat, QueuePath, private_queue_hash
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
-from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
+from pymsmq.qm.index import AVAILABLE, PENDING, Entry, MessageIndex
+from pymsmq.qm.lifecycle import NACK_Q_DELETED, Lifecycle
+from pymsmq.qm.notifications import Dispatcher, WatchedCondition
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, QueueRow, Store, StoredMessage
+from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
 from pymsmq.qm.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -104,7 +108,7 @@ class _QueueState:
         self.subqueues: dict[str, MessageIndex] = {}
         self.journal: _QueueState | None = None
         self.parent: _QueueState | None = None
-        self.cond = threading.Condition(lock)
+        self.cond = WatchedCondition(lock)
         self.deleted = False
         self.handles: weakref.WeakSet[Queue] = weakref.WeakSet()
         self.next_lookup = 1
@@ -142,11 +146,26 @@ class QueueManager:
         clock: Callable[[], float] = time.time,
         machine_name: str | None = None,
         machine_quota: int | None = None,
+        *,
+        windows_transaction_ttbr: bool = False,
+        send_insecure_nacks: bool = False,
+        machine_journal_quota: int | None = None,
+        timer_thread: bool | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
         self._lock = threading.RLock()
         self._closed = False
+        #: docs/lifecycle.md: True = every message of a transaction gets the first message's TTBR.
+        self.windows_transaction_ttbr = windows_transaction_ttbr
+        if timer_thread is None:
+            timer_thread = not isinstance(clock, FakeClock)
+        self._timer_thread: TimerThread | None = None
+        if timer_thread:
+            self._timer_thread = TimerThread(self._lock, clock, lambda: self._timers, self.run_timers)
+        self._timers = TimerHeap(self._timer_thread.wake if self._timer_thread is not None else None)
+        self._life = Lifecycle(self, self._timers, send_insecure_nacks, machine_journal_quota)
+        self._dispatcher = Dispatcher()
         self._queues: dict[str, _QueueState] = {}
         self._by_id: dict[int, _QueueState] = {}
         self._by_number: dict[int, _QueueState] = {}
@@ -177,6 +196,10 @@ class QueueManager:
             self._restore(sm)
         if batch:
             self._apply(batch)
+        if isinstance(clock, FakeClock):
+            clock.attach(self)
+        # Restart: messages whose deadline passed while the queue manager was down expire now.
+        self.run_timers()
 
     # ------------------------------------------------------------------ opening and closing
     @classmethod
@@ -188,11 +211,21 @@ class QueueManager:
         store: Store | None = None,
         machine_name: str | None = None,
         machine_quota: int | None = None,
+        windows_transaction_ttbr: bool = False,
+        send_insecure_nacks: bool = False,
+        machine_journal_quota: int | None = None,
+        timer_thread: bool | None = None,
     ) -> QueueManager:
         """Open the queue manager stored in directory ``path`` (created if missing).
 
         ``":memory:"`` gives a memory store (nothing survives ``close``).  ``clock`` returns POSIX
-        seconds and stamps sent/arrival times and expiry deadlines.  ``machine_quota`` is in KB.
+        seconds and stamps sent/arrival times and expiry deadlines; pass a
+        ``pymsmq.qm.timers.FakeClock`` to drive expiry by hand (``clock.advance(s)`` or
+        ``qm.run_timers()``).  ``machine_quota`` and ``machine_journal_quota`` are in KB.
+        ``windows_transaction_ttbr``: give every message of a transaction the first message's
+        time-to-be-received, as Windows does (default: each keeps its own; docs/lifecycle.md).
+        ``send_insecure_nacks``: also send the NACKs [MS-MQQB] 3.1.7.15 suppresses by default.
+        ``timer_thread``: run expiry on a background thread (default: yes unless a FakeClock).
         """
         if store is None:
             target = os.fspath(path)
@@ -202,7 +235,16 @@ class QueueManager:
                 os.makedirs(target, exist_ok=True)
                 store = SQLiteStore(os.path.join(target, DEFAULT_DB_NAME))
         try:
-            return cls(store, clock, machine_name, machine_quota)
+            return cls(
+                store,
+                clock,
+                machine_name,
+                machine_quota,
+                windows_transaction_ttbr=windows_transaction_ttbr,
+                send_insecure_nacks=send_insecure_nacks,
+                machine_journal_quota=machine_journal_quota,
+                timer_thread=timer_thread,
+            )
         except BaseException:
             store.close()
             raise
@@ -215,6 +257,10 @@ class QueueManager:
             self._closed = True
             for state in self._by_id.values():
                 state.cond.notify_all()
+            self._timers.clear()
+        if self._timer_thread is not None:
+            self._timer_thread.stop()
+        self._dispatcher.stop()
         self._store.close()
 
     def __enter__(self) -> QueueManager:
@@ -262,7 +308,64 @@ class QueueManager:
         state.cond.notify_all()
 
     def _on_removed(self, state: _QueueState, entry: Entry) -> None:
-        """A message left its queue for good (received/committed).  Journaling hooks in here."""
+        """A message left its queue for good (received/committed): acks and journal copies."""
+        self._life.received(state, entry)
+
+    # ------------------------------------------------------------------ timers and lifecycle
+    def run_timers(self) -> int:
+        """Expire every message whose time-to-be-received passed at ``clock()``; returns how many.
+
+        The timer thread calls this at each deadline; with a ``FakeClock`` its ``advance`` does.
+        """
+        with self._lock:
+            if self._closed:
+                return 0
+            batch = Batch()
+            n = self._life.run_due(self._clock(), batch)
+            if batch:
+                self._apply(batch)
+            return n
+
+    def _sweep(self) -> None:
+        # Under the lock, before a read: run timers that are already due (exact expiry moments
+        # even when the timer thread has not woken yet).
+        heap = self._timers._heap
+        if heap and heap[0][0] <= self._clock():
+            self.run_timers()
+
+    def _arrived(self, state: _QueueState, message: Message) -> None:
+        # Under the lock: positive arrival events (ack, trace report, source journal).
+        batch = Batch()
+        self._life.arrived(state, message, batch)
+        if batch:
+            self._apply(batch)
+
+    def _quota_rejected(self, state: _QueueState, message: Message, msg_class: int, tx: bool) -> None:
+        # Under the lock: a send refused for the queue quota still gets its NACK / dead letter
+        # ([MS-MQQB] 3.1.5.8.8 rStatus 1).  The message gets the id it would have had.
+        m = message.copy()
+        m.id = message.id = ObjectId(self.guid, self._next_ordinal())
+        m.source_machine_guid = self.guid
+        m.destination_queue = state.format_name
+        m.sent_time = m.arrived_time = self._clock()
+        if tx:
+            m.transaction_id = ObjectId(self.guid, self._next_ordinal())
+        batch = Batch()
+        self._life.undeliverable(m, msg_class, batch)
+        if batch:
+            self._apply(batch)
+
+    def reject_message(self, message: Message, msg_class: int) -> None:
+        """Handle a message that could not be delivered for reason ``msg_class`` (an arrival NACK
+        class such as MQMSG_CLASS_NACK_ACCESS_DENIED or NACK_BAD_DST_Q): a negative acknowledgement
+        to its admin queue if it asked for one, and a dead-letter copy if it asked for that
+        ([MS-MQQB] 3.1.5.8.2 / 3.1.5.8.3).  For the protocol layers that receive messages."""
+        with self._lock:
+            self._check_open()
+            batch = Batch()
+            self._life.undeliverable(message, msg_class, batch)
+            if batch:
+                self._apply(batch)
 
     def _next_lookup(self, state: _QueueState) -> int:
         # Lookup ids: strictly increasing per queue, never reused after a restart: ids are handed out
@@ -392,6 +495,7 @@ class QueueManager:
         )
         entry.subqueue = sm.subqueue
         state.index_for(sm.subqueue).add(entry)
+        self._life.arm(state, entry)
         if sm.lookup_id >= state.next_lookup:
             state.next_lookup = sm.lookup_id + 1
             state.reserved_lookup = max(state.reserved_lookup, sm.lookup_id)
@@ -536,6 +640,11 @@ class QueueManager:
             batch = Batch(delete_queues=[state.queue_id])
             if state.journal is not None:
                 batch.delete_queues.append(state.journal.queue_id)
+            # [MS-MQDMPR] 3.1.7.1.4: every message is deleted with reason NackQueueDeleted.
+            for index in (state.index, *state.subqueues.values()):
+                for entry in index:
+                    if entry.state != PENDING:
+                        self._life.removed(state, entry, NACK_Q_DELETED, batch)
             self._apply(batch)
             self._forget(state)
             for s in (state, state.journal):

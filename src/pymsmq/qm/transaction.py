@@ -23,6 +23,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
+from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_Q_PURGED, NACK_REACH_QUEUE_TIMEOUT
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ class Transaction:
         self._ops: list[_Operation] = []
         # TransactionalMessageSequenceIdentifier of the messages it sends (assigned on first send).
         self._xact_id: ObjectId | None = None
+        # Windows TTBR mode (QueueManager.windows_transaction_ttbr): the first message's TTBR.
+        self._first_ttbr: int | None = None
 
     def __repr__(self) -> str:
         return f"<Transaction {self.id} {self.state}, {len(self._ops)} operations>"
@@ -93,7 +96,15 @@ class Transaction:
             if self.state != ACTIVE:
                 raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
             self.state = COMMITTING
-            sends = [op for op in self._ops if op.kind == SEND and not op.queue.deleted]
+            # A send reaches its queue now: too late for its TimeToReachQueue -> never arrives.
+            now = qm._clock()
+            life = qm._life
+            late = {
+                id(op) for op in self._ops if op.kind == SEND and life.reach_expired(op.entry.message, now)
+            }
+            sends = [
+                op for op in self._ops if op.kind == SEND and not op.queue.deleted and id(op) not in late
+            ]
             # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
             # LastInTransaction (applied to the messages this transaction sends).
             for i, op in enumerate(sends):
@@ -102,7 +113,7 @@ class Transaction:
                     message.is_first_in_transaction = i == 0
                     message.is_last_in_transaction = i == len(sends) - 1
             for op in self._ops:
-                if op.queue.deleted:
+                if op.queue.deleted or id(op) in late:
                     continue
                 entry = op.entry
                 if op.kind == SEND:
@@ -127,17 +138,26 @@ class Transaction:
                 self.abort()
                 raise
         touched: set[int] = set()
+        effects = Batch()
         with qm._lock:
             for op in self._ops:
                 entry = op.entry
                 entry.tx = None
                 entry.allow_peek = False
+                if op.kind == SEND and (op.queue.deleted or id(op) in late):
+                    # Bad destination (queue deleted before commit) or TimeToReachQueue passed.
+                    op.index.remove(entry)
+                    reason = NACK_BAD_DST_Q if op.queue.deleted else NACK_REACH_QUEUE_TIMEOUT
+                    life.undeliverable(entry.message, reason, effects)
+                    continue
                 if op.queue.deleted:
                     continue
                 touched.add(id(op.queue))
                 if op.kind == SEND:
                     entry.durable = True
                     op.index.set_state(entry, AVAILABLE)
+                    life.arrived(op.queue, entry.message, effects)
+                    life.check_available(op.queue, entry)
                 elif op.kind == RECEIVE:
                     op.index.remove(entry)
                     qm._on_removed(op.queue, entry)
@@ -154,6 +174,9 @@ class Transaction:
                     touched.discard(id(op.queue))
                     qm._notify(op.queue)
             self._ops.clear()
+            if effects:
+                qm._apply(effects)
+            qm._sweep()
 
     # --- abort ([MS-MQDMPR] 3.1.4.5)
     def abort(self) -> None:
@@ -175,20 +198,25 @@ class Transaction:
                     continue
                 key = MessageKey(op.queue.queue_id, entry.lookup_id)
                 if entry.purge_pending:
-                    # PurgePending -> Message Position Deleted.
+                    # PurgePending -> Message Position Deleted (reason NackQueuePurged).
                     op.index.remove(entry)
                     if entry.durable:
                         batch.delete.append(key)
+                    qm._life.removed(op.queue, entry, NACK_Q_PURGED, batch)
                     continue
                 message = qm._message_of(entry)
                 message.abort_count += 1
                 if entry.durable:
                     batch.update.append(MessageUpdate(key, abort_count=message.abort_count))
                 op.index.set_state(entry, AVAILABLE)
+                # [MC-MQAC] 3.1.6.1.1 step 1: a deadline that passed while Locked applies now.
+                qm._life.check_available(op.queue, entry)
                 qm._notify(op.queue)
             self._ops.clear()
         if batch:
             qm._apply(batch)
+        with qm._lock:
+            qm._sweep()
 
     def __enter__(self) -> Transaction:
         return self

@@ -1,0 +1,359 @@
+"""Message lifecycle: expiry, dead-letter queues, journals, acknowledgements and trace reports.
+
+The queue manager calls into ``Lifecycle`` (``qm._life``) with its lock held whenever a message
+arrives in, leaves or fails to reach an application queue.  Every durable change goes into the
+``Batch`` the caller passes and applies (under the same lock, so nobody sees a half-done move).
+
+Rules (decisions are recorded in docs/lifecycle.md):
+
+* Time-To-Be-Received expiry ([MC-MQAC] 3.1.6.1.1, [MS-MQDMPR] 3.1.7.2.7): a Locked message waits
+  for its transaction (commit: gone; abort: expires then); otherwise the message is deleted with
+  reason NackReceiveTimeout: NACK_RECEIVE_TIMEOUT (0xC002) to the admin queue if NEG_RECEIVE was
+  requested, and with MQMSG_DEADLETTER a move to the dead-letter queue: transactional queue and
+  locally sent message -> transactional DLQ; non-transactional queue -> DLQ.  A per-message
+  dead-letter queue (PROPID_M_DEADLETTER_QUEUE, [MS-MQDMPR] 3.1.1.12 ApplicationDeadletterQueue
+  "SHOULD be used for undeliverable JN messages") takes precedence when it names a local queue.
+* Time-To-Reach-Queue: a local message reaches its queue at send (non-transactional) or at commit
+  (transactional); if ``sent_time + TTRQ <= now`` at that moment it never arrives: NACK_REACH_QUEUE_
+  TIMEOUT (0x8002) if NEG_ARRIVAL, dead-lettered with MQMSG_DEADLETTER ([MS-MQQB] 3.1.7.1.2).
+* Arrival failures ([MS-MQQB] 3.1.5.8.2 / 3.1.5.8.8): queue quota (0x8003), bad destination
+  (0x8000, queue deleted before commit), access denied and the other NACK classes via
+  ``QueueManager.reject_message``: NACK if NEG_ARRIVAL, dead-lettered with MQMSG_DEADLETTER.
+* Removal ([MS-MQDMPR] 3.1.7.2.1 Message Position Deleted, [MS-MQQB] 3.1.7.2.1): received ->
+  ACK_RECEIVE (0x4000) if POS_RECEIVE, copy to the queue journal if the queue journals, copy to the
+  machine journal for MQMSG_JOURNAL on a transactional message; purged / queue deleted ->
+  NACK_Q_PURGED (0xC001) / NACK_Q_DELETED (0xC000) if NEG_RECEIVE and, for a transactional JN
+  message sent here, the transactional DLQ (the negative FinalAck's effect, [MS-MQQB] A17).
+* Arrival ([MS-MQQB] 3.1.5.8.9/10): ACK_REACH_QUEUE (0x0002) if POS_ARRIVAL; a trace report (class
+  REPORT) to the report queue if tracing was requested; MQMSG_JOURNAL on a non-transactional
+  message -> machine journal copy (delivery confirmed).
+* Acknowledgements ([MS-MQQB] 3.1.7.15): class as above; correlation id = original id; label =
+  original label; response queue = original destination; delivery = original delivery; no acks,
+  infinite timers, no journaling; body copied except for ACK_REACH_QUEUE / ACK_RECEIVE; insecure
+  NACKs (bad destination, access denied, bad signature/encryption, crypto provider) only when
+  ``send_insecure_nacks``.  No admin queue, or one that is not a local non-transactional
+  application queue, or one over quota: the ack is discarded.
+* Journals and dead-letter queues are system queues: messages in them never expire, are never
+  acknowledged or journaled again.  Journal copies over the journal quota (queue journal quota, or
+  the machine journal quota for all journals together) are discarded ([MS-MQDMPR] 3.1.1.12).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.model.constants import INFINITE
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.qm.index import AVAILABLE, Entry
+from pymsmq.qm.store.base import Batch, MessageKey
+from pymsmq.qm.timers import TimerHeap
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+
+__all__ = [
+    "ACK_CLASSES",
+    "REPORT_QUEUE_TYPE",
+    "Lifecycle",
+]
+
+# MQMSGACKNOWLEDGEMENT bits ([MC-MQAC] 2.2.2.x, [MS-MQMQ] 2.2.18.1.6 UserHeader flags).
+_POS_ARRIVAL: Final = 0x1
+_POS_RECEIVE: Final = 0x2
+_NEG_ARRIVAL: Final = 0x4
+_NEG_RECEIVE: Final = 0x8
+# MQMSGJOURNAL bits.
+_DEADLETTER: Final = 0x1
+_JOURNAL: Final = 0x2
+
+# Message classes ([MS-MQMQ] 2.2.18.1.6).
+REPORT: Final = 0x0001
+ACK_REACH_QUEUE: Final = 0x0002
+ACK_RECEIVE: Final = 0x4000
+NACK_BAD_DST_Q: Final = 0x8000
+NACK_REACH_QUEUE_TIMEOUT: Final = 0x8002
+NACK_Q_EXCEED_QUOTA: Final = 0x8003
+NACK_ACCESS_DENIED: Final = 0x8004
+NACK_BAD_SIGNATURE: Final = 0x8006
+NACK_BAD_ENCRYPTION: Final = 0x8007
+NACK_UNSUPPORTED_CRYPTO_PROVIDER: Final = 0x800B
+NACK_Q_DELETED: Final = 0xC000
+NACK_Q_PURGED: Final = 0xC001
+NACK_RECEIVE_TIMEOUT: Final = 0xC002
+NACK_MESSAGE_TOO_LARGE: Final = 0x800D
+
+#: The acknowledgement bit that asks for each class (arrival NACKs 0x8xxx, receive NACKs 0xCxxx).
+ACK_CLASSES: Final = {ACK_REACH_QUEUE: _POS_ARRIVAL, ACK_RECEIVE: _POS_RECEIVE}
+# [MS-MQQB] 3.1.7.15 step 2: NACKs suppressed unless SendInsecureNacks.
+_INSECURE: Final = frozenset(
+    {
+        NACK_BAD_DST_Q,
+        NACK_BAD_ENCRYPTION,
+        NACK_BAD_SIGNATURE,
+        NACK_ACCESS_DENIED,
+        NACK_UNSUPPORTED_CRYPTO_PROVIDER,
+    }
+)
+# [MS-MQQB] 3.1.7.15 step 5: these acks carry no body.
+_NO_BODY: Final = frozenset({ACK_REACH_QUEUE, ACK_RECEIVE, NACK_MESSAGE_TOO_LARGE})
+_APP_KINDS: Final = frozenset({"private", "public"})
+#: [MS-MQMQ] 2.3.1.2 / [MC-MQAC] <3>: the queue type GUID of report queues (MQ_QTYPE_REPORT).
+REPORT_QUEUE_TYPE: Final = uuid.UUID("55ee8f32-cce9-11cf-b108-0020afd61ce9")
+_VT_BSTR: Final = 8
+
+
+def _requested(message: Message, msg_class: int) -> bool:
+    """True when ``message.ack`` asks for an acknowledgement of ``msg_class``."""
+    bit = ACK_CLASSES.get(msg_class)
+    if bit is None:
+        bit = _NEG_RECEIVE if msg_class & 0xC000 == 0xC000 else _NEG_ARRIVAL
+    return bool(message.ack & bit)
+
+
+class Lifecycle:
+    """The lifecycle rules of one queue manager (internal; the module docstring lists them)."""
+
+    def __init__(
+        self,
+        qm: QueueManager,
+        timers: TimerHeap,
+        send_insecure_nacks: bool = False,
+        machine_journal_quota: int | None = None,
+    ) -> None:
+        self.qm = qm
+        self.timers = timers
+        self.send_insecure_nacks = send_insecure_nacks
+        #: [MS-MQDMPR] 3.1.1.1 QueueManager JournalQuota (KB) over every journal; None = no limit.
+        self.machine_journal_quota = machine_journal_quota
+
+    # ------------------------------------------------------------------ timers
+    def arm(self, state: _QueueState, entry: Entry) -> None:
+        """Start the TTBR timer of ``entry`` (application queues only)."""
+        if entry.expires_at is not None and state.kind in _APP_KINDS:
+            self.timers.push(entry.expires_at, state, entry)
+
+    def run_due(self, now: float, batch: Batch) -> int:
+        """Expire every Available message whose deadline is ``<= now``; returns how many."""
+        expired = 0
+        for state, entry, deadline in self.timers.pop_due(now):
+            if state.deleted or entry.expires_at != deadline:
+                continue
+            index = state.subqueues.get(entry.subqueue) if entry.subqueue else state.index
+            if index is None or index.get(entry.lookup_id) is not entry:
+                self.timers.stale = max(0, self.timers.stale - 1)
+                continue
+            if entry.state != AVAILABLE:
+                # [MC-MQAC] 3.1.6.1.1 step 1: Locked -> wait for the transaction.  Pending (not
+                # yet committed / durable) -> re-checked when it becomes Available.
+                continue
+            index.remove(entry)
+            if entry.durable:
+                batch.delete.append(MessageKey(state.queue_id, entry.lookup_id))
+            self.failed_in_queue(state, entry.message, NACK_RECEIVE_TIMEOUT, batch, expiry=True)
+            expired += 1
+        return expired
+
+    def check_available(self, state: _QueueState, entry: Entry) -> None:
+        """An entry just became Available (commit, abort, durable send): re-arm if already due."""
+        if entry.expires_at is not None and entry.expires_at <= self.qm._clock():
+            self.arm(state, entry)
+
+    # ------------------------------------------------------------------ arrival
+    def arrived(self, state: _QueueState, message: Message, batch: Batch) -> None:
+        """A message reached application queue ``state`` (positive arrival events)."""
+        if state.kind not in _APP_KINDS:
+            return
+        if message.ack & _POS_ARRIVAL:
+            self.send_ack(message, ACK_REACH_QUEUE, batch)
+        if message.trace:
+            self.trace_report(message, batch)
+        if message.journal & _JOURNAL and message.transaction_id is None:
+            # Source journaling of a non-transactional message: delivery confirmed on arrival.
+            self.journal_copy(self.qm._system["JOURNAL"], message, batch)
+
+    def reach_expired(self, message: Message, now: float) -> bool:
+        """True when the message arrives after its TimeToReachQueue (arriving at the deadline is in time)."""
+        ttrq = message.max_time_to_reach_queue
+        sent = message.sent_time
+        return ttrq != INFINITE and sent is not None and sent + ttrq < now
+
+    def undeliverable(self, message: Message, msg_class: int, batch: Batch) -> None:
+        """A message could not reach its queue: NACK if NEG_ARRIVAL, dead-letter if MQMSG_DEADLETTER."""
+        if message.msg_class & 0x8000:
+            return  # already a dead letter / negative acknowledgement
+        if _requested(message, msg_class):
+            self.send_ack(message, msg_class, batch)
+        if message.journal & _DEADLETTER:
+            self.dead_letter(message, msg_class, message.transaction_id is not None, batch)
+
+    # ------------------------------------------------------------------ removal
+    def received(self, state: _QueueState, entry: Entry) -> None:
+        """``entry`` was received (Message Position Deleted, reason AckReceive)."""
+        message = entry.message
+        if state.kind not in _APP_KINDS or message.msg_class & 0x8000:
+            return
+        if entry.expires_at is not None:
+            self.timers.removed()
+        journal = state.props.journal and state.journal is not None
+        if not (journal or message.ack & _POS_RECEIVE or message.journal & _JOURNAL):
+            return
+        batch = Batch()
+        if message.ack & _POS_RECEIVE:
+            self.send_ack(message, ACK_RECEIVE, batch)
+        if journal:
+            assert state.journal is not None
+            self.journal_copy(state.journal, message, batch)
+        if message.journal & _JOURNAL and message.transaction_id is not None:
+            # Transactional source journaling happens on the positive FinalAck (= the receive).
+            self.journal_copy(self.qm._system["JOURNAL"], message, batch)
+        if batch:
+            self.qm._apply(batch)
+
+    def removed(self, state: _QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
+        """``entry`` left its queue unreceived (purge, queue deletion)."""
+        if state.kind not in _APP_KINDS:
+            return
+        if entry.expires_at is not None:
+            self.timers.removed()
+        self.failed_in_queue(state, entry.message, msg_class, batch)
+
+    def failed_in_queue(
+        self, state: _QueueState, message: Message, msg_class: int, batch: Batch, expiry: bool = False
+    ) -> None:
+        """Negative receive outcome of a message that was in ``state``."""
+        if message.msg_class & 0x8000:
+            return
+        if _requested(message, msg_class):
+            self.send_ack(message, msg_class, batch)
+        if not message.journal & _DEADLETTER:
+            return
+        local = message.source_machine_guid == self.qm.guid
+        if state.transactional:
+            # Transactional: dead-lettered by the source QM (negative FinalAck) -> only when local.
+            if local:
+                self.dead_letter(message, msg_class, True, batch)
+        elif expiry:
+            # [MC-MQAC] 3.1.6.1.1 step 2: a non-transactional expired JN message -> DLQ.
+            self.dead_letter(message, msg_class, False, batch)
+
+    # ------------------------------------------------------------------ moves and copies
+    def dead_letter(self, message: Message, msg_class: int, transactional: bool, batch: Batch) -> None:
+        """Put a copy of ``message`` with class ``msg_class`` into its dead-letter queue."""
+        qm = self.qm
+        target = None
+        if message.dead_letter_queue:
+            try:
+                state, subqueue = qm._resolve(message.dead_letter_queue)
+            except MSMQError:
+                state, subqueue = None, None
+            if state is not None and subqueue is None and state.kind in _APP_KINDS:
+                target = state
+        if target is None:
+            target = qm._system["DEADXACT" if transactional else "DEADLETTER"]
+        m = message.copy()
+        m.msg_class = msg_class
+        self.deliver(target, m, batch, keep_arrival=True)
+
+    def journal_copy(self, journal: _QueueState, message: Message, batch: Batch) -> bool:
+        """Copy ``message`` into ``journal`` unless a journal quota would be exceeded."""
+        qm = self.qm
+        size = len(message.body) + len(message.extension) + 2 * len(message.label)
+        quota = journal.props.quota
+        if quota != INFINITE and journal.total_bytes() + size > quota * 1024:
+            return False
+        limit = self.machine_journal_quota
+        if limit is not None:
+            used = sum(s.total_bytes() for s in qm._by_id.values() if s.kind == "journal")
+            used += qm._system["JOURNAL"].total_bytes()
+            if used + size > limit * 1024:
+                return False
+        self.deliver(journal, message.copy(), batch, keep_arrival=True)
+        return True
+
+    def deliver(self, state: _QueueState, m: Message, batch: Batch, keep_arrival: bool = False) -> Entry:
+        """Enqueue ``m`` (already a private copy) into ``state`` as Available, no timers."""
+        qm = self.qm
+        if not keep_arrival or m.arrived_time is None:
+            m.arrived_time = qm._clock()
+        m.lookup_id = qm._next_lookup(state)
+        size = len(m.body) + len(m.extension) + 2 * len(m.label)
+        entry = Entry(m.lookup_id, m.priority, m, size, AVAILABLE, m.delivery == 1, None)
+        state.index.add(entry)
+        if entry.durable:
+            batch.insert.append(qm._stored(state, entry))
+        state.cond.notify_all()
+        return entry
+
+    # ------------------------------------------------------------------ acknowledgements
+    def new_message(self, **fields: object) -> Message:
+        """A queue-manager generated message with id, source and sent time set."""
+        qm = self.qm
+        m = Message(**fields)  # type: ignore[arg-type]
+        m.id = ObjectId(qm.guid, qm._next_ordinal())
+        m.source_machine_guid = qm.guid
+        m.sent_time = qm._clock()
+        return m
+
+    def send_ack(self, original: Message, msg_class: int, batch: Batch) -> bool:
+        """[MS-MQQB] 3.1.7.15 Send Administration Acknowledgment; False when discarded."""
+        admin = original.admin_queue
+        if not admin or (msg_class in _INSECURE and not self.send_insecure_nacks):
+            return False
+        qm = self.qm
+        try:
+            state, subqueue = qm._resolve(admin)
+        except MSMQError:
+            return False
+        if subqueue is not None or state.kind not in _APP_KINDS or state.transactional:
+            return False
+        body = b"" if msg_class in _NO_BODY else original.body
+        ack = self.new_message(
+            msg_class=msg_class,
+            correlation_id=original.id,
+            label=original.label,
+            body=body,
+            body_type=original.body_type if body else 0,
+            delivery=original.delivery,
+            priority=original.priority,
+            response_queue=original.destination_queue,
+        )
+        ack.destination_queue = state.format_name
+        try:
+            qm._check_quota(state, len(body) + 2 * len(ack.label))
+        except MSMQError:
+            return False
+        self.deliver(state, ack, batch)
+        return True
+
+    # ------------------------------------------------------------------ tracing
+    def report_queue(self) -> _QueueState | None:
+        """The local report queue: a public queue of type MQ_QTYPE_REPORT (or label MQReport Queue)."""
+        for state in self.qm._queues.values():
+            if state.kind == "public" and not state.deleted:
+                props = state.props
+                if props.service_type_guid == REPORT_QUEUE_TYPE or props.label == "MQReport Queue":
+                    return state
+        return None
+
+    def trace_report(self, message: Message, batch: Batch) -> bool:
+        """[MS-MQQB] 1.3.6 / 3.1.5.8.9: an express REPORT message about ``message`` reaching us."""
+        target = self.report_queue()
+        if target is None:
+            return False
+        qm = self.qm
+        msg_id = message.id.uniquifier if message.id is not None else 0
+        stamp = time.strftime("%I:%M:%S %p %a,%b %d %y", time.gmtime(qm._clock()))
+        label = f"{qm.guid.hex[:4]}:{msg_id:08x}:00 received by {qm.guid} at {stamp}"
+        body = (
+            f"<MESSAGE ID>{msg_id:08x}</MESSAGE ID>\r\n"
+            f"<TARGET QUEUE>{message.destination_queue or ''}</TARGET QUEUE>\r\n"
+        ).encode("utf-16-le")
+        report = self.new_message(msg_class=REPORT, label=label[:249], body=body, body_type=_VT_BSTR)
+        report.correlation_id = message.id
+        report.destination_queue = target.format_name
+        self.deliver(target, report, batch)
+        return True

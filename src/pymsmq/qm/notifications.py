@@ -1,0 +1,315 @@
+"""Arrival notifications ([MC-MQAC] 3.11.4.1.9 EnableNotification, 3.16 MSMQEvent) and async receive.
+
+``q.enable_notification(on_arrived, cursor=MQMSG_FIRST, timeout=None, on_error=None)`` arms ONE
+notification: exactly one of ``on_arrived(queue, cursor)`` or ``on_error(queue, hresult, cursor)`` is
+called later, then nothing more until the caller arms again (typically inside ``on_arrived`` after
+a ``receive``).  The notification neither receives nor peeks the message.
+
+* MQMSG_FIRST (0): fires when a peek-suitable message is at the head of the queue.
+* MQMSG_CURRENT (1): fires when ``peek_current`` on the handle's cursor would now succeed; the
+  cursor lands on that message (digest D4.7 / errata E22 resolution).
+* MQMSG_NEXT (2): the cursor advances now (as ``peek_next``); fires when a message is at the
+  advanced position.  An Unread cursor cannot advance: ArrivedError MQ_ERROR_ILLEGAL_CURSOR_ACTION
+  (MQ_ERROR_MESSAGE_NOT_FOUND when ``timeout == 0``), as [MC-MQAC] <91> lists.
+* ``timeout`` (seconds, ``None`` = INFINITE): 0 and nothing there -> ArrivedError
+  MQ_ERROR_MESSAGE_NOT_FOUND; a finite timeout that passes -> ArrivedError MQ_ERROR_IO_TIMEOUT.
+  Timeouts use the monotonic clock, like receive timeouts.
+* The queue is deleted -> ArrivedError MQ_ERROR_QUEUE_DELETED; the handle is closed -> the
+  notification is cancelled silently.  Any read access may arm a notification (errata E6).
+
+Mechanism: no thread per notification.  A queue's condition (``WatchedCondition``) re-checks its
+armed notifications whenever it is notified (every send, commit, abort, move, delete notifies it);
+callbacks and timeouts run on one daemon thread per queue manager (``pymsmq-events``), never under
+the queue manager's lock, so a callback may call ``receive`` and re-arm.
+
+``await q.receive_async(timeout=None, transaction=None)`` waits with a notification (the event loop
+thread never blocks) and performs the receive itself in the default executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.qm.waiters import normalize_timeout, not_found
+
+if TYPE_CHECKING:
+    from pymsmq.model.message import Message
+    from pymsmq.qm.index import Entry
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.queue_manager import QueueManager
+
+__all__ = ["Dispatcher", "Notification", "WatchedCondition", "enable_notification", "receive_async"]
+
+MQMSG_FIRST: Final = 0
+MQMSG_CURRENT: Final = 1
+MQMSG_NEXT: Final = 2
+
+ArrivedCallback = Callable[["Queue", int], object]
+ErrorCallback = Callable[["Queue", int, int], object]
+
+
+class WatchedCondition(threading.Condition):
+    """A queue's condition that also re-checks the queue's armed notifications on ``notify_all``."""
+
+    def __init__(self, lock: threading.RLock) -> None:
+        super().__init__(lock)
+        self.watchers: list[Notification] = []
+
+    def notify_all(self) -> None:
+        """Wake blocked readers, then poll armed notifications (caller holds the lock)."""
+        super().notify_all()
+        if self.watchers:
+            for watcher in self.watchers[:]:
+                watcher.poll()
+
+
+class Dispatcher:
+    """One daemon thread per queue manager running notification callbacks and timeouts."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._jobs: deque[Callable[[], object]] = deque()
+        self._deadlines: list[tuple[float, int, Notification]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._stop = False
+
+    def submit(self, job: Callable[[], object]) -> None:
+        """Run ``job`` soon on the dispatcher thread."""
+        with self._cond:
+            self._jobs.append(job)
+            self._start()
+            self._cond.notify()
+
+    def add_deadline(self, deadline: float, notification: Notification) -> None:
+        """Call ``notification.expire()`` at monotonic time ``deadline`` unless it fired before."""
+        with self._cond:
+            heapq.heappush(self._deadlines, (deadline, next(self._seq), notification))
+            self._start()
+            self._cond.notify()
+
+    def _start(self) -> None:
+        if self._thread is None and not self._stop:
+            self._thread = threading.Thread(target=self._loop, name="pymsmq-events", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Run what is queued, then stop the thread (idempotent)."""
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        cond = self._cond
+        while True:
+            with cond:
+                while True:
+                    now = time.monotonic()
+                    due = self._deadlines and self._deadlines[0][0] <= now
+                    if self._jobs or due or self._stop:
+                        break
+                    cond.wait(self._deadlines[0][0] - now if self._deadlines else None)
+                jobs = list(self._jobs)
+                self._jobs.clear()
+                expired: list[Notification] = []
+                while self._deadlines and self._deadlines[0][0] <= now:
+                    expired.append(heapq.heappop(self._deadlines)[2])
+                stop = self._stop and not jobs
+            for n in expired:
+                n.expire()
+            for job in jobs:
+                try:
+                    job()
+                except Exception:  # a user callback must not kill the thread
+                    pass
+            if stop:
+                return
+
+
+class Notification:
+    """One armed notification (returned by ``Queue.enable_notification``); ``cancel()`` disarms it."""
+
+    __slots__ = ("_cond", "_cursor", "_dispatcher", "_queue", "done", "mode", "on_arrived", "on_error")
+
+    def __init__(
+        self,
+        queue: Queue,
+        mode: int,
+        on_arrived: ArrivedCallback,
+        on_error: ErrorCallback | None,
+        dispatcher: Dispatcher,
+    ) -> None:
+        self._queue = queue
+        self.mode = mode
+        self.on_arrived = on_arrived
+        self.on_error = on_error
+        self._dispatcher = dispatcher
+        self._cond: WatchedCondition = queue._state.cond
+        self._cursor = queue._default_cursor() if mode != MQMSG_FIRST else None
+        #: True once the notification fired or was cancelled.
+        self.done = False
+
+    def __repr__(self) -> str:
+        return f"<Notification cursor={self.mode} {'done' if self.done else 'armed'} on {self._queue!r}>"
+
+    def cancel(self) -> bool:
+        """Disarm; True if it had not fired yet."""
+        with self._queue._qm._lock:
+            return self._finish()
+
+    def _finish(self) -> bool:
+        if self.done:
+            return False
+        self.done = True
+        try:
+            self._cond.watchers.remove(self)
+        except ValueError:
+            pass
+        return True
+
+    def _probe(self) -> Entry | None:
+        # Under the lock: the message that would satisfy this notification, or None.
+        q = self._queue
+        index = q._index()
+        cursor = self._cursor
+        if cursor is None:
+            return index.first(True)
+        if cursor._read:
+            assert cursor._pos is not None
+            entry = index.get(cursor._pos[1])
+            if entry is not None and entry.visible(True):
+                return entry
+            raise MSMQError(
+                "the message at the cursor was removed", HResult.MQ_ERROR_MESSAGE_ALREADY_RECEIVED
+            )
+        found = cursor._seek(index, True)
+        if found is not None:
+            cursor._set_read(found)
+        return found
+
+    def poll(self) -> bool:
+        """Under the lock: fire if the condition holds now (or an error occurred); True if fired."""
+        if self.done:
+            return True
+        q = self._queue
+        if q._closed:
+            self._finish()  # closing the handle cancels silently
+            return True
+        try:
+            q._check(0)
+            found = self._probe()
+        except MSMQError as exc:
+            self._error(exc.hresult)
+            return True
+        if found is None:
+            return False
+        self._finish()
+        self._dispatcher.submit(functools.partial(self.on_arrived, q, self.mode))
+        return True
+
+    def _error(self, hresult: int) -> None:
+        if self._finish() and self.on_error is not None:
+            self._dispatcher.submit(functools.partial(self.on_error, self._queue, int(hresult), self.mode))
+
+    def expire(self) -> None:
+        """The notification's timeout passed: ArrivedError MQ_ERROR_IO_TIMEOUT if still armed."""
+        with self._queue._qm._lock:
+            if not self.done:
+                self._error(HResult.MQ_ERROR_IO_TIMEOUT)
+
+
+def enable_notification(
+    queue: Queue,
+    on_arrived: ArrivedCallback,
+    cursor: int = MQMSG_FIRST,
+    timeout: float | None = None,
+    on_error: ErrorCallback | None = None,
+) -> Notification:
+    """Arm one notification on ``queue`` (see the module docstring)."""
+    # [MC-MQAC] 3.11.4.1.9 step 1: the cursor is checked first (E_INVALIDARG).
+    if type(cursor) is not int or cursor not in (MQMSG_FIRST, MQMSG_CURRENT, MQMSG_NEXT):
+        raise MSMQError(f"invalid cursor {cursor!r}", HResult.E_INVALIDARG)
+    if not callable(on_arrived) or (on_error is not None and not callable(on_error)):
+        raise MSMQError("the event sink must be callable", HResult.E_INVALIDARG)
+    timeout = normalize_timeout(timeout)
+    qm: QueueManager = queue._qm
+    with qm._lock:
+        queue._check(0x21)  # any read access (errata E6): MQ_ERROR_ACCESS_DENIED for send-only
+        qm._sweep()
+        n = Notification(queue, cursor, on_arrived, on_error, qm._dispatcher)
+        if cursor == MQMSG_NEXT:
+            c = n._cursor
+            assert c is not None
+            if not c._read:
+                n._error(
+                    HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+                    if timeout == 0
+                    else HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION
+                )
+                return n
+            c._read = False  # advance: search strictly after the current message (PeekNext)
+        if n.poll():
+            return n
+        if timeout == 0:
+            n._error(HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+            return n
+        n._cond.watchers.append(n)
+        if timeout is not None:
+            qm._dispatcher.add_deadline(time.monotonic() + timeout, n)
+        return n
+
+
+async def receive_async(
+    queue: Queue,
+    timeout: float | None = None,
+    transaction: Any = None,
+    peek: bool = False,
+) -> Message:
+    """Receive (or peek) without blocking the event loop; same timeouts and errors as ``receive``."""
+    timeout = normalize_timeout(timeout)
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    call = functools.partial(queue.peek, 0) if peek else functools.partial(queue.receive, 0, transaction)
+    while True:
+        try:
+            return await loop.run_in_executor(None, call)
+        except MSMQError as exc:
+            if exc.hresult != HResult.MQ_ERROR_MESSAGE_NOT_FOUND:
+                raise
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            raise not_found(timeout)
+        fut: asyncio.Future[int] = loop.create_future()
+
+        def settle(result: int, fut: asyncio.Future[int] = fut) -> None:
+            if not fut.done():
+                fut.set_result(result)
+
+        def arrived(_q: Queue, _c: int) -> None:
+            loop.call_soon_threadsafe(settle, 0)
+
+        def failed(_q: Queue, hresult: int, _c: int) -> None:
+            loop.call_soon_threadsafe(settle, hresult)
+
+        n = enable_notification(queue, arrived, MQMSG_FIRST, None, failed)
+        try:
+            status = await asyncio.wait_for(fut, remaining)
+        except TimeoutError:
+            raise not_found(timeout) from None
+        finally:
+            n.cancel()
+        if status:
+            raise MSMQError("the wait for a message failed", status)

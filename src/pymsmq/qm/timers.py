@@ -1,0 +1,209 @@
+"""Expiry timers of the queue manager: one heap, one thread, an injectable clock.
+
+[MS-MQDMPR] 3.1.2.4 / 3.1.7.2.7: a Time To Be Received timer starts when a message is enqueued;
+[MC-MQAC] 3.1.6.1.1 says what happens when it expires (see ``pymsmq.qm.lifecycle``).  pymsmq keeps
+every deadline in ONE binary heap per queue manager (no thread or timer object per message):
+
+* ``TimerHeap.push`` is a ``heapq.heappush`` of ``(deadline, seq, queue, entry)``: O(log n) and
+  allocation-light, so messages with timers cost about the same to send as messages without.
+* Receives do not search the heap: an entry that left its queue stays in the heap as a stale item
+  and is skipped when it comes due (lazy deletion).  ``stale`` counts the known stale items; when
+  they are more than half of the heap it is rebuilt (amortised O(1)).
+* Driving the heap: with the real clock a single daemon thread (``TimerThread``) sleeps until the
+  earliest deadline and is woken early when an earlier one is pushed.  Tests inject a
+  ``FakeClock``: no thread is started and ``clock.advance(seconds)`` (or ``qm.run_timers()``) runs
+  every timer that is due at the new time, synchronously, in the caller's thread.
+* Reads also sweep due timers before they look at a queue, so a receive at time ``t`` never returns
+  a message whose deadline is ``<= t`` even if the timer thread has not woken yet.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pymsmq.qm.index import Entry
+    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+
+__all__ = ["FakeClock", "TimerHeap", "TimerThread"]
+
+_MIN_COMPACT: Final = 1 << 14
+
+
+class FakeClock:
+    """A manual clock for tests: ``QueueManager.open(dir, clock=FakeClock(t0))``.
+
+    Calling it returns the current fake time (POSIX seconds).  ``advance(seconds)`` moves time
+    forward and then runs the due timers of every queue manager opened with this clock, so expiry
+    happens synchronously inside ``advance``.  ``set(t)`` jumps to an absolute time (same effect).
+    """
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self._now = float(start)
+        self._lock = threading.Lock()
+        self._qms: weakref.WeakSet[QueueManager] = weakref.WeakSet()
+
+    def __call__(self) -> float:
+        return self._now
+
+    def __repr__(self) -> str:
+        return f"FakeClock({self._now!r})"
+
+    def attach(self, qm: QueueManager) -> None:
+        """Called by ``QueueManager``: ``advance`` will run ``qm``'s timers."""
+        self._qms.add(qm)
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward by ``seconds`` (>= 0) and run every timer that is now due."""
+        if seconds < 0:
+            raise ValueError("a FakeClock never goes backwards")
+        self.set(self._now + seconds)
+
+    def set(self, now: float) -> None:
+        """Jump to ``now`` (not earlier than the current time) and run due timers."""
+        with self._lock:
+            if now < self._now:
+                raise ValueError("a FakeClock never goes backwards")
+            self._now = float(now)
+        for qm in list(self._qms):
+            if not qm.closed:
+                qm.run_timers()
+
+
+class TimerHeap:
+    """Deadlines of messages (absolute clock seconds) in a binary heap with lazy deletion.
+
+    Not thread-safe by itself: the queue manager calls it with its lock held.
+    """
+
+    __slots__ = ("_counter", "_heap", "_wake", "stale")
+
+    def __init__(self, wake: Callable[[], None] | None = None) -> None:
+        self._heap: list[tuple[float, int, _QueueState, Entry]] = []
+        self._counter = itertools.count()
+        self._wake = wake
+        #: Items known to be stale (their entry left its queue); drives compaction.
+        self.stale = 0
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    @property
+    def next_deadline(self) -> float | None:
+        """The earliest deadline in the heap (stale items included), or None."""
+        return self._heap[0][0] if self._heap else None
+
+    def push(self, deadline: float, state: _QueueState, entry: Entry) -> None:
+        """Arm a timer for ``entry`` of queue ``state``; wakes the timer thread if it is earliest."""
+        heap = self._heap
+        earliest = not heap or deadline < heap[0][0]
+        heapq.heappush(heap, (deadline, next(self._counter), state, entry))
+        if earliest and self._wake is not None:
+            self._wake()
+
+    def due(self, now: float) -> bool:
+        """True when at least one item's deadline is ``<= now``."""
+        heap = self._heap
+        return bool(heap) and heap[0][0] <= now
+
+    def pop_due(self, now: float) -> list[tuple[_QueueState, Entry, float]]:
+        """Remove and return (queue, entry, deadline) of every item due at ``now``, earliest first."""
+        heap = self._heap
+        out: list[tuple[_QueueState, Entry, float]] = []
+        pop = heapq.heappop
+        while heap and heap[0][0] <= now:
+            deadline, _, state, entry = pop(heap)
+            out.append((state, entry, deadline))
+        return out
+
+    def removed(self) -> None:
+        """Note that one armed entry left its queue; rebuild the heap when most items are stale."""
+        self.stale += 1
+        n = len(self._heap)
+        if self.stale * 2 > n and n > _MIN_COMPACT:
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop stale items (entries no longer in their queue with that deadline)."""
+        self._heap = [item for item in self._heap if _live(item[2], item[3], item[0])]
+        heapq.heapify(self._heap)
+        self.stale = 0
+
+    def clear(self) -> None:
+        """Forget every timer."""
+        self._heap.clear()
+        self.stale = 0
+
+
+def _live(state: _QueueState, entry: Entry, deadline: float) -> bool:
+    if state.deleted or entry.expires_at != deadline:
+        return False
+    index = state.subqueues.get(entry.subqueue) if entry.subqueue else state.index
+    return index is not None and index.get(entry.lookup_id) is entry
+
+
+class TimerThread:
+    """The one timer thread of a queue manager on the real clock.
+
+    Sleeps on a condition of the queue manager's lock until the earliest deadline, is notified
+    when an earlier deadline is pushed, and calls ``run`` (which runs due timers) on waking.
+    """
+
+    def __init__(
+        self,
+        lock: threading.RLock,
+        clock: Callable[[], float],
+        heap: Callable[[], TimerHeap],
+        run: Callable[[], object],
+    ) -> None:
+        self._cond = threading.Condition(lock)
+        self._clock = clock
+        self._heap = heap
+        self._run = run
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def wake(self) -> None:
+        """Start the thread on first use; otherwise wake it to re-read the earliest deadline."""
+        with self._cond:
+            if self._thread is None:
+                if self._stop:
+                    return
+                self._thread = threading.Thread(target=self._loop, name="pymsmq-timers", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def stop(self) -> None:
+        """Stop the thread (idempotent); called by ``QueueManager.close``."""
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        cond = self._cond
+        while True:
+            with cond:
+                if self._stop:
+                    return
+                deadline = self._heap().next_deadline
+                if deadline is None:
+                    cond.wait()
+                    continue
+                delay = deadline - self._clock()
+                if delay > 0:
+                    cond.wait(min(delay, 3600.0))
+                    continue
+            try:
+                self._run()
+            except Exception:  # a failing store must not kill the timer thread
+                with cond:
+                    if not self._stop:
+                        cond.wait(0.5)
