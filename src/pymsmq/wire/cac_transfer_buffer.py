@@ -38,6 +38,7 @@ from typing import Any, Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire._structure import Structure
 
 __all__ = [
     "MAX_FORMAT_NAME_LEN",
@@ -242,7 +243,7 @@ _ARM_BIT: Final = 40
 
 
 @dataclass(frozen=True, slots=True)
-class CACTransferBufferV1:
+class CACTransferBufferV1(Structure):
     """CACTransferBufferV1 ([MS-MQMP] 2.2.3.2) as a typed, validated record.
 
     Exactly the union arm that ``transfer_type`` selects is set (a missing one is filled with
@@ -377,12 +378,6 @@ class CACTransferBufferV1:
 
     # ------------------------------------------------------------------ flat encoding
 
-    def encode(self) -> bytes:
-        """The flat binary form (see the module docstring)."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
-
     def write(self, w: Writer) -> None:
         """Append the flat binary form to ``w``."""
         presence = 0
@@ -471,15 +466,6 @@ class CACTransferBufferV1:
             if presence >> i & 1:
                 kw[name] = _read_value(r, kind)
         return cls(**kw)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one flat record; trailing bytes are an error."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after CACTransferBufferV1", r.pos)
-        return value
 
 
 def _write_value(w: Writer, kind: str, value: Any) -> None:

@@ -22,11 +22,12 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Final, Self
+from typing import ClassVar, Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.hresult import HResult
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire._structure import Structure
 from pymsmq.wire.propvariant import PropVariant, read_propvalue, write_propvalue
 from pymsmq.wire.vartype import VarType
 
@@ -199,13 +200,15 @@ def object_type_of_propid(propid: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class NotificationUpdate:
+class NotificationUpdate(Structure):
     """One Notification Update ([MS-MQCN] 2.2.6), the unit of a version 0x01 message.
 
     Exactly one of ``path_name`` (UseGuid = 0x00) and ``guid_identifier`` (UseGuid = 0x01) is set.
     ``properties`` pairs each PropertyId with its value; every PROPID must be in ``PROPID_VT`` and
     its value must have that VARTYPE.  ``reserved`` is kept as sent ("MUST be ignored by the server").
     """
+
+    _wire_name: ClassVar[str] = "Notification Update"
 
     command: NotificationCommand
     guid_master_id: uuid.UUID
@@ -332,21 +335,6 @@ class NotificationUpdate:
             w.u32(propid)
         for _, pv in self.properties:
             write_propvalue(w, pv)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one Notification Update; trailing bytes are an error."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after Notification Update", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """This update's bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 # [MS-MQCN] 2.2.5 ABNF.  Quoted literals are case-insensitive (RFC 5234), so tags and hex digits

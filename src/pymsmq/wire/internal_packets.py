@@ -18,6 +18,7 @@ from typing import Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import NULL_GUID, Reader, Writer
+from pymsmq.wire._structure import Structure
 from pymsmq.wire.base_header import (
     BASE_HEADER_SIGNATURE,
     BASE_HEADER_SIZE,
@@ -155,7 +156,7 @@ def _pack_base(bh: BaseHeader) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class InternalHeader:
+class InternalHeader(Structure):
     """The 4-byte header after the BaseHeader of every internal packet ([MS-MQQB] 2.2.1).
 
     ``flags`` keeps the whole 16-bit word (reserved bits X5..X15 included) and ``reserved`` the first
@@ -203,21 +204,6 @@ class InternalHeader:
         """Append the 4 bytes."""
         self._validate()
         w.raw(_INTERNAL.pack(self.reserved, self.flags))
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly 4 bytes."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after InternalHeader", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The 4 bytes of this header."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 def _check_internal_header(ih: InternalHeader, expected: PacketType, cs_allowed: bool, what: str) -> None:

@@ -25,6 +25,7 @@ from typing import Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import Reader, Writer, pad4
+from pymsmq.wire._structure import Structure
 
 __all__ = [
     "MAX_LABEL_CHARS",
@@ -90,7 +91,7 @@ class EncryptionAlgorithm(IntEnum):
 
 
 @dataclass(frozen=True)
-class MessagePropertiesHeader:
+class MessagePropertiesHeader(Structure):
     """[MS-MQMQ] 2.2.19.3.
 
     ``label`` is the Label text without its NUL, or None when LabelLength is 0 (no Label field);
@@ -336,18 +337,3 @@ class MessagePropertiesHeader:
         n = pad4(len(buf) - start)
         if n:
             buf += (self.padding + bytes(n))[:n] if self.padding else bytes(n)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one MessagePropertiesHeader (padding included, no trailing bytes)."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after MessagePropertiesHeader", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The header's wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()

@@ -17,6 +17,7 @@ from typing import Final, Self
 
 from pymsmq.errors import WireError
 from pymsmq.wire._buffer import NULL_GUID, Reader, Writer
+from pymsmq.wire._structure import Structure
 from pymsmq.wire.packet_types import (
     DirectQueueFormatName,
     PrivateQueueFormatName,
@@ -85,7 +86,7 @@ class DeliveryMode(IntEnum):
 
 
 @dataclass(frozen=True)
-class UserHeader:
+class UserHeader(Structure):
     """[MS-MQMQ] 2.2.19.2.  ``flags`` keeps the whole u32 (reserved bits too) for byte-exact re-encoding.
 
     ``destination_queue``, ``admin_queue`` and ``response_queue`` are the decoded queue values
@@ -357,21 +358,6 @@ class UserHeader:
             w.buf += _guid(self.connector_type, "ConnectorType")
         elif self.connector_type is not None:
             raise WireError("connector_type is given but UserHeader.Flags.CQ is clear")
-
-    @classmethod
-    def decode(cls, data: bytes) -> Self:
-        """Decode exactly one UserHeader (no trailing bytes)."""
-        r = Reader(data)
-        value = cls.read(r)
-        if r.remaining:
-            raise WireError(f"{r.remaining} trailing bytes after UserHeader", r.pos)
-        return value
-
-    def encode(self) -> bytes:
-        """The header's wire bytes."""
-        w = Writer()
-        self.write(w)
-        return w.getvalue()
 
 
 def _read_queue(r: Reader, code: int, base: int) -> QueueFormat | None:
