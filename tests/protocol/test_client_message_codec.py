@@ -12,6 +12,7 @@ from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import message_to_packet
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.protocol import SendRequest
 from pymsmq.protocol.message_codec import (
@@ -65,11 +66,31 @@ def test_plain_message_packet_fields_against_the_spec() -> None:
     assert SendRequest.decode(SendRequest(1, packet).encode()).packet == packet
 
 
-def test_properties_without_a_packet_field_travel_in_the_blob() -> None:
-    m = Message(body=b"b", admin_queue="DIRECT=OS:h\\private$\\admin", ack=1)
+def test_properties_outside_the_fixed_headers_travel_in_the_packet_alone() -> None:
+    # Since the lossless mapping (pymsmq.model.packet_mapping) no PROPID_PYMSMQ_MESSAGE blob is sent.
+    m = Message(body=b"b", admin_queue="DIRECT=OS:h\\private$\\admin", ack=1, trace=1)
     packet, props = encode_message(m)
-    assert needs_blob(m) and [pid for pid, _ in props] == [PROPID_PYMSMQ_MESSAGE]
+    assert not needs_blob(m) and props == ()
+    um = UserMessage.decode(packet)
+    assert um.user_header.flags & 0xE000  # UserHeader.Flags.AQ: an admin queue is present
     assert decode_message(packet, props) == m
+
+
+def test_an_old_servers_blob_still_wins_over_the_packet() -> None:
+    m = Message(body=b"full", label="blob", admin_queue="DIRECT=OS:h\\private$\\admin", ack=1)
+    blob = message_to_packet(m)
+    plain, _ = encode_message(Message(body=b"plain"))
+    assert decode_message(plain, ((PROPID_PYMSMQ_MESSAGE, PropVariant(VarType.VT_BLOB, blob)),)) == m
+
+
+def test_destination_is_left_out_when_it_is_the_handles_queue() -> None:
+    fmt = "DIRECT=OS:h\\private$\\q"
+    m = Message(body=b"x", destination_queue=fmt)
+    assert UserMessage.decode(encode_message(m, fmt)[0]).user_header.destination_queue is None
+    other = "DIRECT=OS:h\\private$\\other"
+    back = decode_message(encode_message(m, other)[0], ())
+    assert back.destination_queue == fmt  # kept: not the queue the receiver reads
+    assert UserMessage.decode(encode_message(m)[0]).user_header.destination_queue is None  # SEND
 
 
 @given(packet_messages)

@@ -34,6 +34,7 @@ from pymsmq.protocol import (
     choose_version,
 )
 from pymsmq.protocol._payload import Payload
+from pymsmq.protocol.messages import ReadRangeRequest
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.user_message import UserMessage
@@ -227,6 +228,9 @@ OVERRIDES: dict[tuple[type, str], st.SearchStrategy[Any]] = {
     (ServerHello, "max_in_flight"): st.integers(1, 0xFFFFFFFF),
     (ServerHello, "max_message_size"): st.integers(0, MAX_PACKET_SIZE),
     (ClientHello, "token"): st.binary(max_size=64),
+    # READ_RANGE priorities are BaseHeader.Flags.PR values ([MS-MQMQ] 2.2.19.1): 0..7.
+    (ReadRangeRequest, "min_priority"): st.integers(0, 7),
+    (ReadRangeRequest, "max_priority"): st.integers(0, 7),
 }
 
 

@@ -24,14 +24,14 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
-from pymsmq.protocol import Action, TransactionRef
+from pymsmq.protocol import Action, TransactionRef, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
     PROPID_M_SENTTIME,
     decode_message,
-    encode_message,
+    encode_packet,
     props_dict,
 )
 from pymsmq.protocol.queue_props import attrs_to_props, properties_from_props
@@ -272,8 +272,7 @@ class RemoteQueue:
         message.validate()
         xact = _xact(self._qm, transaction)
         self._check()
-        packet, props = encode_message(message)
-        return pm.SendRequest(self._handle, packet, xact, props)
+        return hot.send_request(self._handle, encode_packet(message), xact)
 
     def _sent(self, message: Message) -> Any:
         def apply(response: pm.SendResponse) -> None:
@@ -327,8 +326,8 @@ class RemoteQueue:
         ms = _timeout_ms(timeout)
         xact = _xact(self._qm, transaction)
         self._check()
-        request = pm.ReceiveRequest(
-            self._handle, action, ms, cursor, lookup_id, xact, 0, CLIENT_RECEIVE_PROPIDS
+        request = hot.receive_request(
+            self._handle, action, ms, cursor, lookup_id, xact, CLIENT_RECEIVE_PROPIDS
         )
         fmt = self._format_name
 

@@ -34,6 +34,7 @@ from pymsmq.protocol.handshake import (
     Goodbye,
     ServerHello,
 )
+from pymsmq.protocol.hot import PAYLOAD_READERS, PAYLOAD_WRITERS
 from pymsmq.protocol.messages import REQUEST_TYPES, RESPONSE_TYPES, ErrorResponse, Op, Request, Response
 from pymsmq.wire._buffer import Writer
 
@@ -301,6 +302,15 @@ class _Connection:
     # ------------------------------------------------------------------ sending
 
     def _frame(self, obj: Payload, kind: FrameType, op: int, rid: int) -> bytes:
+        fast = PAYLOAD_WRITERS.get(type(obj))
+        if fast is not None:
+            body = fast(obj)
+            length = len(body)
+            if length > self._send_limit:
+                raise ProtocolError(
+                    f"{type(obj).__name__} of {length} bytes exceeds the peer's limit of {self._send_limit}"
+                )
+            return _HEADER.pack(FRAME_MAGIC, FRAME_VERSION, kind, op, 0, rid, length) + body
         w = Writer()
         w_buf = w.buf
         w_buf += _ZERO_HEADER
@@ -396,7 +406,11 @@ class ClientConnection(_Connection):
         if op != expected:
             raise ProtocolError(f"{kind.name} with op {op} for request {rid} of op {expected}")
         if kind is FrameType.RESPONSE:
-            response: Response | ErrorResponse = RESPONSE_TYPES[op].decode(payload)
+            cls = RESPONSE_TYPES[op]
+            fast = PAYLOAD_READERS.get(cls)
+            response: Response | ErrorResponse | None = fast(payload) if fast is not None else None
+            if response is None:
+                response = cls.decode(payload)
         else:
             response = ErrorResponse.decode(payload)
         del self.in_flight[rid]
@@ -461,6 +475,9 @@ class ServerConnection(_Connection):
             raise ProtocolError(f"request id {rid} is already in flight")
         if len(self.in_flight) >= self.max_in_flight:
             raise ProtocolError(f"more than {self.max_in_flight} requests in flight")
-        request = cls.decode(payload)
+        fast = PAYLOAD_READERS.get(cls)
+        request = fast(payload) if fast is not None else None
+        if request is None:
+            request = cls.decode(payload)
         self.in_flight[rid] = op
         return RequestReceived(rid, request)

@@ -38,13 +38,14 @@ from pymsmq.protocol import (
     State,
     choose_version,
     goodbye_frame,
+    hot,
 )
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op, ReceiveFlags
 from pymsmq.protocol.message_codec import (
     DEFAULT_RECEIVE_PROPIDS,
     decode_message,
-    encode_message,
+    encode_packet,
     fact_properties,
 )
 from pymsmq.qm.queue import Cursor, Queue
@@ -422,7 +423,7 @@ class Session(OpsMixin, asyncio.Protocol):
             queue.send(message, tx)
             counters.sent += 1
             counters.bytes_in += size
-            return pm.SendResponse(fact_properties(message, _SEND_FACTS))
+            return hot.send_response(fact_properties(message, _SEND_FACTS))
 
         inline = (
             message.delivery == 0 and (tx is None or tx in (0, 1, 2)) and (h.tail is None or h.tail.done())
@@ -459,16 +460,16 @@ class Session(OpsMixin, asyncio.Protocol):
         propids = req.propids or DEFAULT_RECEIVE_PROPIDS
         no_packet = bool(req.flags & ReceiveFlags.NO_PACKET)
 
+        fmt = h.format_name
+
         def respond(message: Message) -> pm.Response:
-            packet, extra = encode_message(message)
+            packet = encode_packet(message, fmt)
             if peek:
                 counters.peeked += 1
             else:
                 counters.received += 1
                 counters.bytes_out += len(message.body)
-            return pm.ReceiveResponse(
-                None if no_packet else packet, fact_properties(message, propids) + extra
-            )
+            return hot.receive_response(None if no_packet else packet, fact_properties(message, propids))
 
         def run(t: float | None = timeout) -> pm.Response:
             return respond(read(t))

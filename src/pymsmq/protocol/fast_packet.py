@@ -1,0 +1,274 @@
+"""The hot path of ``Message`` <-> UserMessage packet for the common, "simple" message shape.
+
+A message is *simple* when the only properties it sets are the ones that live in the three
+always-present headers of a UserMessage ([MS-MQMQ] 2.2.20): BaseHeader (2.2.19.1: Flags.PR,
+TimeToReachQueue), UserHeader (2.2.19.2: SourceQueueManager, TimeToBeReceived, SentTime, MessageID,
+Flags.DM/JN/JP/MP, no queues) and MessagePropertiesHeader (2.2.19.3: MessageClass, CorrelationID,
+BodyType, ApplicationTag, PrivacyLevel, HashAlgorithm, EncryptionAlgorithm, Label, extension, body).
+For those, ``encode_simple`` packs the 120 fixed bytes with ONE precompiled ``struct.Struct`` and
+``decode_simple`` reads them back the same way, instead of building and walking the header
+dataclasses.  Anything else (queues, acknowledgements, security, transactions, trace, SRMP, ...)
+returns ``None`` and the caller uses ``pymsmq.model.packet_mapping``, the general mapping.
+
+The contract, enforced by tests: ``encode_simple(m)`` is either None or byte-for-byte
+``message_to_packet(m)`` (destination omitted), and ``decode_simple(data)`` is either None or equal
+to ``packet_to_message(data)``; it returns a message only for input the general decoder accepts.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from codecs import utf_16_le_decode
+from typing import Final
+
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+
+__all__ = ["SIMPLE_ATTRIBUTES", "decode_simple", "encode_simple"]
+
+#: BaseHeader (16) + UserHeader fixed part (48) + MessagePropertiesHeader fixed part (56).
+_HEAD: Final = struct.Struct("<BBHIII16s16sIIIIBBH20sIIIIIIII")
+_HEAD_SIZE: Final = 120
+_VERSION: Final = 0x10  # [MS-MQMQ] 2.2.19.1 VersionNumber
+_SIGNATURE: Final = 0x524F494C  # 2.2.19.1 Signature "LIOR"
+_MAX_PACKET: Final = 0x00400000  # 2.2.19.1 PacketSize maximum
+_INFINITE: Final = 0xFFFFFFFF
+_U_MP: Final = 0x00200000  # UserHeader.Flags.MP: "MUST always be set"
+# UserHeader.Flags bits that announce more bytes or headers (DQ, AQ, RQ, SH, TH, CQ, MQ, AH, HH):
+# all clear in a simple packet.
+_U_STRUCTURAL: Final = 0x1C00 | 0xE000 | 0x70000 | 0x80000 | 0x100000 | 0x400000 | 0x800000
+_U_STRUCTURAL2: Final = 0x02000000 | 0x10000000
+_MAX_LABEL_LENGTH: Final = 0xFA  # 2.2.19.3 LabelLength: at most 250 units with the NUL
+_ZERO_ID: Final = bytes(20)
+_ZERO_GUID: Final = bytes(16)
+_NUL2: Final = b"\x00\x00"
+_PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
+
+#: Message attributes a simple message may hold (the instance ``__dict__`` holds only the
+#: attributes set away from their class defaults).  ``lookup_id``, ``arrived_time``,
+#: ``abort_count`` and ``move_count`` are queue-manager facts that travel beside the packet;
+#: ``destination_queue`` is decided by the caller.
+SIMPLE_ATTRIBUTES: Final = frozenset(
+    {
+        "body",
+        "label",
+        "priority",
+        "delivery",
+        "journal",
+        "max_time_to_reach_queue",
+        "max_time_to_receive",
+        "id",
+        "source_machine_guid",
+        "sent_time",
+        "msg_class",
+        "correlation_id",
+        "body_type",
+        "app_specific",
+        "extension",
+        "priv_level",
+        "hash_algorithm",
+        "encrypt_algorithm",
+        "lookup_id",
+        "arrived_time",
+        "abort_count",
+        "move_count",
+        "destination_queue",
+    }
+)
+_GUIDS: Final[dict[bytes, uuid.UUID]] = {}
+_new: Final = object.__new__
+
+
+def encode_simple(m: Message) -> bytes | None:
+    """``message_to_packet(m)`` without a destination for a simple message; None when not simple.
+
+    ``m`` must be validated (``Message.validate``); its ``destination_queue`` is ignored.
+    """
+    d = m.__dict__
+    if not d.keys() <= SIMPLE_ATTRIBUTES:
+        return None
+    journal = m.journal
+    if journal & ~3:
+        return None
+    mid = m.id
+    source = m.source_machine_guid
+    if mid is not None:
+        # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
+        u = mid.uniquifier
+        if not 0 < u <= _INFINITE or (source is not None and source != mid.lineage):
+            return None
+        source_bytes = mid.lineage.bytes_le
+    else:
+        u = 0
+        source_bytes = _ZERO_GUID if source is None else source.bytes_le
+    sent = m.sent_time
+    if sent is None:
+        sent_time = 0
+    else:
+        sent_time = int(sent)  # SentTime is whole seconds: floored, as the general mapping does
+        if not 0 <= sent_time <= _INFINITE:
+            return None
+    label = m.label
+    if label:
+        if "\x00" in label:
+            return None
+        raw_label = label.encode("utf-16-le", "surrogatepass") + _NUL2
+        label_length = len(raw_label) >> 1
+        if label_length > _MAX_LABEL_LENGTH:
+            return None
+    else:
+        raw_label = b""
+        label_length = 0
+    correlation = m.correlation_id
+    body = m.body
+    extension = m.extension
+    size = _HEAD_SIZE + len(raw_label) + len(extension) + len(body)
+    pad = _PAD[size & 3]
+    size += len(pad)
+    if size > _MAX_PACKET:
+        return None
+    try:
+        head = _HEAD.pack(
+            _VERSION,
+            0,
+            m.priority,  # BaseHeader.Flags: PR only
+            _SIGNATURE,
+            size,
+            m.max_time_to_reach_queue,
+            source_bytes,
+            _ZERO_GUID,  # QueueManagerAddress: no destination queue manager
+            m.max_time_to_receive,
+            sent_time,
+            u,
+            _U_MP | (0x20 if m.delivery == 1 else 0) | (journal << 8),  # MP, DM, JN, JP
+            0,  # MessagePropertiesHeader.Flags: no acknowledgements
+            label_length,
+            m.msg_class,
+            _ZERO_ID if correlation is None else bytes(correlation),
+            m.body_type,
+            m.app_specific,
+            len(body),
+            len(body),  # AllocationBodySize = MessageSize
+            m.priv_level,
+            m.hash_algorithm,
+            m.encrypt_algorithm,
+            len(extension),
+        )
+    except struct.error:
+        return None  # out of range: the general mapping raises the right error
+    return b"".join((head, raw_label, extension, body, pad))
+
+
+def _guid(raw: bytes) -> uuid.UUID:
+    value = _GUIDS.get(raw)
+    if value is None:
+        value = uuid.UUID(bytes_le=raw)
+        if len(_GUIDS) >= 1024:
+            _GUIDS.clear()
+        _GUIDS[raw] = value
+    return value
+
+
+def decode_simple(data: bytes) -> Message | None:
+    """``packet_to_message(data)`` for a simple packet; None for anything else (malformed included)."""
+    n = len(data)
+    if n < _HEAD_SIZE:
+        return None
+    (
+        version,
+        _reserved,
+        bflags,
+        signature,
+        packet_size,
+        ttrq,
+        source_raw,
+        qm_address,
+        ttbr,
+        sent_time,
+        message_id,
+        uflags,
+        mflags,
+        label_length,
+        msg_class,
+        correlation,
+        body_type,
+        app_tag,
+        message_size,
+        alloc_size,
+        privacy,
+        hash_alg,
+        enc_alg,
+        ext_size,
+    ) = _HEAD.unpack_from(data, 0)
+    if (
+        version != _VERSION
+        or signature != _SIGNATURE
+        or packet_size != n
+        or n & 3
+        or n > _MAX_PACKET
+        or bflags & ~7
+        or not uflags & _U_MP
+        or uflags & _U_STRUCTURAL
+        or uflags & _U_STRUCTURAL2
+        or qm_address != _ZERO_GUID
+        or mflags
+        or alloc_size != message_size
+        or label_length > _MAX_LABEL_LENGTH
+    ):
+        return None
+    pos = _HEAD_SIZE
+    m: Message = _new(Message)
+    d = m.__dict__
+    if label_length:
+        end = pos + 2 * label_length
+        if end > n or data[end - 2 : end] != _NUL2:
+            return None
+        label = utf_16_le_decode(data[pos : end - 2], "surrogatepass", True)[0]
+        if "\x00" in label:
+            return None
+        if label:
+            d["label"] = label
+        pos = end
+    end = pos + ext_size + message_size
+    # The MessagePropertiesHeader starts 4-aligned (at 64), so its padding ends at the next multiple of 4.
+    if end > n or (end + 3) & ~3 != n:
+        return None  # the body must end the packet (plus 4-padding): no extension section
+    if ext_size:
+        d["extension"] = data[pos : pos + ext_size]
+        pos += ext_size
+    d["body"] = data[pos:end]
+    d["priority"] = bflags
+    if ttrq != _INFINITE:
+        d["max_time_to_reach_queue"] = ttrq
+    if ttbr != _INFINITE:
+        d["max_time_to_receive"] = ttbr
+    if (uflags >> 5) & 3 == 1:
+        d["delivery"] = 1
+    journal = (uflags >> 8) & 3
+    if journal:
+        d["journal"] = journal
+    if source_raw != _ZERO_GUID:
+        source = _guid(source_raw)
+        d["source_machine_guid"] = source
+        if message_id:
+            d["id"] = ObjectId(source, message_id)
+    elif message_id:
+        d["id"] = ObjectId(_guid(source_raw), message_id)
+    if sent_time:
+        d["sent_time"] = float(sent_time)
+    if msg_class:
+        d["msg_class"] = msg_class
+    if correlation != _ZERO_ID:
+        d["correlation_id"] = ObjectId(_guid(correlation[:16]), int.from_bytes(correlation[16:], "little"))
+    if body_type:
+        d["body_type"] = body_type
+    if app_tag:
+        d["app_specific"] = app_tag
+    if privacy:
+        d["priv_level"] = privacy
+    if hash_alg != 0x8004:
+        d["hash_algorithm"] = hash_alg
+    if enc_alg != 0x6801:
+        d["encrypt_algorithm"] = enc_alg
+    return m

@@ -1,0 +1,238 @@
+"""The hot paths (protocol.fast_packet, protocol.hot) agree with the general codecs, byte for byte."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pymsmq.errors import MSMQError, WireError
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
+from pymsmq.protocol import hot
+from pymsmq.protocol._payload import Payload
+from pymsmq.protocol.codes import Action
+from pymsmq.protocol.fast_packet import decode_simple, encode_simple
+from pymsmq.protocol.messages import ReceiveRequest, ReceiveResponse, SendRequest, SendResponse
+from pymsmq.wire.propvariant import PropVariant
+from pymsmq.wire.user_message import UserMessage
+from pymsmq.wire.vartype import VarType
+
+GUID = uuid.UUID("11111111-2222-3333-4444-555555555555")
+
+simple_messages = st.builds(
+    Message,
+    body=st.binary(max_size=300),
+    label=st.text(
+        st.characters(min_codepoint=1, max_codepoint=0x10FFFF, exclude_categories=("Cs",)), max_size=30
+    ),
+    priority=st.integers(0, 7),
+    delivery=st.integers(0, 1),
+    journal=st.sampled_from([0, 1, 2, 3]),
+    app_specific=st.integers(0, 0xFFFFFFFF),
+    body_type=st.integers(0, 0xFFFFFFFF),
+    msg_class=st.integers(0, 0xFFFF),
+    max_time_to_reach_queue=st.integers(0, 0xFFFFFFFF),
+    max_time_to_receive=st.integers(0, 0xFFFFFFFF),
+    extension=st.binary(max_size=40),
+    priv_level=st.sampled_from([0, 1, 3]),
+    hash_algorithm=st.integers(0, 0xFFFFFFFF),
+    encrypt_algorithm=st.integers(0, 0xFFFFFFFF),
+    correlation_id=st.none() | st.builds(ObjectId, st.uuids(), st.integers(0, 0xFFFFFFFF)),
+    id=st.none() | st.builds(ObjectId, st.just(GUID), st.integers(1, 0xFFFFFFFF)),
+    sent_time=st.none() | st.floats(0, 0xFFFFFFFF),
+)
+
+
+def _validated(m: Message) -> Message:
+    m.validate()
+    return m
+
+
+# ---------------------------------------------------------------------------- fast_packet
+
+
+def test_simple_packet_vector() -> None:
+    # [MS-MQMQ] 2.2.19.1-3 field by field, for a message of priority 5, label "ab", body "xyz".
+    m = _validated(Message(body=b"xyz", label="ab", priority=5, app_specific=7, delivery=1))
+    packet = encode_simple(m)
+    assert packet is not None
+    expected = (
+        bytes.fromhex("10 00 0500 4c494f52")  # VersionNumber 0x10, Reserved, Flags.PR=5, Signature "LIOR"
+        + struct.pack("<II", 132, 0xFFFFFFFF)  # PacketSize, TimeToReachQueue INFINITE
+        + bytes(32)  # SourceQueueManager, QueueManagerAddress: null GUIDs
+        + struct.pack("<IIII", 0xFFFFFFFF, 0, 0, 0x00200020)  # TTBR, SentTime, MessageID, Flags MP|DM=1
+        + bytes((0, 3))  # MessagePropertiesHeader.Flags, LabelLength (with the NUL)
+        + struct.pack("<H", 0)  # MessageClass
+        + bytes(20)  # CorrelationID
+        + struct.pack("<IIIIIIII", 0, 7, 3, 3, 0, 0x8004, 0x6801, 0)  # ... ExtensionSize
+        + "ab\x00".encode("utf-16-le")
+        + b"xyz"
+        + b"\x00\x00\x00"  # padding: 129 bytes -> PacketSize 132
+    )
+    assert packet == expected
+    assert decode_simple(packet) == packet_to_message(packet) == m
+
+
+@given(simple_messages)
+def test_encode_simple_is_message_to_packet(m: Message) -> None:
+    m = _validated(m)
+    packet = encode_simple(m)
+    assert packet is not None
+    assert packet == message_to_packet(m)
+    assert decode_simple(packet) == packet_to_message(packet)
+
+
+def test_not_simple_messages_take_the_general_path() -> None:
+    for m in (
+        Message(admin_queue="DIRECT=OS:h\\private$\\a", ack=1),
+        Message(trace=1),
+        Message(transaction_id=ObjectId(GUID, 5)),
+        Message(sender_id=b"sid"),
+    ):
+        m.validate()
+        assert encode_simple(m) is None
+        assert decode_simple(message_to_packet(m)) is None
+    # Not encodable at all: the general mapping raises the error, so the fast path must decline.
+    odd = _validated(Message(id=ObjectId(GUID, 5), source_machine_guid=uuid.UUID(int=1)))
+    assert encode_simple(odd) is None
+
+
+def _general(data: bytes) -> Message | None:
+    try:
+        return packet_to_message(data)
+    except (WireError, MSMQError):
+        return None
+
+
+@given(simple_messages, st.data())
+def test_decode_simple_never_accepts_what_the_general_decoder_refuses(
+    m: Message, data: st.DataObject
+) -> None:
+    packet = bytearray(message_to_packet(_validated(m)))
+    i = data.draw(st.integers(0, len(packet) - 1))
+    packet[i] ^= data.draw(st.integers(1, 255))
+    cut = data.draw(st.integers(0, len(packet)))
+    for candidate in (bytes(packet), bytes(packet[:cut]), bytes(packet) + b"\x00\x00\x00\x00"):
+        fast = decode_simple(candidate)
+        if fast is not None:
+            assert fast == _general(candidate)
+
+
+@given(st.binary(max_size=300))
+def test_decode_simple_on_arbitrary_bytes(data: bytes) -> None:
+    fast = decode_simple(data)
+    if fast is not None:
+        assert fast == _general(data)
+
+
+# ---------------------------------------------------------------------------- hot payloads
+
+_PACKET = UserMessage.build(destination=None, body=b"hello", label="x").encode()
+_int_props = st.lists(
+    st.tuples(
+        st.integers(0, 0xFFFFFFFF),
+        st.one_of(
+            st.builds(PropVariant, st.just(VarType.VT_UI4), st.integers(0, 0xFFFFFFFF)),
+            st.builds(PropVariant, st.just(VarType.VT_UI8), st.integers(0, 2**64 - 1)),
+            st.builds(PropVariant, st.just(VarType.VT_UI1), st.integers(0, 0xFF)),
+            st.builds(PropVariant, st.just(VarType.VT_I4), st.integers(-(2**31), 2**31 - 1)),
+            st.builds(
+                PropVariant,
+                st.just(VarType.VT_LPWSTR),
+                st.text(st.characters(min_codepoint=1, max_codepoint=0xD7FF), max_size=5),
+            ),
+            st.builds(PropVariant, st.just(VarType.VT_VECTOR_UI1), st.binary(max_size=20)),
+        ),
+    ),
+    max_size=6,
+).map(tuple)
+_xact = st.none() | st.integers(0, 0xFF) | st.uuids()
+_packets = st.builds(
+    lambda body, label: UserMessage.build(destination=None, body=body, label=label).encode(),
+    st.binary(max_size=50),
+    st.none() | st.text(st.characters(min_codepoint=1, max_codepoint=0xD7FF), max_size=5),
+)
+hot_payloads: st.SearchStrategy[Payload] = st.one_of(
+    st.builds(SendRequest, st.integers(0, 0xFFFFFFFF), _packets, _xact, _int_props),
+    st.builds(SendResponse, _int_props),
+    st.builds(
+        ReceiveRequest,
+        st.integers(0, 0xFFFFFFFF),
+        st.sampled_from(Action),
+        st.integers(0, 0xFFFFFFFF),
+        st.integers(0, 0xFFFFFFFF),
+        st.integers(0, 2**64 - 1),
+        _xact,
+        st.integers(0, 0xFFFFFFFF),
+        st.lists(st.integers(0, 0xFFFFFFFF), max_size=8).map(tuple),
+    ),
+    st.builds(ReceiveResponse, st.none() | _packets, _int_props),
+)
+
+
+def _generic_decode(cls: type[Payload], data: bytes) -> Any:
+    try:
+        return cls.decode(data)
+    except WireError:
+        return None
+
+
+@given(hot_payloads)
+def test_hot_writers_and_readers_equal_the_generic_codec(value: Payload) -> None:
+    cls = type(value)
+    generic = Payload.encode(value)
+    assert hot.PAYLOAD_WRITERS[cls](value) == generic
+    fast = hot.PAYLOAD_READERS[cls](generic)
+    assert fast == cls.decode(generic) == value or fast is None
+
+
+@given(hot_payloads, st.data())
+def test_hot_readers_never_accept_what_the_generic_reader_refuses(
+    value: Payload, data: st.DataObject
+) -> None:
+    cls = type(value)
+    raw = bytearray(Payload.encode(value))
+    if raw:
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i] ^= data.draw(st.integers(1, 255))
+    cut = data.draw(st.integers(0, len(raw)))
+    for candidate in (bytes(raw), bytes(raw[:cut]), bytes(raw) + b"\x00junk"):
+        fast = hot.PAYLOAD_READERS[cls](candidate)
+        if fast is not None:
+            assert fast == _generic_decode(cls, candidate)
+
+
+@given(st.sampled_from([SendRequest, SendResponse, ReceiveRequest, ReceiveResponse]), st.binary(max_size=200))
+def test_hot_readers_on_arbitrary_bytes(cls: type[Payload], data: bytes) -> None:
+    fast = hot.PAYLOAD_READERS[cls](data)
+    if fast is not None:
+        assert fast == _generic_decode(cls, data)
+
+
+def test_receive_response_vector() -> None:
+    # OPT_PACKET (u32 length + packet), then PROPS: Count, (PROPID u32, VARTYPE u16, value) entries.
+    props = ((60, PropVariant(VarType.VT_UI8, 9)), (32, PropVariant(VarType.VT_UI4, 1700000000)))
+    raw = (
+        struct.pack("<I", len(_PACKET))
+        + _PACKET
+        + struct.pack("<I", 2)
+        + struct.pack("<IHQ", 60, 0x15, 9)
+        + struct.pack("<IHI", 32, 0x13, 1700000000)
+    )
+    value = hot.receive_response(_PACKET, props)
+    assert hot.PAYLOAD_WRITERS[ReceiveResponse](value) == raw == ReceiveResponse(_PACKET, props).encode()
+    assert hot.read_receive_response(raw) == value
+    # No packet: length 0.
+    assert hot.read_receive_response(b"\x00" * 8) == ReceiveResponse(None, ())
+
+
+def test_trusted_builders_equal_the_checked_constructors() -> None:
+    tid = uuid.UUID(int=5)
+    assert hot.send_request(3, _PACKET, tid) == SendRequest(3, _PACKET, tid, ())
+    assert hot.receive_request(3, 0, 100, 0, 0, 1, (60,)) == ReceiveRequest(3, 0, 100, 0, 0, 1, 0, (60,))
+    assert hot.send_response(()) == SendResponse(())
