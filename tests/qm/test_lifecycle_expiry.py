@@ -1,0 +1,288 @@
+"""Expiry with a fake clock: TTBR ([MC-MQAC] 3.1.6.1.1, [MS-MQDMPR] 3.1.7.2.7), TTRQ, dead-letter
+queues and their class codes, locked messages, the Windows TTBR-in-a-transaction option, restart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pymsmq import (
+    MQ_SINGLE_MESSAGE,
+    MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE,
+    MQMSG_DEADLETTER,
+    HResult,
+    Message,
+    MSMQError,
+    QueueManager,
+)
+from pymsmq.qm.queue import Queue
+from pymsmq.qm.timers import FakeClock
+
+T0 = 1_700_000_000.0
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(T0)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def qm(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> Iterator[QueueManager]:
+    m = QueueManager.open(":memory:" if request.param == "memory" else tmp_path / "qm", clock=clock)
+    yield m
+    m.close()
+
+
+def drain(q: Queue) -> list[Message]:
+    out = []
+    while True:
+        try:
+            out.append(q.receive(timeout=0))
+        except MSMQError as e:
+            assert e.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+            return out
+
+
+def test_ttbr_expires_at_exactly_the_deadline(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\q")
+    q.send(Message(body=b"x", max_time_to_receive=10))
+    clock.advance(9.999)
+    assert q.message_count == 1 and q.peek(timeout=0).body == b"x"
+    clock.advance(0.001)  # sent_time + 10 <= now: expired
+    assert q.message_count == 0
+    with pytest.raises(MSMQError) as e:
+        q.peek(timeout=0)
+    assert e.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+    # No MQMSG_DEADLETTER: simply removed.
+    assert qm.dead_letter_queue.message_count == 0
+
+
+def test_read_sweeps_due_timers_without_run_timers(tmp_path: Path) -> None:
+    now = [T0]
+    qm = QueueManager.open(":memory:", clock=lambda: now[0], timer_thread=False)
+    try:
+        q = qm.create_queue(r".\private$\q")
+        q.send(Message(body=b"x", max_time_to_receive=5, journal=MQMSG_DEADLETTER))
+        now[0] += 5  # nobody ran the timers: the receive itself must not return the expired message
+        with pytest.raises(MSMQError):
+            q.receive(timeout=0)
+        assert [m.msg_class for m in drain(qm.dead_letter_queue)] == [0xC002]
+    finally:
+        qm.close()
+
+
+def test_ttbr_zero_expires_immediately(qm: QueueManager) -> None:
+    q = qm.create_queue(r".\private$\q")
+    q.send(Message(body=b"x", max_time_to_receive=0, journal=MQMSG_DEADLETTER, delivery=1))
+    assert q.message_count == 1  # nobody has looked yet
+    with pytest.raises(MSMQError):
+        q.receive(timeout=0)
+    assert [m.body for m in drain(qm.dead_letter_queue)] == [b"x"]
+
+
+def test_expired_deadletter_goes_to_dlq_with_class(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\q")
+    m = Message(body=b"late", label="L", max_time_to_receive=30, journal=MQMSG_DEADLETTER, delivery=1)
+    q.send(m)
+    q.send(Message(body=b"keep"))
+    clock.advance(30)
+    assert [x.body for x in drain(q)] == [b"keep"]
+    dead = drain(qm.dead_letter_queue)
+    assert len(dead) == 1
+    d = dead[0]
+    assert d.msg_class == 0xC002  # MQMSG_CLASS_NACK_RECEIVE_TIMEOUT
+    assert d.id == m.id and d.body == b"late" and d.label == "L" and d.destination_queue == q.format_name
+    assert qm.transactional_dead_letter_queue.message_count == 0
+
+
+def test_expired_transactional_goes_to_xact_dlq(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    q.send(Message(body=b"t", max_time_to_receive=5, journal=MQMSG_DEADLETTER), transaction=MQ_SINGLE_MESSAGE)
+    clock.advance(5)
+    assert q.message_count == 0 and qm.dead_letter_queue.message_count == 0
+    dead = drain(qm.transactional_dead_letter_queue)
+    assert [(x.body, x.msg_class) for x in dead] == [(b"t", 0xC002)]
+
+
+def test_per_message_dead_letter_queue(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\q")
+    app_dlq = qm.create_queue(r".\private$\mydlq")
+    q.send(
+        Message(
+            body=b"a", max_time_to_receive=1, journal=MQMSG_DEADLETTER, dead_letter_queue=r".\private$\mydlq"
+        )
+    )
+    q.send(
+        Message(
+            body=b"b", max_time_to_receive=1, journal=MQMSG_DEADLETTER, dead_letter_queue=r".\private$\nope"
+        )
+    )
+    clock.advance(1)
+    got = drain(app_dlq)
+    assert [(x.body, x.msg_class) for x in got] == [(b"a", 0xC002)]
+    # An unknown per-message DLQ falls back to the system one.
+    assert [x.body for x in drain(qm.dead_letter_queue)] == [b"b"]
+    # Dead letters in an application queue never expire again.
+    clock.advance(1000)
+
+
+def test_dead_letters_do_not_expire_in_dlq(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\q")
+    q.send(Message(body=b"a", max_time_to_receive=1, journal=MQMSG_DEADLETTER))
+    clock.advance(2)
+    clock.advance(10_000)
+    assert qm.dead_letter_queue.message_count == 1
+
+
+def test_locked_message_waits_for_abort(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    q.send(
+        Message(body=b"x", max_time_to_receive=10, journal=MQMSG_DEADLETTER), transaction=MQ_SINGLE_MESSAGE
+    )
+    tx = qm.begin_transaction()
+    assert q.receive(timeout=0, transaction=tx).body == b"x"
+    clock.advance(20)  # deadline passes while Locked: nothing happens yet
+    assert q.message_count == 1 and qm.transactional_dead_letter_queue.message_count == 0
+    tx.abort()  # back in the queue: expires now
+    assert q.message_count == 0
+    assert [x.msg_class for x in drain(qm.transactional_dead_letter_queue)] == [0xC002]
+
+
+def test_locked_message_committed_is_just_received(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    q.send(
+        Message(body=b"x", max_time_to_receive=10, journal=MQMSG_DEADLETTER), transaction=MQ_SINGLE_MESSAGE
+    )
+    with qm.begin_transaction() as tx:
+        q.receive(timeout=0, transaction=tx)
+        clock.advance(20)
+    assert q.message_count == 0 and qm.transactional_dead_letter_queue.message_count == 0
+
+
+def test_pending_transactional_send_past_ttbr_expires_at_commit(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"x", max_time_to_receive=5, journal=MQMSG_DEADLETTER), transaction=tx)
+        clock.advance(6)
+    assert q.message_count == 0
+    assert [x.msg_class for x in drain(qm.transactional_dead_letter_queue)] == [0xC002]
+
+
+def test_ttrq_passed_before_commit_never_arrives(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    admin = qm.create_queue(r".\private$\admin")
+    tx = qm.begin_transaction()
+    m = Message(
+        body=b"slow",
+        max_time_to_reach_queue=5,
+        journal=MQMSG_DEADLETTER,
+        ack=MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE,
+        admin_queue=admin.format_name,
+    )
+    q.send(m, transaction=tx)
+    q.send(Message(body=b"no-ttrq"), transaction=tx)
+    clock.advance(5)  # at the deadline: still in time
+    q2 = qm.begin_transaction()
+    q.send(Message(body=b"in-time", max_time_to_reach_queue=5), transaction=q2)
+    clock.advance(5)
+    q2.commit()  # sent at T0+5, committed at T0+10: exactly at its deadline -> arrives
+    clock.advance(0.5)
+    tx.commit()
+    assert [x.body for x in drain(q)] == [b"no-ttrq", b"in-time"]  # send (lookup id) order
+    dead = drain(qm.transactional_dead_letter_queue)
+    assert [(x.body, x.msg_class) for x in dead] == [(b"slow", 0x8002)]  # NACK_REACH_QUEUE_TIMEOUT
+    acks = drain(admin)
+    assert [(a.msg_class, a.correlation_id) for a in acks] == [(0x8002, m.id)]
+
+
+def test_ttrq_raises_ttbr_on_send(qm: QueueManager, clock: FakeClock) -> None:
+    # [MC-MQAC] 3.17.4.1.48 step 12: TTRQ 60 > TTBR 10 -> TTBR 60.
+    q = qm.create_queue(r".\private$\q")
+    q.send(Message(body=b"x", max_time_to_reach_queue=60, max_time_to_receive=10))
+    clock.advance(30)
+    assert q.peek(timeout=0).max_time_to_receive == 60
+    clock.advance(30)
+    assert q.message_count == 0
+
+
+@pytest.mark.parametrize("windows", [False, True])
+def test_ttbr_of_several_messages_in_one_transaction(clock: FakeClock, windows: bool) -> None:
+    qm = QueueManager.open(":memory:", clock=clock, windows_transaction_ttbr=windows)
+    try:
+        q = qm.create_queue(r".\private$\t", transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send(Message(body=b"first", max_time_to_receive=100), transaction=tx)
+            q.send(Message(body=b"second", max_time_to_receive=10), transaction=tx)
+            q.send(Message(body=b"third"), transaction=tx)  # INFINITE
+        clock.advance(10)
+        if windows:
+            # Windows: all get the first message's TTBR (100 s).
+            assert [m.max_time_to_receive for m in [q.peek_by_lookup_id(i.lookup_id) for i in _all(q)]] == [
+                100
+            ] * 3
+            clock.advance(90)
+            assert q.message_count == 0
+        else:
+            # Default: each keeps its own TTBR.
+            assert [m.body for m in _all(q)] == [b"first", b"third"]
+            clock.advance(90)
+            assert [m.body for m in _all(q)] == [b"third"]
+    finally:
+        qm.close()
+
+
+def _all(q: Queue) -> list[Message]:
+    out = []
+    try:
+        m = q.peek_first_by_lookup_id()
+    except MSMQError:
+        return out
+    while True:
+        out.append(m)
+        try:
+            m = q.peek_next_by_lookup_id(m.lookup_id)
+        except MSMQError:
+            return out
+
+
+def test_restart_dead_letters_messages_that_expired_while_down(tmp_path: Path, clock: FakeClock) -> None:
+    with QueueManager.open(tmp_path, clock=clock) as qm:
+        q = qm.create_queue(r".\private$\q")
+        q.send(Message(body=b"expires", delivery=1, max_time_to_receive=60, journal=MQMSG_DEADLETTER))
+        q.send(Message(body=b"stays", delivery=1, max_time_to_receive=600, journal=MQMSG_DEADLETTER))
+        sent_id = q.peek(timeout=0).id
+    clock.advance(120)  # the queue manager is down
+    with QueueManager.open(tmp_path, clock=clock) as qm:
+        q = qm.queue(r".\private$\q")
+        assert q.message_count == 1 and q.peek(timeout=0).body == b"stays"
+        dead = qm.dead_letter_queue.peek(timeout=0)
+        assert dead.body == b"expires" and dead.msg_class == 0xC002 and dead.id == sent_id
+    # The dead letter is durable and the timer of "stays" was re-armed from its stored deadline.
+    with QueueManager.open(tmp_path, clock=clock) as qm:
+        assert qm.dead_letter_queue.message_count == 1
+        clock.advance(480)
+        assert qm.queue(r".\private$\q").message_count == 0
+        assert [m.body for m in drain(qm.dead_letter_queue)] == [b"expires", b"stays"]
+
+
+def test_real_clock_timer_thread_expires_without_reads() -> None:
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\q")
+        q.send(Message(body=b"x", max_time_to_receive=1, journal=MQMSG_DEADLETTER))
+        # Blocks on the DLQ: only the timer thread can put the message there.
+        assert qm.dead_letter_queue.receive(timeout=10).msg_class == 0xC002
+        assert q.message_count == 0
+    finally:
+        qm.close()
+
+
+def test_deleted_queue_timers_are_dropped(qm: QueueManager, clock: FakeClock) -> None:
+    q = qm.create_queue(r".\private$\q")
+    q.send(Message(body=b"x", max_time_to_receive=5, journal=MQMSG_DEADLETTER))
+    qm.delete_queue(r".\private$\q")
+    clock.advance(10)
+    # Non-transactional messages of a deleted queue are not dead-lettered (no negative FinalAck).
+    assert qm.dead_letter_queue.message_count == 0
