@@ -240,8 +240,9 @@ def enable_notification(
 ) -> Notification:
     """Arm one notification on ``queue`` (see the module docstring)."""
     # [MC-MQAC] 3.11.4.1.9 step 1: the cursor is checked first (E_INVALIDARG).
-    if type(cursor) is not int or cursor not in (MQMSG_FIRST, MQMSG_CURRENT, MQMSG_NEXT):
+    if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor not in (0, 1, 2):
         raise MSMQError(f"invalid cursor {cursor!r}", HResult.E_INVALIDARG)
+    cursor = int(cursor)
     if not callable(on_arrived) or (on_error is not None and not callable(on_error)):
         raise MSMQError("the event sink must be callable", HResult.E_INVALIDARG)
     timeout = normalize_timeout(timeout)
