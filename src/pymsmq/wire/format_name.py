@@ -37,14 +37,38 @@ Decisions where the spec is silent or contradicts itself (see digest D1):
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar, Final, Self
 
-from pymsmq.errors import FormatNameError
-from pymsmq.hresult import HResult
+from pymsmq.wire._format_name_grammar import (
+    _BY_TOKEN,
+    _DEADLETTER,
+    _DEADXACT,
+    _DOMAIN_RE,
+    _HEX8_RE,
+    _HTTP_HOST_RE,
+    _HTTP_RE,
+    _ILLEGAL,
+    _IPV4_RE,
+    _IPX_RE,
+    _JOURNAL,
+    _MACHINE_SUFFIXES,
+    _MULTICAST_RE,
+    _NONE,
+    _OS_ADDRESS_RE,
+    _PRINTABLE_RE,
+    _READ_ONLY,
+    _SUBQUEUE,
+    _TOKENS,
+    _XACTONLY,
+    MAX_DOMAIN_NAME,
+    _check_suffix,
+    _error,
+    _parse_guid,
+    _split_token,
+)
 from pymsmq.wire.path_name import (
     MAX_COMPUTER_NAME,
     PathGrammar,
@@ -71,46 +95,6 @@ __all__ = [
     "PrivateFormatName",
     "PublicFormatName",
 ]
-
-# [MS-MQMQ] 2.1.5: DomainName = 1*255(VCHAR).
-MAX_DOMAIN_NAME: Final = 255
-_ILLEGAL: Final = HResult.MQ_ERROR_ILLEGAL_FORMATNAME
-
-# [MS-MQMQ] 2.1.3: Guid = 8HexDig %x2D 3(4HexDig %x2D) 12HexDig (HexDig letters case-insensitive).
-_GUID_RE: Final = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-# [MS-MQMQ] 2.1.4: "\" 1*8HEXDIG.
-_HEX8_RE: Final = re.compile(r"[0-9A-Fa-f]{1,8}")
-# Printable ASCII without space (every 2.1 production uses only %x21-7F).
-_PRINTABLE_RE: Final = re.compile(r"[\x21-\x7F]+")
-# VCHAR (%x21-7E) without "," (list separator); direct computers also exclude "\".
-_DOMAIN_RE: Final = re.compile(r"[\x21-\x2B\x2D-\x7E]+")
-_OS_ADDRESS_RE: Final = re.compile(r"[\x21-\x2B\x2D-\x5B\x5D-\x7E]+")
-# HTTP(S) Host: a computer name or IP address: VCHAR without / \ : , ; (the URL delimiters here).
-_HTTP_HOST_RE: Final = re.compile(r"[\x21-\x2B\x2D\x2E\x30-\x39\x3C-\x5B\x5D-\x7E]+")
-# [MS-MQMQ] 2.1.2 HTTP(S): "//" Host [":" Port] "/MSMQ", then the queue ("\" per ABNF, "/" in practice).
-_HTTP_RE: Final = re.compile(r"//([^/\\:]*)(?::([0-9]*))?[/\\][Mm][Ss][Mm][Qq][/\\]")
-_IPV4_RE: Final = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})")
-# [MS-MQMQ] 2.1.2 IPX: "Network number and host number (separated by a colon)".
-_IPX_RE: Final = re.compile(r"[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,12}")
-# [MS-MQMQ] 2.1.6 dec-octet / Port: decimal without leading zeros.
-_DEC_RE: Final = r"(0|[1-9][0-9]{0,4})"
-_MULTICAST_RE: Final = re.compile(rf"{_DEC_RE}\.{_DEC_RE}\.{_DEC_RE}\.{_DEC_RE}:{_DEC_RE}")
-
-_TOKENS: Final = {
-    QueueSuffixType.QUEUE_SUFFIX_TYPE_JOURNAL: "JOURNAL",
-    QueueSuffixType.QUEUE_SUFFIX_TYPE_DEADLETTER: "DEADLETTER",
-    QueueSuffixType.QUEUE_SUFFIX_TYPE_DEADXACT: "DEADXACT",
-    QueueSuffixType.QUEUE_SUFFIX_TYPE_XACTONLY: "XACTONLY",
-}
-_BY_TOKEN: Final = {token: suffix for suffix, token in _TOKENS.items()}
-_NONE: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_NONE
-_JOURNAL: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_JOURNAL
-_DEADLETTER: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_DEADLETTER
-_DEADXACT: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_DEADXACT
-_XACTONLY: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_XACTONLY
-_SUBQUEUE: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_SUBQUEUE
-_READ_ONLY: Final = frozenset((_JOURNAL, _DEADLETTER, _DEADXACT))
-_MACHINE_SUFFIXES: Final = _READ_ONLY
 
 
 class FormatNameKind(StrEnum):
@@ -142,33 +126,6 @@ class DirectProtocol(StrEnum):
 
 
 _HTTP_DEFAULT_PORT: Final = {DirectProtocol.HTTP: 80, DirectProtocol.HTTPS: 443}
-
-
-def _error(message: str) -> FormatNameError:
-    return FormatNameError(message, _ILLEGAL)
-
-
-def _parse_guid(text: str, what: str) -> uuid.UUID:
-    if not _GUID_RE.fullmatch(text):
-        raise _error(f"{what} {text!r} is not a GUID (8-4-4-4-12 hex digits, no braces)")
-    return uuid.UUID(text)
-
-
-def _split_token(body: str, allowed: frozenset[QueueSuffixType], what: str) -> tuple[str, QueueSuffixType]:
-    main, sep, token = body.partition(";")
-    if not sep:
-        return main, _NONE
-    suffix = _BY_TOKEN.get(token.upper()) if token.isascii() else None
-    if suffix is None:
-        raise _error(f"unknown suffix ;{token} in {what}")
-    if suffix not in allowed:
-        raise _error(f"suffix ;{_TOKENS[suffix]} is not allowed in {what}")
-    return main, suffix
-
-
-def _check_suffix(suffix: QueueSuffixType, allowed: frozenset[QueueSuffixType], what: str) -> None:
-    if suffix not in allowed:
-        raise _error(f"suffix {QueueSuffixType(suffix).name} is not allowed in {what}")
 
 
 class FormatName:
