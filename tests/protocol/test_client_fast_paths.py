@@ -17,6 +17,7 @@ from pymsmq.protocol import hot
 from pymsmq.protocol._payload import Payload
 from pymsmq.protocol.codes import Action
 from pymsmq.protocol.fast_packet import decode_simple, encode_simple
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, _fact, fact_properties
 from pymsmq.protocol.messages import ReceiveRequest, ReceiveResponse, SendRequest, SendResponse
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.user_message import UserMessage
@@ -236,3 +237,16 @@ def test_trusted_builders_equal_the_checked_constructors() -> None:
     assert hot.send_request(3, _PACKET, tid) == SendRequest(3, _PACKET, tid, ())
     assert hot.receive_request(3, 0, 100, 0, 0, 1, (60,)) == ReceiveRequest(3, 0, 100, 0, 0, 1, 0, (60,))
     assert hot.send_response(()) == SendResponse(())
+
+
+@given(
+    st.integers(0, 2**64 - 1), st.none() | st.floats(-10.0, 2.0**33), st.integers(0, 2**33), st.integers(0, 9)
+)
+def test_client_fact_array_equals_the_general_one(
+    lookup_id: int, arrived: float | None, aborts: int, moves: int
+) -> None:
+    m = Message(body=b"x")
+    m.lookup_id, m.arrived_time, m.abort_count, m.move_count = lookup_id, arrived, aborts, moves
+    general = tuple((pid, pv) for pid in CLIENT_RECEIVE_PROPIDS if (pv := _fact(m, pid)) is not None)
+    assert fact_properties(m, CLIENT_RECEIVE_PROPIDS) == general
+    assert [pid for pid, _ in general] == [60, 32, 69, 70]  # lookup id, arrived time, abort and move counts

@@ -47,6 +47,7 @@ _MAX_PACKET: Final = 0x00400000
 _B_IN: Final = 0x0080  # BaseHeader.Flags.IN (internal packet: not a UserMessage)
 _B_SH: Final = 0x0800  # BaseHeader.Flags.SH (a SessionHeader follows PacketSize)
 _ZERO4: Final = b"\x00\x00\x00\x00"
+_MAXU32: Final = 0xFFFFFFFF
 _XACT_NONE: Final = b"\x00"
 _new: Final = object.__new__
 _set: Final = object.__setattr__
@@ -63,6 +64,12 @@ _FIXED_WRITE: Final[dict[VarType, struct.Struct]] = {
     VarType.VT_UI4: struct.Struct("<IHI"),
     VarType.VT_UI8: struct.Struct("<IHQ"),
 }
+# Counted byte strings: u32 Size, then Size bytes (PROPID_M_MSGID is a VT_VECTOR_UI1 of 20).
+_SIZED_VT: Final[dict[int, VarType]] = {
+    int(VarType.VT_VECTOR_UI1): VarType.VT_VECTOR_UI1,
+    int(VarType.VT_BLOB): VarType.VT_BLOB,
+}
+_SIZED_HEAD: Final = struct.Struct("<IHI")
 
 
 def _pv(vt: VarType, value: object) -> PropVariant:
@@ -101,11 +108,20 @@ def _read_props(data: bytes, pos: int, end: int) -> tuple[Props, int] | None:
         if pos + 6 > end:
             return None
         propid, vt = _ENTRY.unpack_from(data, pos)
+        pos += 6
         arm = _FIXED_VT.get(vt)
         if arm is None:
-            return None
+            sized = _SIZED_VT.get(vt)
+            if sized is None or pos + 4 > end:
+                return None
+            (size,) = _U32.unpack_from(data, pos)
+            pos += 4
+            if pos + size > end:
+                return None
+            out.append((propid, _pv(sized, data[pos : pos + size])))
+            pos += size
+            continue
         s = arm[1]
-        pos += 6
         if pos + s.size > end:
             return None
         out.append((propid, _pv(arm[0], s.unpack_from(data, pos)[0])))
@@ -139,10 +155,24 @@ def _write_xact(value: TransactionRef) -> bytes:
 def _write_props(props: Props) -> bytes:
     if not props:
         return _ZERO4
+    if len(props) > MAX_PROPERTIES:
+        return encode_props(props)  # raises the generic WireError
     parts = [_U32.pack(len(props))]
     for propid, pv in props:
         s = _FIXED_WRITE.get(pv.vt) if type(pv) is PropVariant else None
         if s is None:
+            if (
+                type(pv) is PropVariant
+                and pv.vt in _SIZED_VT
+                and type(propid) is int
+                and 0 <= propid <= _MAXU32
+            ):
+                value = pv.value
+                if type(value) is not bytes:
+                    return encode_props(props)
+                parts.append(_SIZED_HEAD.pack(propid, pv.vt, len(value)))
+                parts.append(value)
+                continue
             return encode_props(props)
         try:
             parts.append(s.pack(propid, pv.vt, pv.value))

@@ -173,6 +173,15 @@ def apply_facts(m: Message, values: dict[int, object], ids: bool = True) -> None
 
 def fact_properties(message: Message, propids: Iterable[int], blob: bool = False) -> Props:
     """The PROPID_M_* facts of a received ``message`` that ``propids`` asks for (+ the blob if asked)."""
+    if propids == CLIENT_RECEIVE_PROPIDS and not blob:
+        # The pymsmq client's request: straight-line (the hot path of every receive).
+        m = message
+        return (
+            (PROPID_M_LOOKUPID, _pv(_UI8, m.lookup_id & 0xFFFFFFFFFFFFFFFF)),
+            (PROPID_M_ARRIVEDTIME, _pv(_UI4, _u32(m.arrived_time))),
+            (PROPID_M_ABORT_COUNT, _pv(_UI4, min(max(m.abort_count, 0), _INFINITE))),
+            (PROPID_M_MOVE_COUNT, _pv(_UI4, min(max(m.move_count, 0), _INFINITE))),
+        )
     out: list[tuple[int, PropVariant]] = []
     for pid in propids:
         pv = _fact(message, pid)
@@ -191,6 +200,8 @@ def _u32(value: float | None) -> int:
 
 _new = object.__new__
 _set = object.__setattr__
+_UI4: Final = VarType.VT_UI4
+_UI8: Final = VarType.VT_UI8
 
 
 def _pv(vt: VarType, value: object) -> PropVariant:

@@ -66,6 +66,7 @@ _INFINITE_MS: Final = 0xFFFFFFFF
 _A = Action
 _PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+_NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
 
 
 class Handle:
@@ -104,6 +105,7 @@ class Session(OpsMixin, asyncio.Protocol):
         self._next_handle = 1
         self._next_cursor = 1
         self._out: list[bytes] = []
+        #: True while a flush is due: scheduled with call_soon, or at the end of data_received.
         self._flush_pending = False
         self._paused = False
         self.closed = False
@@ -129,6 +131,8 @@ class Session(OpsMixin, asyncio.Protocol):
         now = time.monotonic()
         self.last_activity = now
         self.stats.bytes_in += len(data)
+        # Answers written while these events are handled go out in one write at the end.
+        self._flush_pending = True
         try:
             events = self.conn.receive_data(data)
         except ProtocolError as exc:
@@ -136,12 +140,15 @@ class Session(OpsMixin, asyncio.Protocol):
                 self._on_event(event)
             self.stats.protocol_errors += 1
             log.warning("protocol error from %s: %s; closing the connection", self.peer, exc)
+            self._flush_pending = False
             self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, str(exc)))
             return
-        for event in events:
-            self._on_event(event)
-        self.partial_since = (self.partial_since or now) if self.conn.buffered else None
-        self._flush()
+        try:
+            for event in events:
+                self._on_event(event)
+        finally:
+            self.partial_since = (self.partial_since or now) if self.conn.buffered else None
+            self._flush()
 
     def eof_received(self) -> bool | None:
         try:
@@ -458,7 +465,7 @@ class Session(OpsMixin, asyncio.Protocol):
         read = _reader(h.queue, cursor, action, req.lookup_id, tx)
         counters = self.stats.queue(h.format_name)
         propids = req.propids or DEFAULT_RECEIVE_PROPIDS
-        no_packet = bool(req.flags & ReceiveFlags.NO_PACKET)
+        no_packet = bool(req.flags & _NO_PACKET)
 
         fmt = h.format_name
 
