@@ -351,3 +351,42 @@ def test_structure_truncations(value: Any, name: str) -> None:
             type(value).decode(data[:n])
         except WireError:
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Reader.unpack: the fixed-layout read the structures share
+
+_PAIR = struct.Struct("<HI")
+
+
+def test_reader_unpack_vector() -> None:
+    r = Reader(b"\xaa\x02\x01\x04\x03\x02\x01\xbb", 1, 7)
+    assert r.unpack(_PAIR, "Pair") == (0x0102, 0x01020304)
+    assert r.pos == 7
+    assert r.remaining == 0
+
+
+def test_reader_unpack_truncated_is_need_error() -> None:
+    data = b"\x00" * 5
+    r = Reader(data, 1)
+    with pytest.raises(WireError) as got:
+        r.unpack(_PAIR, "Pair")
+    with pytest.raises(WireError) as want:
+        Reader(data, 1).need(_PAIR.size, "Pair")
+    assert str(got.value) == str(want.value)
+    assert str(got.value).startswith("truncated Pair: need 6 bytes, 4 left at offset 1")
+    assert got.value.offset == 1
+    assert r.pos == 1  # nothing consumed
+
+
+@given(st.binary(max_size=12), st.integers(0, 12))
+def test_reader_unpack_arbitrary(data: bytes, start: int) -> None:
+    r = Reader(data, start)
+    try:
+        fields = r.unpack(_PAIR, "Pair")
+    except WireError:
+        assert start + _PAIR.size > len(data)
+        assert r.pos == start
+        return
+    assert fields == _PAIR.unpack_from(data, start)
+    assert r.pos == start + _PAIR.size

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import Final
+from typing import Any, Final
 
 from pymsmq.errors import WireError
 
@@ -109,6 +109,15 @@ class Reader:
         value = float(_F64.unpack_from(self.data, self.pos)[0])
         self.pos += 8
         return value
+
+    def unpack(self, layout: struct.Struct, what: str) -> tuple[Any, ...]:
+        """The fields of the fixed layout at the reader's position (length checked first, as ``need``)."""
+        pos = self.pos
+        n = layout.size
+        if pos + n > self.end:
+            raise WireError(f"truncated {what}: need {n} bytes, {self.end - pos} left", pos)
+        self.pos = pos + n
+        return layout.unpack_from(self.data, pos)
 
     def guid(self, what: str = "GUID") -> uuid.UUID:
         """A 16-byte GUID in the [MS-DTYP] 2.3.4 packet layout (Data1..3 little-endian)."""

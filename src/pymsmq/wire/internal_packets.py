@@ -193,9 +193,7 @@ class InternalHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read an InternalHeader; an undefined PT is a WireError."""
         start = r.pos
-        r.need(INTERNAL_HEADER_SIZE, "InternalHeader")
-        reserved, flags = _INTERNAL.unpack_from(r.data, start)
-        r.pos = start + INTERNAL_HEADER_SIZE
+        reserved, flags = r.unpack(_INTERNAL, "InternalHeader")
         value = cls(reserved, flags)
         value._validate(start)
         return value

@@ -85,9 +85,7 @@ class SRMPEnvelopeHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read the header and its padding."""
         start = r.pos
-        r.need(_ID_LEN.size, "SRMPEnvelopeHeader")
-        header_id, reserved, length = _ID_LEN.unpack_from(r.data, start)
-        r.pos = start + _ID_LEN.size
+        header_id, reserved, length = r.unpack(_ID_LEN, "SRMPEnvelopeHeader")
         # Reader.utf16 -> raw(2 * length) checks the length against the remaining input first.
         data = r.utf16(length, "SRMPEnvelopeHeader.Data")
         return cls(data, header_id, reserved, read_padding(r, start))
@@ -143,9 +141,7 @@ class CompoundMessageHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read the header and its padding."""
         start = r.pos
-        r.need(_COMPOUND.size, "CompoundMessageHeader")
-        header_id, reserved, http_size, body_size, body_offset = _COMPOUND.unpack_from(r.data, start)
-        r.pos = start + _COMPOUND.size
+        header_id, reserved, http_size, body_size, body_offset = r.unpack(_COMPOUND, "CompoundMessageHeader")
         data = r.raw(http_size, "CompoundMessageHeader.Data")
         if body_size and body_offset + body_size > http_size:
             raise WireError(
@@ -227,9 +223,7 @@ class ExtensionHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read the 12-byte header."""
         start = r.pos
-        r.need(EXTENSION_HEADER_SIZE, "ExtensionHeader")
-        header_size, remaining, flags, reserved = _EXTENSION.unpack_from(r.data, start)
-        r.pos = start + EXTENSION_HEADER_SIZE
+        header_size, remaining, flags, reserved = r.unpack(_EXTENSION, "ExtensionHeader")
         # 2.2.5: "ExtensionHeader (12 bytes)"; HeaderSize "specifies the size in bytes of the
         # ExtensionHeader".
         if header_size != EXTENSION_HEADER_SIZE:
@@ -297,9 +291,7 @@ class SubqueueHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read the 148-byte header."""
         start = r.pos
-        r.need(SUBQUEUE_HEADER_SIZE, "SubqueueHeader")
-        size, word, abort, move, last_move, name, target = _SUBQUEUE.unpack_from(r.data, start)
-        r.pos = start + SUBQUEUE_HEADER_SIZE
+        size, word, abort, move, last_move, name, target = r.unpack(_SUBQUEUE, "SubqueueHeader")
         if size != SUBQUEUE_HEADER_SIZE:
             raise WireError(f"SubqueueHeader.HeaderSize is {size}, MUST be 148", start)
         return cls(
@@ -437,9 +429,7 @@ class ExtendedAddressHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read the 28-byte header."""
         start = r.pos
-        r.need(EXTENDED_ADDRESS_HEADER_SIZE, "ExtendedAddressHeader")
-        size, length, kind, scope, address = _EXT_ADDRESS.unpack_from(r.data, start)
-        r.pos = start + EXTENDED_ADDRESS_HEADER_SIZE
+        size, length, kind, scope, address = r.unpack(_EXT_ADDRESS, "ExtendedAddressHeader")
         if size != EXTENDED_ADDRESS_HEADER_SIZE:
             raise WireError(f"ExtendedAddressHeader.HeaderSize is {size}, MUST be 28", start)
         return cls(kind, length, scope, address, size)

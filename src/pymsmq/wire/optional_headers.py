@@ -116,10 +116,7 @@ class TransactionHeader(Structure):
     @classmethod
     def read(cls, r: Reader) -> Self:
         """Read a TransactionHeader (always a multiple of 4 bytes: no padding)."""
-        start = r.pos
-        r.need(TRANSACTION_HEADER_SIZE, "TransactionHeader")
-        flags, ordinal, timestamp, seq, prev = _TX.unpack_from(r.data, start)
-        r.pos = start + TRANSACTION_HEADER_SIZE
+        flags, ordinal, timestamp, seq, prev = r.unpack(_TX, "TransactionHeader")
         # 2.2.20.5: "If Flags.CG is set, this field MUST be present; otherwise, it MUST NOT."
         guid = r.guid("TransactionHeader.ConnectorQMGuid") if flags & TransactionHeaderFlags.CG else None
         return cls(flags, TxSequenceID(ordinal, timestamp), seq, prev, guid)
@@ -185,9 +182,7 @@ class DebugHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read a DebugHeader (4 or 20 bytes: no padding)."""
         start = r.pos
-        r.need(DEBUG_HEADER_SIZE, "DebugHeader")
-        flags, reserved = _DEBUG.unpack_from(r.data, start)
-        r.pos = start + DEBUG_HEADER_SIZE
+        flags, reserved = r.unpack(_DEBUG, "DebugHeader")
         qt = flags & 0x3
         # 2.2.20.8: QT "MUST be set to one of the following values" (0x0, 0x1).
         if qt > DebugQueueType.PUBLIC:
@@ -270,9 +265,7 @@ class SoapHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read a SoapHeader and the padding after it."""
         start = r.pos
-        r.need(_SECTION.size, "SoapHeader")
-        header_id, reserved, header_len = _SECTION.unpack_from(r.data, start)
-        r.pos = start + _SECTION.size
+        header_id, reserved, header_len = r.unpack(_SECTION, "SoapHeader")
         if header_id != HEADER_SECTION_ID:
             raise WireError(f"SoapHeader.HeaderSectionID is 0x{header_id:04X}, MUST be 0x0320", start)
         header = r.utf16(header_len, "SoapHeader.Header")
@@ -286,9 +279,7 @@ class SoapHeader(Structure):
                 pad = r.raw(gap, "SoapHeader padding")
                 header_padding = pad if pad.strip(b"\x00") else None
         body_start = r.pos
-        r.need(_SECTION.size, "SoapHeader body section")
-        body_id, reserved1, body_len = _SECTION.unpack_from(r.data, body_start)
-        r.pos = body_start + _SECTION.size
+        body_id, reserved1, body_len = r.unpack(_SECTION, "SoapHeader body section")
         if body_id != BODY_SECTION_ID:
             raise WireError(f"SoapHeader.BodySectionID is 0x{body_id:04X}, MUST be 0x0384", body_start)
         body = r.utf16(body_len, "SoapHeader.Body")
@@ -369,9 +360,7 @@ class MQFAddressHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read the header, its FormatNameList and the padding after it."""
         start = r.pos
-        r.need(MQF_ADDRESS_HEADER_FIXED_SIZE, "MQFAddressHeader")
-        header_size, header_id, reserved, count = _MQF_ADDRESS.unpack_from(r.data, start)
-        r.pos = start + MQF_ADDRESS_HEADER_FIXED_SIZE
+        header_size, header_id, reserved, count = r.unpack(_MQF_ADDRESS, "MQFAddressHeader")
         if header_id not in _ADDRESS_HEADER_IDS:
             raise WireError(
                 f"MQFAddressHeader.HeaderID 0x{header_id:04X} is not in the 2.2.20.2 table", start + 4
@@ -437,9 +426,7 @@ class MQFSignatureHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read the header and its padding."""
         start = r.pos
-        r.need(_MQF_SIGNATURE.size, "MQFSignatureHeader")
-        header_id, reserved, size = _MQF_SIGNATURE.unpack_from(r.data, start)
-        r.pos = start + _MQF_SIGNATURE.size
+        header_id, reserved, size = r.unpack(_MQF_SIGNATURE, "MQFSignatureHeader")
         if header_id != MQFHeaderId.SIGNATURE:
             raise WireError(f"MQFSignatureHeader.ID is 0x{header_id:04X}, MUST be 0x015E", start)
         signature = r.raw(size, "MQFSignatureHeader.Signature")

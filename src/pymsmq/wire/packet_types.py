@@ -126,10 +126,7 @@ class TxSequenceID(Structure):
     @classmethod
     def read(cls, r: Reader) -> Self:
         """Read 8 bytes at the reader's position."""
-        pos = r.pos
-        r.need(8, "TxSequenceID")
-        ordinal, timestamp = _U32X2.unpack_from(r.data, pos)
-        r.pos = pos + 8
+        ordinal, timestamp = r.unpack(_U32X2, "TxSequenceID")
         return cls(ordinal, timestamp)
 
     def write(self, w: Writer) -> None:
@@ -158,10 +155,7 @@ class MessageIdentifier(Structure):
     @classmethod
     def read(cls, r: Reader) -> Self:
         """Read 20 bytes at the reader's position."""
-        pos = r.pos
-        r.need(20, "MessageIdentifier")
-        guid, ordinal = _GUID_U32.unpack_from(r.data, pos)
-        r.pos = pos + 20
+        guid, ordinal = r.unpack(_GUID_U32, "MessageIdentifier")
         return cls(guid_from_le(guid), ordinal)
 
     def write(self, w: Writer) -> None:
@@ -294,10 +288,7 @@ class PrivateQueueFormatName(Structure):
     @classmethod
     def read(cls, r: Reader, base: int = 0) -> Self:
         """Read 20 bytes."""
-        pos = r.pos
-        r.need(20, "PrivateQueueFormatName")
-        guid, ident = _GUID_U32.unpack_from(r.data, pos)
-        r.pos = pos + 20
+        guid, ident = r.unpack(_GUID_U32, "PrivateQueueFormatName")
         return cls(guid_from_le(guid), ident)
 
     def write(self, w: Writer, base: int = 0) -> None:

@@ -101,9 +101,7 @@ class MQDSPublicKey(Structure):
     def read(cls, r: Reader) -> Self:
         """Read one MQDSPUBLICKEY, checking both lengths against the bytes that remain."""
         start = r.pos
-        r.need(MQDSPUBLICKEY_HEADER_SIZE, "MQDSPUBLICKEY header")
-        key_len, provider_len, provider_type = _KEY_HEADER.unpack_from(r.data, start)
-        r.pos = start + MQDSPUBLICKEY_HEADER_SIZE
+        key_len, provider_len, provider_type = r.unpack(_KEY_HEADER, "MQDSPUBLICKEY header")
         if provider_len < 2 or provider_len % 2:
             raise WireError(
                 f"MQDSPUBLICKEY.ulProviderLen {provider_len} is not a NUL-terminated UTF-16 size", start + 4

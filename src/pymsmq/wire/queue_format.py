@@ -148,9 +148,7 @@ def required_flags(suffix: QueueSuffixType) -> int:
 def _read_string(r: Reader, what: str) -> str:
     """A deferred ``[string] wchar_t*`` referent: MaxCount, Offset, ActualCount, units."""
     start = r.pos
-    r.need(12, what)
-    max_count, offset, actual = _U32X3.unpack_from(r.data, start)
-    r.pos = start + 12
+    max_count, offset, actual = r.unpack(_U32X3, what)
     if offset != 0:
         raise WireError(f"{what}: NDR string Offset is {offset}, MUST be 0", start + 4)
     if actual != max_count:
@@ -207,10 +205,7 @@ class ObjectId(Structure):
     @classmethod
     def read(cls, r: Reader) -> Self:
         """Read 20 bytes: GUID, u32."""
-        start = r.pos
-        r.need(20, "OBJECTID")
-        guid, uniquifier = _GUID_U32.unpack_from(r.data, start)
-        r.pos = start + 20
+        guid, uniquifier = r.unpack(_GUID_U32, "OBJECTID")
         return cls(uuid.UUID(bytes_le=guid), uniquifier)
 
     def write(self, w: Writer) -> None:
@@ -256,10 +251,7 @@ class MulticastId(Structure):
     @classmethod
     def read(cls, r: Reader) -> Self:
         """Read 8 bytes: m_address, m_port."""
-        start = r.pos
-        r.need(8, "MULTICAST_ID")
-        address, port = _U32X2.unpack_from(r.data, start)
-        r.pos = start + 8
+        address, port = r.unpack(_U32X2, "MULTICAST_ID")
         return cls(address, port)
 
     def write(self, w: Writer) -> None:
@@ -297,10 +289,7 @@ class DlId(Structure):
 
     @staticmethod
     def _read_fixed(r: Reader) -> tuple[uuid.UUID, int]:
-        start = r.pos
-        r.need(20, "DL_ID")
-        guid, referent = _GUID_U32.unpack_from(r.data, start)
-        r.pos = start + 20
+        guid, referent = r.unpack(_GUID_U32, "DL_ID")
         return uuid.UUID(bytes_le=guid), referent
 
     def _write_fixed(self, w: Writer) -> None:
@@ -401,9 +390,7 @@ class QueueFormat(Structure):
     def read(cls, r: Reader) -> Self:
         """Read one NDR-marshalled QUEUE_FORMAT (fixed part and deferred referent)."""
         start = r.pos
-        r.need(5, "QUEUE_FORMAT")
-        qft, suffix_and_flags, reserved, discriminant = _HEAD.unpack_from(r.data, start)
-        r.pos = start + 5
+        qft, suffix_and_flags, reserved, discriminant = r.unpack(_HEAD, "QUEUE_FORMAT")
         if discriminant != qft:
             raise WireError(f"QUEUE_FORMAT union discriminant {discriminant} != m_qft {qft}", start + 4)
         if qft not in _ARM_OF:

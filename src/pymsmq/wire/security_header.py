@@ -171,9 +171,7 @@ class SecurityHeader(Structure):
     def read(cls, r: Reader) -> Self:
         """Read a SecurityHeader with its SecurityData (always a multiple of 4 bytes)."""
         start = r.pos
-        r.need(SECURITY_HEADER_FIXED_SIZE, "SecurityHeader")
-        flags, sid_size, key_size, sig_size, cert_size, prov_size = _FIXED.unpack_from(r.data, start)
-        r.pos = start + SECURITY_HEADER_FIXED_SIZE
+        flags, sid_size, key_size, sig_size, cert_size, prov_size = r.unpack(_FIXED, "SecurityHeader")
         if not (sid_size or key_size or sig_size or cert_size or prov_size):
             # 2.2.20.6: "At least one of the fields SenderIdSize, ... ProviderInfoSize MUST be nonzero."
             raise WireError("SecurityHeader: all five item sizes are zero", start)

@@ -41,10 +41,7 @@ class SequenceInfo(Structure):
     @classmethod
     def read(cls, r: Reader) -> Self:
         """Read the 16-byte packet form."""
-        start = r.pos
-        r.need(SEQUENCE_INFO_SIZE, "SEQUENCE_INFO")
-        seq_id, seq_no, prev_no = _LAYOUT.unpack_from(r.data, start)
-        r.pos = start + SEQUENCE_INFO_SIZE
+        seq_id, seq_no, prev_no = r.unpack(_LAYOUT, "SEQUENCE_INFO")
         return cls(seq_id, seq_no, prev_no)
 
     def write(self, w: Writer) -> None:

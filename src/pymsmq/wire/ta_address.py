@@ -149,9 +149,7 @@ class TAAddress(Structure):
     def read(cls, r: Reader) -> Self:
         """Read one record; ``WireError`` if truncated or a known type has the wrong length."""
         start = r.pos
-        r.need(TA_ADDRESS_HEADER_SIZE, "TA_ADDRESS header")
-        length, kind = _HEADER.unpack_from(r.data, start)
-        r.pos = start + TA_ADDRESS_HEADER_SIZE
+        length, kind = r.unpack(_HEADER, "TA_ADDRESS header")
         _check_length(kind, length, start)
         address = r.raw(length, "TA_ADDRESS.Address")
         address_type: int = AddressType(kind) if kind in ADDRESS_LENGTHS else kind
