@@ -17,7 +17,7 @@ from pymsmq.protocol import hot
 from pymsmq.protocol._payload import Payload
 from pymsmq.protocol.codes import Action
 from pymsmq.protocol.fast_packet import decode_simple, encode_simple
-from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, _fact, fact_properties
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, _fact, fact_properties, send_facts
 from pymsmq.protocol.messages import ReceiveRequest, ReceiveResponse, SendRequest, SendResponse
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.user_message import UserMessage
@@ -250,3 +250,12 @@ def test_client_fact_array_equals_the_general_one(
     general = tuple((pid, pv) for pid in CLIENT_RECEIVE_PROPIDS if (pv := _fact(m, pid)) is not None)
     assert fact_properties(m, CLIENT_RECEIVE_PROPIDS) == general
     assert [pid for pid, _ in general] == [60, 32, 69, 70]  # lookup id, arrived time, abort and move counts
+
+
+@given(
+    st.none() | st.builds(ObjectId, st.uuids(), st.integers(1, 0xFFFFFFFF)), st.none() | st.floats(0, 2.0**33)
+)
+def test_send_facts_equal_the_general_ones(mid: ObjectId | None, sent: float | None) -> None:
+    m = Message(body=b"x")
+    m.id, m.sent_time = mid, sent
+    assert send_facts(m) == fact_properties(m, (2, 31))  # PROPID_M_MSGID, PROPID_M_SENTTIME

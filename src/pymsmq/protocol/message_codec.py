@@ -46,6 +46,7 @@ __all__ = [
     "fact_properties",
     "needs_blob",
     "props_dict",
+    "send_facts",
 ]
 
 # mq.h / [MS-MQMQ] 2.3.2 message property identifiers used beside the packet.
@@ -192,6 +193,15 @@ def fact_properties(message: Message, propids: Iterable[int], blob: bool = False
     return tuple(out)
 
 
+def send_facts(message: Message) -> Props:
+    """The facts a SEND answer carries: PROPID_M_MSGID and PROPID_M_SENTTIME of the sent ``message``."""
+    mid = message.id
+    return (
+        (PROPID_M_MSGID, _pv(_VECTOR_UI1, bytes(mid) if mid is not None else _ZERO_ID)),
+        (PROPID_M_SENTTIME, _pv(_UI4, _u32(message.sent_time))),
+    )
+
+
 def _u32(value: float | None) -> int:
     if value is None:
         return 0
@@ -202,6 +212,7 @@ _new = object.__new__
 _set = object.__setattr__
 _UI4: Final = VarType.VT_UI4
 _UI8: Final = VarType.VT_UI8
+_VECTOR_UI1: Final = VarType.VT_VECTOR_UI1
 
 
 def _pv(vt: VarType, value: object) -> PropVariant:

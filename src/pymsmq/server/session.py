@@ -47,6 +47,7 @@ from pymsmq.protocol.message_codec import (
     decode_message,
     encode_packet,
     fact_properties,
+    send_facts,
 )
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
@@ -67,12 +68,28 @@ _A = Action
 _PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 _NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
+_DURABLE_HINT: Final = 64
+# MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
+_WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
+_PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
+_RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
+_JOURNAL_RIGHT: Final = int(_M.MQSEC_DELETE_JOURNAL_MESSAGE)
 
 
 class Handle:
     """A queue handle of one connection."""
 
-    __slots__ = ("cursors", "format_name", "journal", "key", "name", "queue", "rights", "tail")
+    __slots__ = (
+        "cursors",
+        "durable_hint",
+        "format_name",
+        "journal",
+        "key",
+        "name",
+        "queue",
+        "rights",
+        "tail",
+    )
 
     def __init__(self, queue: Queue, rights: int, key: str, journal: bool) -> None:
         self.queue = queue
@@ -84,6 +101,8 @@ class Handle:
         self.cursors: set[int] = set()
         #: The last state-changing request of this handle that runs off the loop.
         self.tail: asyncio.Future[Any] | None = None
+        #: > 0 while express receives should peek first (a recoverable message was met lately).
+        self.durable_hint = 0
 
 
 class Session(OpsMixin, asyncio.Protocol):
@@ -412,7 +431,7 @@ class Session(OpsMixin, asyncio.Protocol):
     # ------------------------------------------------------------------ SEND
     def _send(self, rid: int, req: pm.SendRequest) -> None:
         h = self.handle(req.handle)
-        self.check(h, _M.MQSEC_WRITE_MESSAGE, "send to")
+        self.check(h, _WRITE, "send to")
         if len(req.packet) > self.server.config.max_message_size:
             raise MSMQError(
                 "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
@@ -430,7 +449,7 @@ class Session(OpsMixin, asyncio.Protocol):
             queue.send(message, tx)
             counters.sent += 1
             counters.bytes_in += size
-            return hot.send_response(fact_properties(message, _SEND_FACTS))
+            return hot.send_response(send_facts(message))
 
         inline = (
             message.delivery == 0 and (tx is None or tx in (0, 1, 2)) and (h.tail is None or h.tail.done())
@@ -446,11 +465,9 @@ class Session(OpsMixin, asyncio.Protocol):
         action = req.action
         peek = action in _PEEK_ACTIONS
         if peek:
-            self.check(h, _M.MQSEC_PEEK_MESSAGE, "peek at")
+            self.check(h, _PEEK_RIGHT, "peek at")
         else:
-            self.check(
-                h, _M.MQSEC_DELETE_JOURNAL_MESSAGE if h.journal else _M.MQSEC_RECEIVE_MESSAGE, "receive from"
-            )
+            self.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
         cursor: Cursor | None = None
         if req.cursor:
             entry = self.cursors.get(req.cursor)
@@ -499,7 +516,22 @@ class Session(OpsMixin, asyncio.Protocol):
             and tx is None
             and not h.queue.transactional
         ):
-            # Express head: receiving it writes nothing durable, so it is done on the loop.
+            # Express head: receiving it writes nothing durable, so it is done on the loop.  While
+            # this handle has not met a recoverable message lately, skip the peek and receive
+            # directly; if that finds a recoverable one after all, its removal was committed on
+            # the loop (one fsync) and the next _DURABLE_HINT receives peek first again.
+            if not h.durable_hint:
+                try:
+                    message = read(0)
+                except MSMQError as exc:
+                    if exc.hresult != _NOT_FOUND or not waits:
+                        raise
+                    self.off_loop(rid, run, None, wait=True)
+                    return
+                if message.delivery:
+                    h.durable_hint = _DURABLE_HINT
+                self.answer(rid, respond(message))
+                return
             try:
                 head = h.queue.peek(0)
             except MSMQError as exc:
@@ -509,6 +541,10 @@ class Session(OpsMixin, asyncio.Protocol):
                     raise
                 self.off_loop(rid, run, None, wait=True)
                 return
+            if head.delivery:
+                h.durable_hint = _DURABLE_HINT
+            else:
+                h.durable_hint -= 1
             if head.delivery == 0:
                 try:
                     self.answer(rid, run(0))
@@ -581,7 +617,6 @@ def _reader(
     return lambda t: fn()
 
 
-_SEND_FACTS: Final = (2, 31)  # PROPID_M_MSGID, PROPID_M_SENTTIME
 _INLINE_OPS: Final = {
     Op.PING: "op_ping",
     Op.STATS: "op_stats",
