@@ -62,8 +62,12 @@ class MsmqServer:
         src = str(HERE.parents[1] / "src")
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from pymsmq.cli.serve import serve; serve()", "--data", str(data)]
-            + ["--port", "0", "--log-level", "warning"],
+            [
+                sys.executable,
+                "-c",
+                "from pymsmq.cli.serve import serve; serve()",
+                *("--data", str(data), "--port", "0", "--log-level", "warning"),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

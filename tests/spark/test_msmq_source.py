@@ -268,7 +268,7 @@ def test_batch_write_partition_failure_leaves_nothing(msmq_spark: Any, msmq_serv
         .option("queue", name)
         .mode("append")
     )
-    with pytest.raises(Exception, match="priority|ILLEGAL|invalid"):
+    with pytest.raises(Exception, match=r"priority|ILLEGAL|invalid"):
         writer.save()
     assert _count(msmq_server.url, name) == 0  # no partition's transaction was committed
     (

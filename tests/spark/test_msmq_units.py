@@ -1,0 +1,240 @@
+"""Readers and writers of the msmq source without Spark: partitions, filters, offsets, commit logic."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pymsmq
+from pymsmq.client.range_read import iter_range, queue_position, read_range
+from pymsmq.errors import MSMQError, WireError
+from pymsmq.model.ids import ObjectId
+from pymsmq.protocol.message_batch import decode_batch, encode_batch
+from pymsmq.spark.message_arrow import ARROW_SCHEMA, batch_to_arrow
+from pymsmq.spark.options import SourceOptions
+from pymsmq.spark.reader import Pushdown, plan_partitions
+from pymsmq.spark.stream import MsmqStreamReader, admitted_end, receive_committed
+from pymsmq.spark.writer import Staged, check_columns, commit_staged, row_to_message
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
+from _pymsmq_server import ThreadServer
+
+
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.integers(1, 9))
+def test_plan_partitions_cover_the_range(start: int, width: int, parts: int) -> None:
+    ranges = plan_partitions(start, start + width, parts)
+    if width == 0:
+        assert ranges == []
+        return
+    assert ranges[0][0] == start and ranges[-1][1] == start + width
+    assert all(a < b for a, b in ranges) and len(ranges) == min(parts, width)
+    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(len(ranges) - 1))
+    sizes = [b - a for a, b in ranges]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_pushdown_bounds_and_apply() -> None:
+    p = Pushdown()
+    assert p.accept("lookup_id", "ge", 10) and p.accept("lookup_id", "lt", 20)
+    assert p.accept("priority", "in", (2, 5)) and p.accept("msg_class", "eq", 1)
+    assert not p.accept("label", "eq", "x") and not p.accept("priority", "eq", "3")
+    assert p.lookup_range() == (10, 20) and p.priority_range() == (2, 5)
+    t = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    assert p.accept("arrived_time", "gt", t)
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "lookup_id": [9, 10, 15, 19, 20],
+            "priority": pa.array([2, 2, 3, 5, 5], pa.int32()),
+            "msg_class": [1, 1, 1, 1, 1],
+            "arrived_time": pa.array([t + dt.timedelta(seconds=1)] * 4 + [None], pa.timestamp("us", "UTC")),
+        }
+    )
+    assert p.apply(batch).column("lookup_id").to_pylist() == [10, 19]
+    empty = Pushdown()
+    assert empty.accept("priority", "gt", 7) and empty.priority_range()[0] > empty.priority_range()[1]
+
+
+def test_options_parse() -> None:
+    o = SourceOptions.parse(
+        {"URL": "msmq://h:1", "path": "q", "maxmessagespertrigger": "5", "mode": "Receive"}
+    )
+    assert (o.url, o.queue, o.max_messages_per_trigger, o.mode, o.writer_id) == (
+        "msmq://h:1",
+        "q",
+        5,
+        "receive",
+        "q",
+    )
+    for bad in (
+        {"queue": "q"},
+        {"url": "u"},
+        {"url": "u", "queue": "q", "mode": "eat"},
+        {"url": "u", "queue": "q", "numPartitions": "0"},
+        {"url": "u", "queue": "q", "startingLookupId": "x"},
+    ):
+        with pytest.raises(MSMQError):
+            SourceOptions.parse(bad)
+
+
+def test_row_to_message_and_columns() -> None:
+    m = row_to_message(
+        {"body": "hé", "label": "x", "priority": 6, "lookup_id": 5, "correlation_id": bytes(20)}
+    )
+    assert (m.body, m.label, m.priority, m.lookup_id, m.correlation_id) == (
+        "hé".encode(),
+        "x",
+        6,
+        0,
+        ObjectId.from_bytes(bytes(20)),
+    )
+    with pytest.raises(MSMQError):
+        row_to_message({"body": None})
+    with pytest.raises(MSMQError):
+        row_to_message({"body": b"", "priority": 9})
+    check_columns(["body", "label", "lookup_id"])
+    for bad in (["label"], ["body", "colour"]):
+        with pytest.raises(MSMQError):
+            check_columns(bad)
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@st.composite
+def messages(draw: Any) -> pymsmq.Message:
+    m = pymsmq.Message(
+        body=draw(st.binary(max_size=40)),
+        label=draw(_TEXT),
+        priority=draw(st.integers(0, 7)),
+        msg_class=draw(st.integers(0, 0xFFFF)),
+        app_specific=draw(st.integers(0, 0xFFFFFFFF)),
+        correlation_id=draw(st.none() | st.builds(ObjectId, st.uuids(), st.integers(0, 0xFFFFFFFF))),
+        extension=draw(st.binary(max_size=5)),
+    )
+    m.lookup_id = draw(st.integers(0, 2**63 - 1))
+    m.arrived_time = draw(st.none() | st.floats(0, 2e9).map(lambda x: round(x, 6)))
+    m.sent_time = draw(st.none() | st.integers(0, 2**31).map(float))
+    m.source_machine_guid = draw(st.none() | st.uuids())
+    m.destination_queue = draw(st.none() | _TEXT)
+    return m
+
+
+@given(st.lists(messages(), max_size=8))
+def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message]) -> None:
+    blob = encode_batch(ms)
+    back = decode_batch(blob)
+    rb = batch_to_arrow(blob, "Q")
+    assert rb.schema == ARROW_SCHEMA and rb.num_rows == len(ms)
+    for row, m, b in zip(rb.to_pylist(), ms, back, strict=True):
+        assert b == m
+        assert (row["lookup_id"], row["label"], row["body"], row["priority"]) == (
+            m.lookup_id,
+            m.label,
+            m.body,
+            m.priority,
+        )
+        assert row["correlation_id"] == (None if m.correlation_id is None else bytes(m.correlation_id))
+        assert row["source_machine_guid"] == (
+            None if m.source_machine_guid is None else str(m.source_machine_guid)
+        )
+        expected = None if m.arrived_time is None else round(m.arrived_time * 1e6)
+        got = row["arrived_time"]
+        assert (None if got is None else round(got.timestamp() * 1e6)) == expected
+        assert row["destination_queue"] == m.destination_queue and row["queue"] == "Q"
+
+
+@given(st.binary(max_size=300))
+def test_arrow_decoder_rejects_garbage_with_wire_error(data: bytes) -> None:
+    try:
+        batch_to_arrow(data, "Q")
+    except WireError:
+        pass
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[ThreadServer]:
+    srv = ThreadServer(tmp_path).start()
+    yield srv
+    srv.stop()
+
+
+def test_offsets_admission_and_receive_on_commit(tmp_path: Path) -> None:
+    qm = pymsmq.QueueManager.open(tmp_path / "qm")
+    try:
+        q = qm.create_queue(".\\private$\\s", transactional=True)
+        with qm.begin_transaction() as tx:
+            for i in range(10):
+                q.send(pymsmq.Message(body=b"x", label=str(i)), tx)
+        pos = queue_position(q)
+        assert (pos.first_lookup_id, pos.high_water, pos.queue_count) == (1, 11, 10)
+        assert admitted_end(q, 1, 11, None) == 11
+        assert admitted_end(q, 1, 11, 4) == 5  # just after the 4th message
+        assert admitted_end(q, 11, 11, 4) == 11
+        # An uncommitted send holds the high water below its lookup id.
+        tx = qm.begin_transaction()
+        q.send(pymsmq.Message(body=b"late"), tx)
+        q.send(pymsmq.Message(body=b"late2"), tx)
+        assert queue_position(q).high_water == 11
+        tx.commit()
+        assert queue_position(q).high_water == 13
+        assert receive_committed(q, qm, 1, 5) == 4
+        assert receive_committed(q, qm, 1, 5) == 0  # idempotent
+        assert [m.label for m in read_range(q, 0, 0).messages()][:2] == ["4", "5"]
+        assert sum(b.count for b in iter_range(q, 1, 13, chunk=3)) == 8
+    finally:
+        qm.close()
+
+
+def test_stream_reader_offsets_against_a_server(server: ThreadServer) -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+    qm = pymsmq.client.connect(server.url)
+    try:
+        q = qm.create_queue(".\\private$\\st", transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send_many([pymsmq.Message(body=b"x") for _ in range(7)], tx)
+    finally:
+        qm.close()
+    opts = SourceOptions.parse({"url": server.url, "queue": ".\\private$\\st", "mode": "receive"})
+    r = MsmqStreamReader(opts)
+    start = r.initialOffset()
+    assert start == {"lookup_id": 1, "origin": 1}
+    end = r.latestOffset(start, ReadMaxRows(3))
+    assert end == {"lookup_id": 4, "origin": 1}
+    assert [(p.start, p.end) for p in r.partitions(start, end)] == [(1, 3), (3, 4)]
+    rows = [b.num_rows for p in r.partitions(start, end) for b in r.read(p)]
+    assert sum(rows) == 3
+    assert r.latestOffset(end, ReadAllAvailable())["lookup_id"] == 8
+    r.commit(end)
+    with pymsmq.client.connect(server.url) as qm2:
+        assert queue_position(qm2.queue(".\\private$\\st")).queue_count == 4
+    r.prepareForTriggerAvailableNow()
+    assert r.latestOffset(end, ReadAllAvailable())["lookup_id"] == 8
+
+
+def test_commit_staged_is_idempotent_per_batch(server: ThreadServer) -> None:
+    name = f".\\private$\\w_{uuid.uuid4().hex[:6]}"
+    with pymsmq.client.connect(server.url) as qm:
+        qm.create_queue(name, transactional=True)
+    opts = SourceOptions.parse({"url": server.url, "queue": name, "writerId": "w"})
+    staged: list[Any] = [
+        Staged(1, 2, encode_batch([pymsmq.Message(body=b"a"), pymsmq.Message(body=b"b")])),
+        None,
+        Staged(0, 1, encode_batch([pymsmq.Message(body=b"c")])),
+    ]
+    assert commit_staged(opts, staged, 7) == 3
+    assert commit_staged(opts, staged, 7) == 0  # a replay of batch 7 sends nothing
+    assert commit_staged(opts, staged, 8) == 3
+    assert commit_staged(opts, staged, None) == 3  # batch writes have no markers
+    with pymsmq.client.connect(server.url) as qm:
+        bodies = [m.body for m in read_range(qm.queue(name)).messages()]
+    assert bodies == [b"c", b"a", b"b"] * 3
