@@ -327,7 +327,8 @@ class Queue:
         m.id = message.id = ObjectId(qm.guid, qm._next_ordinal())
         m.source_machine_guid = message.source_machine_guid = qm.guid
         m.destination_queue = message.destination_queue = state.format_name
-        m.sent_time = message.sent_time = now
+        # [MS-MQMQ] 2.2.19.2 SentTime is whole seconds, and TimeToBeReceived counts from it.
+        sent = m.sent_time = message.sent_time = float(int(now))
         m.arrived_time = now
         m.abort_count = m.move_count = 0
         # Step 12: TimeToReachQueue > TimeToBeReceived -> TimeToBeReceived = TimeToReachQueue.  The
@@ -340,7 +341,7 @@ class Queue:
                 tx._first_ttbr = m.max_time_to_receive
             m.max_time_to_receive = tx._first_ttbr
         ttbr = m.max_time_to_receive
-        expires_at = None if ttbr == INFINITE else now + ttbr
+        expires_at = None if ttbr == INFINITE else sent + ttbr
         durable = m.delivery == 1
         lid = m.lookup_id = qm._next_lookup(state)
         entry = Entry(lid, m.priority, m, size, PENDING if durable else AVAILABLE, False, expires_at)
