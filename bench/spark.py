@@ -192,7 +192,8 @@ def bench_streaming(spark: Any, url: str, name: str, n: int, per_trigger: int) -
     batches = sum(1 for p in q.recentProgress if p["numInputRows"])
     return [
         f"streaming end to end (peek, AvailableNow, {batches} micro-batches of <= {per_trigger:,}, "
-        f"noop sink): {rows / seconds:,.0f} messages/s ({rows:,} messages in {seconds:.2f} s, query start included)"
+        f"noop sink): {rows / seconds:,.0f} messages/s ({rows:,} messages in {seconds:.2f} s, "
+        "query start included)"
     ]
 
 
