@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Any
@@ -33,6 +34,12 @@ def _session(master: str) -> Any:
     )
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _jobs() -> Any:
+    # cli and spark are sibling L4 packages (DESIGN.md): the jobs are loaded by name, when run, as
+    # ``serve`` is by the root group.
+    return importlib.import_module("pymsmq.spark.pipeline")
 
 
 @click.group()
@@ -65,8 +72,7 @@ def archive(
     master: str,
 ) -> None:
     """Archive what arrived in QUEUE since the last run into Parquet (Trigger.AvailableNow)."""
-    from pymsmq.spark.pipeline import archive as run
-
+    run = _jobs().archive
     spark = _session(master)
     with progress(f"archiving {queue}", 1) as bar:
         result = run(
@@ -91,12 +97,11 @@ def archive(
 @msmq_command
 def report(archive_dir: str, output: str, top: int, master: str) -> None:
     """Write an HTML report (volume, latency, dead letters, labels) of an archive."""
-    from pymsmq.spark.pipeline import REPORT_STEPS
-    from pymsmq.spark.pipeline import report as run
-
+    jobs = _jobs()
+    run, steps = jobs.report, jobs.REPORT_STEPS
     if not os.path.isdir(archive_dir):
         raise BadInput(f"no archive at {archive_dir}")
     spark = _session(master)
-    with progress("report", len(REPORT_STEPS)) as bar:
+    with progress("report", len(steps)) as bar:
         rep = run(spark, archive_dir, output, top=top, progress=lambda _step, _total: bar.update())
     click.echo(f"report of {rep.messages} messages: {os.path.join(output, 'index.html')}")
