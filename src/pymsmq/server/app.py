@@ -29,6 +29,7 @@ from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
+from pymsmq.server.workers import WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 __all__ = ["DEFAULT_PORT", "ConfigError", "Server", "ServerConfig", "is_loopback", "run"]
@@ -110,7 +111,7 @@ class Server:
         self.sessions: set[Session] = set()
         self.closing = False
         self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
-        self.work_pool = ThreadPoolExecutor(self.config.work_threads, thread_name_prefix="pymsmq-work")
+        self.work_pool = WorkPool(self.loop, self.config.work_threads)
         self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
@@ -119,7 +120,7 @@ class Server:
 
     async def start(self) -> list[tuple[str, int]]:
         """Bind and start accepting; returns the bound (host, port) pairs."""
-        self.loop = asyncio.get_running_loop()
+        self.loop = self.work_pool.loop = asyncio.get_running_loop()
         cfg = self.config
         self._server = await self.loop.create_server(
             lambda: Session(self), cfg.host, cfg.port, ssl=cfg.ssl_context(), reuse_address=True, backlog=1024
@@ -137,7 +138,7 @@ class Server:
 
     def run_work(self, fn: Callable[[], object]) -> None:
         """Run ``fn`` on the work pool without answering anyone (aborts on disconnect)."""
-        fut = self.loop.run_in_executor(self.work_pool, fn)
+        fut = self.work_pool.submit(fn)
         self._background.add(fut)
         fut.add_done_callback(self._background.discard)
 

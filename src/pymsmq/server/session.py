@@ -364,16 +364,21 @@ class Session(OpsMixin, asyncio.Protocol):
     ) -> None:
         """Run ``fn`` on a pool and answer ``rid`` with its result (after ``handle``'s earlier work)."""
         server = self.server
-        pool = server.wait_pool if wait else server.work_pool
+        if wait:
+            wait_pool = server.wait_pool
+            submit: Callable[[], asyncio.Future[Any]] = lambda: self.loop.run_in_executor(wait_pool, fn)  # noqa: E731
+        else:
+            work_pool = server.work_pool
+            submit = lambda: work_pool.submit(fn)  # noqa: E731
         prev = handle.tail if handle is not None else None
         self.pending += 1
         if prev is None or prev.done():
-            fut: asyncio.Future[Any] = self.loop.run_in_executor(pool, fn)
+            fut: asyncio.Future[Any] = submit()
         else:
             fut = self.loop.create_future()
 
             def start(_: object) -> None:
-                inner = self.loop.run_in_executor(pool, fn)
+                inner = submit()
                 inner.add_done_callback(lambda f: _chain(f, fut))
 
             prev.add_done_callback(start)
