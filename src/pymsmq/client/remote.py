@@ -46,6 +46,11 @@ _ALL: Final = _RECEIVE | _SEND | _PEEK
 _A = Action
 _INFINITE_MS: Final = 0xFFFFFFFF
 _SERVER_STATS: Final = 0x7F000002
+_NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+
+
+def _identity(response: Any) -> Any:
+    return response
 
 
 def _timeout_ms(timeout: float | None) -> int:
@@ -349,6 +354,40 @@ class RemoteQueue:
     ) -> Pending[Message]:
         """Write the RECEIVE now; ``.result()`` waits for the message."""
         return self._read(_A.MQ_ACTION_RECEIVE, timeout, transaction)
+
+    def receive_many(
+        self, count: int, timeout: float | None = 0, transaction: RemoteTransaction | int | None = None
+    ) -> list[Message]:
+        """Up to ``count`` messages: ``count`` RECEIVE requests written at once (pipelined).
+
+        Requests that find no message in ``timeout`` are left out of the list; any other error is
+        raised after every answer has arrived (the messages received so far are then lost to the
+        caller, as with a failed ``receive``: use a transaction to keep them).
+        """
+        if not isinstance(count, int) or count < 0:
+            raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        ms = _timeout_ms(timeout)
+        xact = _xact(self._qm, transaction)
+        self._check()
+        request = hot.receive_request(
+            self._handle, _A.MQ_ACTION_RECEIVE, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS
+        )
+        fmt = self._format_name
+        out: list[Message] = []
+        first: MSMQError | None = None
+        for rid in self._t.send_many([request] * count):
+            try:
+                response = Pending(self._t, rid, _identity).result()
+            except MSMQError as exc:
+                if exc.hresult not in _NO_MESSAGE:
+                    first = first or exc
+                continue
+            m = decode_message(response.packet, response.properties)
+            m.destination_queue = m.destination_queue or fmt
+            out.append(m)
+        if first is not None:
+            raise first
+        return out
 
     def peek(self, timeout: float | None = None) -> Message:
         """Return the first message without removing it."""
