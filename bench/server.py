@@ -2,9 +2,15 @@
 
     python bench/server.py [--seconds 3] [--no-peers]
 
+Floors measured in the same run, first and last: this host's asyncio TCP echo (an ``asyncio.Protocol``
+server in its own process that parses 4-byte length-prefixed messages and writes each back, a
+blocking client with TCP_NODELAY, 4+200 bytes; one request in flight and 100 pipelined) and its fdatasync rate (200-byte appends).  Every pymsmq number is also given as
+a ratio to them, because the host is shared and its speed varies several-fold between runs.
+
 Workloads (200-byte bodies):
-* remote express send+receive, one request in flight (a message = one SEND + one RECEIVE);
-* remote express pipelined: ``send_many`` then pipelined receives (messages through per second);
+* remote express send+receive, one request in flight (a message = one SEND + one RECEIVE, i.e. two
+  round trips; "ops" counts requests);
+* remote express pipelined: ``send_many`` then ``receive_many`` (messages through per second);
 * recoverable (durable) sends from 1, 8 and 32 concurrent clients, one connection each, each client
   one request in flight (separate processes, so client CPU is not serialised by one GIL).
 The peers run the same workloads: Redis with ``appendonly yes`` + ``appendfsync always`` (redis-py,
@@ -55,6 +61,77 @@ def _timed(seconds: float, step: Callable[[], int]) -> float:
     return done / (time.perf_counter() - start)
 
 
+# ---------------------------------------------------------------------------- floors
+
+_ECHO_SERVER = r"""
+import asyncio
+class Echo(asyncio.Protocol):
+    # Length-prefixed messages, each parsed and written back on its own (per-message framing).
+    def connection_made(self, transport):
+        self.transport = transport
+        self.buf = b""
+    def data_received(self, data):
+        buf = self.buf + data
+        pos = 0
+        while len(buf) - pos >= 4:
+            end = pos + 4 + int.from_bytes(buf[pos : pos + 4], "little")
+            if end > len(buf):
+                break
+            self.transport.write(buf[pos:end])
+            pos = end
+        self.buf = buf[pos:]
+async def main():
+    server = await asyncio.get_running_loop().create_server(Echo, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await asyncio.Event().wait()
+asyncio.run(main())
+"""
+
+
+def echo_probe(seconds: float) -> dict[str, float]:
+    """asyncio Protocol echo over loopback: round trips/s with 1 in flight, messages/s 100 deep."""
+    proc = subprocess.Popen([sys.executable, "-c", _ECHO_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        msg = len(BODY).to_bytes(4, "little") + BODY
+
+        def rt(depth: int) -> int:
+            for _ in range(100 // depth):
+                sock.sendall(msg * depth)
+                want = len(msg) * depth
+                while want:
+                    want -= len(sock.recv(1 << 16))
+            return 100
+
+        one = _timed(seconds / 2, lambda: rt(1))
+        deep = _timed(seconds / 2, lambda: rt(100))
+        sock.close()
+    finally:
+        proc.kill()
+        proc.wait()
+    return {"echo 1 in flight": one, "echo pipelined": deep}
+
+
+def fsync_probe(directory: str, seconds: float = 1.0) -> float:
+    """fdatasync per second after 200-byte appends (the bound of one durable commit per message)."""
+    path = os.path.join(directory, "fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+
+        def one() -> int:
+            os.write(fd, BODY)
+            os.fdatasync(fd)
+            return 1
+
+        return _timed(seconds, one)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
 # ---------------------------------------------------------------------------- pymsmq
 
 
@@ -103,14 +180,23 @@ def pymsmq_express(url: str, seconds: float) -> dict[str, float]:
 
     def pipelined() -> int:
         q.send_many(batch)
-        pending = [q.receive_async(0) for _ in range(len(batch))]
-        for p in pending:
-            p.result()
+        got = q.receive_many(len(batch))
+        assert len(got) == len(batch)
         return len(batch)
 
     piped = _timed(seconds, pipelined)
     qm.close()
     return {"express 1 in flight": single, "express pipelined": piped}
+
+
+def pymsmq_prepare(url: str) -> None:
+    """Create the benchmark queue (express and recoverable workloads share it)."""
+    from pymsmq.client import connect
+
+    qm = connect(url)
+    if not qm.queue_exists(Q):
+        qm.create_queue(Q).close()
+    qm.close()
 
 
 def _pymsmq_durable_worker(url: str, seconds: float, start_at: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
@@ -208,34 +294,77 @@ def _redis_durable_worker(port: int, seconds: float, start_at: float, out: mp.Qu
 # ---------------------------------------------------------------------------- RabbitMQ
 
 
-def start_rabbit(tmp: str) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
-    env = dict(
-        os.environ,
-        RABBITMQ_NODE_PORT=str(port),
-        RABBITMQ_NODE_IP_ADDRESS="127.0.0.1",
-        RABBITMQ_NODENAME=f"bench{port}@localhost",
-        RABBITMQ_MNESIA_BASE=tmp,
-        RABBITMQ_LOG_BASE=tmp,
-        RABBITMQ_DIST_PORT=str(_free_port()),
-    )
-    proc = subprocess.Popen(
-        ["rabbitmq-server"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    import pika
+class Rabbit:
+    """A private RabbitMQ node on loopback (its own HOME, mnesia, logs, ports); ``stop()`` ends it."""
 
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", port)).close()
-            return proc, port
-        except Exception:
-            time.sleep(0.5)
-    raise RuntimeError("rabbitmq did not start")
+    def __init__(self, tmp: str) -> None:
+        self.port = _free_port()
+        self.node = f"pymsmqbench{self.port}@localhost"
+        home = os.path.join(tmp, "home")
+        os.makedirs(home, exist_ok=True)
+        # The Debian wrapper /usr/sbin/rabbitmq-server switches to the rabbitmq user, which cannot
+        # write our temporary directories: run the real script as ourselves, with HOME (the Erlang
+        # cookie), mnesia, logs, plugins file and every port private and on loopback.
+        self.env = dict(
+            os.environ,
+            HOME=home,
+            RABBITMQ_NODENAME=self.node,
+            RABBITMQ_NODE_IP_ADDRESS="127.0.0.1",
+            RABBITMQ_NODE_PORT=str(self.port),
+            RABBITMQ_DIST_PORT=str(_free_port()),
+            RABBITMQ_MNESIA_BASE=os.path.join(tmp, "mnesia"),
+            RABBITMQ_LOG_BASE=os.path.join(tmp, "log"),
+            RABBITMQ_ENABLED_PLUGINS_FILE=os.path.join(tmp, "enabled_plugins"),
+            RABBITMQ_CONFIG_FILE=os.path.join(tmp, "rabbitmq"),
+            ERL_EPMD_ADDRESS="127.0.0.1",
+        )
+        script = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+        self.ctl = "/usr/lib/rabbitmq/bin/rabbitmqctl"
+        if not os.path.exists(script):
+            script, self.ctl = "rabbitmq-server", "rabbitmqctl"
+        self.epmd_before = _pids("epmd")
+        self.proc = subprocess.Popen(
+            [script],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        started = time.time()
+        ready = subprocess.run(
+            [self.ctl, "-n", self.node, "await_startup", "--timeout", "180"],
+            env=self.env,
+            capture_output=True,
+            timeout=240,
+        )
+        if ready.returncode != 0:
+            self.stop()
+            raise RuntimeError(f"rabbitmq did not start: {ready.stderr.decode(errors='replace')[-300:]}")
+        self.startup = time.time() - started
+
+    def stop(self) -> None:
+        """Stop the node, then the epmd it started (by pid; an epmd that was already there stays)."""
+        subprocess.run([self.ctl, "-n", self.node, "stop"], env=self.env, capture_output=True, timeout=120)
+        _stop(self.proc)
+        for pid in _pids("epmd") - self.epmd_before:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _pids(name: str) -> set[int]:
+    """Pids of processes called ``name`` (from /proc)."""
+    out: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip() == name:
+                        out.add(int(entry))
+            except OSError:
+                pass
+    return out
 
 
 def _rabbit_channel(port: int, durable: bool) -> object:
@@ -332,16 +461,26 @@ def main() -> None:
     args = ap.parse_args()
     secs = args.seconds
     results: dict[str, dict[str, float]] = {"pymsmq": {}, "Redis": {}, "RabbitMQ": {}}
+    floors: list[dict[str, float]] = []
     notes: list[str] = []
     tmp = tempfile.mkdtemp(prefix="pymsmq-bench-")
 
+    def probe() -> None:
+        f = echo_probe(2.0)
+        f["fdatasync"] = fsync_probe(tmp)
+        floors.append(f)
+        print("floors:", {k: round(v) for k, v in f.items()}, flush=True)
+
+    probe()
     proc, url = start_pymsmq(os.path.join(tmp, "qm"))
     try:
+        pymsmq_prepare(url)
         results["pymsmq"].update(pymsmq_express(url, secs))
         for n in (1, 8, 32):
             results["pymsmq"][f"recoverable sends, {n} clients"] = concurrent(
                 _pymsmq_durable_worker, url, n, secs
             )
+        print("pymsmq:", {k: round(v) for k, v in results["pymsmq"].items()}, flush=True)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
@@ -359,25 +498,26 @@ def main() -> None:
         finally:
             _stop(rproc)
         try:
-            os.makedirs(os.path.join(tmp, "rabbit"))
-            bproc, bport = start_rabbit(os.path.join(tmp, "rabbit"))
-        except (RuntimeError, OSError) as exc:
+            rabbit = Rabbit(os.path.join(tmp, "rabbit"))
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
             notes.append(f"RabbitMQ not measured: {exc}")
         else:
+            notes.append(f"RabbitMQ {rabbit.node} started in {rabbit.startup:.0f} s")
             try:
-                results["RabbitMQ"].update(rabbit_express(bport, secs))
+                results["RabbitMQ"].update(rabbit_express(rabbit.port, secs))
                 for n in (1, 8, 32):
                     results["RabbitMQ"][f"recoverable sends, {n} clients"] = concurrent(
-                        _rabbit_durable_worker, bport, n, secs
+                        _rabbit_durable_worker, rabbit.port, n, secs
                     )
             finally:
-                subprocess.run(["rabbitmqctl", "-n", f"bench{bport}@localhost", "stop"], capture_output=True)
-                _stop(bproc)
+                rabbit.stop()
     else:
         notes.append(why)
+    probe()
     shutil.rmtree(tmp, ignore_errors=True)
-    write_section(SECTION, report(results, notes, secs))
-    print(report(results, notes, secs))
+    text = report(results, floors, notes, secs)
+    write_section(SECTION, text)
+    print(text)
 
 
 def _fmt(v: float | None) -> str:
@@ -386,7 +526,10 @@ def _fmt(v: float | None) -> str:
     return f"{v / 1000:.1f}k" if v >= 1000 else f"{v:.0f}"
 
 
-def report(results: dict[str, dict[str, float]], notes: list[str], secs: float) -> str:
+def report(
+    results: dict[str, dict[str, float]], floors: list[dict[str, float]], notes: list[str], secs: float
+) -> str:
+    """The docs/benchmarks.md section: absolute rates, then same-run ratios."""
     rows = [
         "express 1 in flight",
         "express pipelined",
@@ -395,12 +538,25 @@ def report(results: dict[str, dict[str, float]], notes: list[str], secs: float) 
         "recoverable sends, 32 clients",
     ]
     p, r, b = results["pymsmq"], results["Redis"], results["RabbitMQ"]
+
+    def floor(key: str) -> float | None:
+        values = [f[key] for f in floors if key in f]
+        return sum(values) / len(values) if values else None
+
+    echo1, echo_deep, fsync = floor("echo 1 in flight"), floor("echo pipelined"), floor("fdatasync")
+    span = ", ".join(
+        f"{_fmt(f['echo 1 in flight'])} / {_fmt(f['echo pipelined'])} / {_fmt(f['fdatasync'])}"
+        for f in floors
+    )
     lines = [
         SECTION,
         "",
         f"`python bench/server.py` on {machine()}, {time.strftime('%Y-%m-%d %H:%M')}; {secs:.0f} s per "
         "measurement, 200-byte bodies, server and clients on one host over loopback.  Rates are messages "
-        "per second (express: one send plus one receive per message).",
+        "per second (express 1 in flight: one send plus one receive per message, i.e. two round trips).",
+        "",
+        f"Floors of this host in the same run (before / after: asyncio echo round trips 1 in flight, echo "
+        f"messages 100 deep, fdatasync): {span}.  The host is shared: compare the ratios, not the rates.",
         "",
         "| workload | pymsmq | Redis (fsync always) | RabbitMQ (persistent, confirms) |",
         "|---|---|---|---|",
@@ -413,15 +569,23 @@ def report(results: dict[str, dict[str, float]], notes: list[str], secs: float) 
         value = f"{a / c:.2f}" if a is not None and c else "-"
         lines.append(f"| {name} | {value} | {target} |")
 
-    lines.append(f"| express 1 in flight (absolute) | {_fmt(p.get(rows[0]))} | >= 25k/s |")
-    lines.append(f"| express pipelined (absolute) | {_fmt(p.get(rows[1]))} | >= 150k/s |")
-    lines.append(f"| recoverable 32 clients (absolute) | {_fmt(p.get(rows[4]))} | >= 40k/s |")
-    ratio("recoverable 32 clients / RabbitMQ 32", p.get(rows[4]), b.get(rows[4]), ">= 4")
-    ratio("recoverable 32 clients / Redis 32", p.get(rows[4]), r.get(rows[4]), ">= 3")
+    e1, ep, r32 = p.get(rows[0]), p.get(rows[1]), p.get(rows[4])
+    lines.append(f"| express 1 in flight, messages (absolute) | {_fmt(e1)} | >= 25k/s |")
+    lines.append(f"| express 1 in flight, requests (absolute, 2 per message) | {_fmt(e1 and 2 * e1)} | |")
+    lines.append(f"| express pipelined (absolute) | {_fmt(ep)} | >= 150k/s |")
+    lines.append(f"| recoverable 32 clients (absolute) | {_fmt(r32)} | >= 40k/s |")
+    ratio("express 1 in flight requests / echo round trips", e1 and 2 * e1, echo1, "25k / 38k = 0.66")
+    ratio("express pipelined / echo 100 deep", ep, echo_deep, "150k / 183k (streams) = 0.82")
+    ratio("recoverable 32 clients / fdatasync", r32, fsync, "40k / 11k = 3.6")
+    ratio("recoverable 1 client / fdatasync", p.get(rows[2]), fsync, "6.5k / 11k = 0.6")
+    ratio("recoverable 32 clients / RabbitMQ 32", r32, b.get(rows[4]), ">= 4")
+    ratio("recoverable 32 clients / Redis 32", r32, r.get(rows[4]), ">= 3")
     ratio("recoverable 1 client / Redis 1", p.get(rows[2]), r.get(rows[2]), "")
     ratio("recoverable 8 clients / Redis 8", p.get(rows[3]), r.get(rows[3]), "")
-    ratio("express 1 in flight / Redis", p.get(rows[0]), r.get(rows[0]), "")
-    ratio("express pipelined / Redis", p.get(rows[1]), r.get(rows[1]), "")
+    ratio("recoverable 1 client / RabbitMQ 1", p.get(rows[2]), b.get(rows[2]), "")
+    ratio("express 1 in flight / Redis", e1, r.get(rows[0]), "")
+    ratio("express 1 in flight / RabbitMQ", e1, b.get(rows[0]), "")
+    ratio("express pipelined / Redis", ep, r.get(rows[1]), "")
     lines.append("")
     lines += [f"- {n}" for n in notes]
     return "\n".join(lines).rstrip() + "\n"
