@@ -65,9 +65,9 @@ def main() -> None:
 
     target = send if mode == "send" else move
     threads = [threading.Thread(target=target, args=(t,), daemon=True) for t in range(nthreads)]
+    ack("READY")  # before the threads start: their acks must come after it
     for th in threads:
         th.start()
-    ack("READY")
     for th in threads:
         th.join()
 

@@ -47,9 +47,9 @@ def main() -> None:
                 i += 1
 
         threads = [threading.Thread(target=send, args=(t,), daemon=True) for t in range(2)]
+        ack("READY")  # before the threads start: their acks must come after it
         for th in threads:
             th.start()
-        ack("READY")
         for th in threads:
             th.join()
     else:

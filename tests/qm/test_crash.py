@@ -43,18 +43,20 @@ def _run_and_kill(db: Path, mode: str, first: int, rng: random.Random, qm: bool 
         if qm
         else [str(CHILD), str(db), mode, str(THREADS), str(first)]
     )
-    proc = subprocess.Popen(
-        [sys.executable, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    errors = db.with_name(f"{db.name}.child-stderr")
+    with open(errors, "wb") as err_file:
+        proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=err_file)
     assert proc.stdout is not None
     ready = proc.stdout.readline()
-    assert ready == b"READY\n", (ready, proc.stderr.read() if proc.stderr else b"")
+    if ready != b"READY\n":
+        # Never block on a child that is still running: kill it first, then report.
+        proc.kill()
+        proc.communicate(timeout=30)
+        raise AssertionError((ready, errors.read_text(errors="replace")))
     time.sleep(rng.uniform(0.05, 0.5))
     os.kill(proc.pid, signal.SIGKILL)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, err.decode()
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, errors.read_text(errors="replace")
     text = out.decode()
     # Only lines that were completely written count as acknowledged.
     return text.split("\n")[:-1]
