@@ -21,7 +21,7 @@ def journal_of(data: str) -> tuple[int, int]:
     """(messages, bytes) in the orders journal, as the library reports them (journaling may be off)."""
     with QueueManager.open(data) as qm, qm.queue(ORDERS) as q, q.journal as j:
         n = j.message_count
-    return n, 7 * n  # the journal copy is "12345" + label "ab"
+    return n, 9 * n  # the journal copy: body "12345" (5) + label "ab" in UTF-16 (4), as orders counts 3 + 4
 
 
 def make(tmp_path: Path) -> str:
