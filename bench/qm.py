@@ -238,6 +238,32 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
     return ""
 
 
+def bench_expiry(count: int, rounds: int, res: Result) -> None:
+    """Cost of expiry bookkeeping: ``count`` express messages sent then received, each with a
+    time-to-be-received timer (one heap push per send, lazy deletion on receive) against the same
+    without timers; alternated ``rounds`` times in one process (issue 4)."""
+    import pymsmq
+
+    label = f"{count // 1000}k" if count < 1_000_000 else f"{count // 1_000_000}M"
+    for _ in range(rounds):
+        for timers in (False, True):
+            qm = pymsmq.QueueManager.open(":memory:")  # real clock: the timer thread sleeps
+            try:
+                q = qm.create_queue(r".\private$\bench_expiry")
+                kw = {"max_time_to_receive": 3600} if timers else {}
+                msgs = [pymsmq.Message(body=BODY, **kw) for _ in range(count)]
+                suffix = "with TTBR timers" if timers else "without timers"
+                res.setdefault(f"QM express send, {label} {suffix}", []).append(
+                    rate(count, lambda q=q, msgs=msgs: [q.send(m) for m in msgs])  # type: ignore[misc]
+                )
+                del msgs
+                res.setdefault(f"QM express receive, {label} {suffix}", []).append(
+                    rate(count, lambda q=q: [q.receive(timeout=0) for _ in range(count)])  # type: ignore[misc]
+                )
+            finally:
+                qm.close()
+
+
 def fmt(v: float) -> str:
     return f"{v / 1000:.1f}k" if v >= 1000 else f"{v:.1f}"
 
@@ -282,6 +308,10 @@ def main() -> None:
         res[f"store delete at {large} stored"] = [bench_backlog(d, large, min(n, 400))]
         res[f"store delete at {small} stored"].append(bench_backlog(d, small, min(n, 400)))
         qm_note = bench_queue_manager(d, n, res, args.quick)
+        if not qm_note:
+            expiry_count = 100_000 if args.quick else 1_000_000
+            print(f"expiry bookkeeping, {expiry_count} messages", file=sys.stderr)
+            bench_expiry(expiry_count, 1 if args.quick else 2, res)
     med = {k: statistics.median(v) for k, v in res.items() if v}
     fs = med["fdatasync (200 B append)"]
     ratios = [
@@ -325,6 +355,21 @@ def main() -> None:
                     "QM recoverable 1 producer / persist-queue put",
                     med["QM recoverable send, 1 producer"] / med["persist-queue SQLiteQueue put"],
                     ">= 1",
+                )
+            )
+    for op in ("send", "receive"):
+        with_t = [
+            v for k, v in med.items() if k.startswith(f"QM express {op}, ") and k.endswith("with TTBR timers")
+        ]
+        without = [
+            v for k, v in med.items() if k.startswith(f"QM express {op}, ") and k.endswith("without timers")
+        ]
+        if with_t and without:
+            ratios.append(
+                (
+                    f"QM express {op} with TTBR timers / without (expiry cost)",
+                    with_t[0] / without[0],
+                    ">= 0.85",
                 )
             )
     lines = [

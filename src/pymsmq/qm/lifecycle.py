@@ -140,11 +140,13 @@ class Lifecycle:
         """Expire every Available message whose deadline is ``<= now``; returns how many."""
         expired = 0
         for state, entry, deadline in self.timers.pop_due(now):
-            if state.deleted or entry.expires_at != deadline:
+            if entry.expires_at != deadline:
+                self.timers.stale = max(0, self.timers.stale - 1)
+                continue
+            if state.deleted:
                 continue
             index = state.subqueues.get(entry.subqueue) if entry.subqueue else state.index
             if index is None or index.get(entry.lookup_id) is not entry:
-                self.timers.stale = max(0, self.timers.stale - 1)
                 continue
             if entry.state != AVAILABLE:
                 # [MC-MQAC] 3.1.6.1.1 step 1: Locked -> wait for the transaction.  Pending (not
@@ -193,11 +195,11 @@ class Lifecycle:
     # ------------------------------------------------------------------ removal
     def received(self, state: _QueueState, entry: Entry) -> None:
         """``entry`` was received (Message Position Deleted, reason AckReceive)."""
+        if entry.expires_at is not None:
+            self.timers.removed(entry)
         message = entry.message
         if state.kind not in _APP_KINDS or message.msg_class & 0x8000:
             return
-        if entry.expires_at is not None:
-            self.timers.removed()
         journal = state.props.journal and state.journal is not None
         if not (journal or message.ack & _POS_RECEIVE or message.journal & _JOURNAL):
             return
@@ -215,10 +217,10 @@ class Lifecycle:
 
     def removed(self, state: _QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
         """``entry`` left its queue unreceived (purge, queue deletion)."""
+        if entry.expires_at is not None:
+            self.timers.removed(entry)
         if state.kind not in _APP_KINDS:
             return
-        if entry.expires_at is not None:
-            self.timers.removed()
         self.failed_in_queue(state, entry.message, msg_class, batch)
 
     def failed_in_queue(

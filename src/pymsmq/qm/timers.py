@@ -121,16 +121,16 @@ class TimerHeap:
             out.append((state, entry, deadline))
         return out
 
-    def removed(self) -> None:
-        """Note that one armed entry left its queue; rebuild the heap when most items are stale."""
+    def removed(self, entry: Entry) -> None:
+        """``entry`` left its queue for good: its heap item becomes stale (rebuild when most are)."""
+        entry.expires_at = None
         self.stale += 1
-        n = len(self._heap)
-        if self.stale * 2 > n and n > _MIN_COMPACT:
+        if self.stale > _MIN_COMPACT and self.stale * 2 > len(self._heap):
             self.compact()
 
     def compact(self) -> None:
-        """Drop stale items (entries no longer in their queue with that deadline)."""
-        self._heap = [item for item in self._heap if _live(item[2], item[3], item[0])]
+        """Drop stale items (entries whose deadline was cleared, or that left their queue)."""
+        self._heap = [item for item in self._heap if item[3].expires_at == item[0] and not item[2].deleted]
         heapq.heapify(self._heap)
         self.stale = 0
 
@@ -138,13 +138,6 @@ class TimerHeap:
         """Forget every timer."""
         self._heap.clear()
         self.stale = 0
-
-
-def _live(state: _QueueState, entry: Entry, deadline: float) -> bool:
-    if state.deleted or entry.expires_at != deadline:
-        return False
-    index = state.subqueues.get(entry.subqueue) if entry.subqueue else state.index
-    return index is not None and index.get(entry.lookup_id) is entry
 
 
 class TimerThread:
