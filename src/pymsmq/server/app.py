@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
 
+from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.qm.queue_manager import QueueManager
@@ -179,8 +180,13 @@ class Server:
             self._server.close()
         if self._housekeeper is not None:
             self._housekeeper.cancel()
-        # Wake blocked receives: closing their handles makes them fail (MQ_ERROR_INVALID_HANDLE).
+        # Receives parked on a notification are answered now; blocked ones (on the wait pool) are
+        # woken by closing their handles, which makes them fail (MQ_ERROR_INVALID_HANDLE).
+        stop = MSMQError("the server is shutting down", HResult.MQ_ERROR_OPERATION_CANCELLED)
         for s in list(self.sessions):
+            for wait in list(s.waits):
+                wait.abandon(stop)
+            s._flush()
             for h in s.handles.values():
                 h.queue.close()
         deadline = time.monotonic() + self.config.shutdown_grace

@@ -24,9 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
-from pymsmq.model.message import Message
 from pymsmq.protocol import (
-    Action,
     ClientHello,
     ConnectionClosed,
     ErrorResponse,
@@ -41,18 +39,17 @@ from pymsmq.protocol import (
     hot,
 )
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.codes import Op, ReceiveFlags
+from pymsmq.protocol.codes import Op
 from pymsmq.protocol.message_codec import (
-    DEFAULT_RECEIVE_PROPIDS,
     decode_message,
-    encode_packet,
-    fact_properties,
     send_facts,
 )
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server.access import queue_key
 from pymsmq.server.ops import OpsMixin
+from pymsmq.server.receive import ReceiveMixin
+from pymsmq.server.waits import ArrivalWait
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -64,16 +61,8 @@ log = logging.getLogger("pymsmq.server")
 _M = MQQueueAccessMask
 
 _INFINITE_MS: Final = 0xFFFFFFFF
-_A = Action
-_PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
-_NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
-_NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
-_DURABLE_HINT: Final = 64
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
 _WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
-_PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
-_RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
-_JOURNAL_RIGHT: Final = int(_M.MQSEC_DELETE_JOURNAL_MESSAGE)
 
 
 class Handle:
@@ -105,7 +94,7 @@ class Handle:
         self.durable_hint = 0
 
 
-class Session(OpsMixin, asyncio.Protocol):
+class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
     """The server side of one client connection."""
 
     def __init__(self, server: Server) -> None:
@@ -128,7 +117,8 @@ class Session(OpsMixin, asyncio.Protocol):
         self._flush_pending = False
         self._paused = False
         self.closed = False
-        self.pending = 0  # requests running off the loop
+        self.pending = 0  # requests running off the loop or parked on a notification
+        self.waits: set[ArrivalWait] = set()
         self.opened_at = self.last_activity = time.monotonic()
         self.partial_since: float | None = None
 
@@ -266,6 +256,8 @@ class Session(OpsMixin, asyncio.Protocol):
         self._out.clear()
         self.transport = None
         # Closing the handles wakes this connection's blocked receives (they fail, nobody waits).
+        for wait in list(self.waits):
+            wait.cancel()
         for handle in self.handles.values():
             handle.queue.close()
         self.handles.clear()
@@ -464,106 +456,6 @@ class Session(OpsMixin, asyncio.Protocol):
         else:
             self.off_loop(rid, run, h)
 
-    # ------------------------------------------------------------------ RECEIVE
-    def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
-        h = self.handle(req.handle)
-        action = req.action
-        peek = action in _PEEK_ACTIONS
-        if peek:
-            self.check(h, _PEEK_RIGHT, "peek at")
-        else:
-            self.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
-        cursor: Cursor | None = None
-        if req.cursor:
-            entry = self.cursors.get(req.cursor)
-            if entry is None or entry[1] != req.handle:
-                raise MSMQError(
-                    f"no cursor {req.cursor} on handle {req.handle}", HResult.MQ_ERROR_INVALID_HANDLE
-                )
-            cursor = entry[0]
-        tx = None if peek else self.transaction(req.transaction)
-        ms = req.request_timeout
-        timeout = None if ms == _INFINITE_MS else ms / 1000.0
-        read = _reader(h.queue, cursor, action, req.lookup_id, tx)
-        counters = self.stats.queue(h.format_name)
-        propids = req.propids or DEFAULT_RECEIVE_PROPIDS
-        no_packet = bool(req.flags & _NO_PACKET)
-
-        fmt = h.format_name
-
-        def respond(message: Message) -> pm.Response:
-            packet = encode_packet(message, fmt)
-            if peek:
-                counters.peeked += 1
-            else:
-                counters.received += 1
-                counters.bytes_out += len(message.body)
-            return hot.receive_response(None if no_packet else packet, fact_properties(message, propids))
-
-        def run(t: float | None = timeout) -> pm.Response:
-            return respond(read(t))
-
-        waits = not action & 0x40000000 and timeout != 0
-        free = h.tail is None or h.tail.done()
-        if peek and free:
-            try:
-                self.answer(rid, run(0))
-                return
-            except MSMQError as exc:
-                if exc.hresult != _NOT_FOUND or not waits:
-                    raise
-            self.off_loop(rid, run, None, wait=True)
-            return
-        if (
-            free
-            and cursor is None
-            and action == _A.MQ_ACTION_RECEIVE
-            and tx is None
-            and not h.queue.transactional
-        ):
-            # Express head: receiving it writes nothing durable, so it is done on the loop.  While
-            # this handle has not met a recoverable message lately, skip the peek and receive
-            # directly; if that finds a recoverable one after all, its removal was committed on
-            # the loop (one fsync) and the next _DURABLE_HINT receives peek first again.
-            if not h.durable_hint:
-                try:
-                    message = read(0)
-                except MSMQError as exc:
-                    if exc.hresult != _NOT_FOUND or not waits:
-                        raise
-                    self.off_loop(rid, run, None, wait=True)
-                    return
-                if message.delivery:
-                    h.durable_hint = _DURABLE_HINT
-                self.answer(rid, respond(message))
-                return
-            try:
-                head = h.queue.peek(0)
-            except MSMQError as exc:
-                if exc.hresult != _NOT_FOUND:
-                    raise
-                if not waits:
-                    raise
-                self.off_loop(rid, run, None, wait=True)
-                return
-            if head.delivery:
-                h.durable_hint = _DURABLE_HINT
-            else:
-                h.durable_hint -= 1
-            if head.delivery == 0:
-                try:
-                    self.answer(rid, run(0))
-                    return
-                except MSMQError as exc:
-                    if exc.hresult != _NOT_FOUND or not waits:
-                        raise
-                self.off_loop(rid, run, None, wait=True)
-                return
-        if waits:
-            self.off_loop(rid, run, None, wait=True)
-        else:
-            self.off_loop(rid, run, None if peek else h)
-
     def server_snapshot(self) -> dict[str, Any]:
         """The server's statistics (for STATS)."""
         return self.server.snapshot()
@@ -587,39 +479,6 @@ def _abort_all(transactions: list[Transaction]) -> None:
                 tx.abort()
         except MSMQError as exc:
             log.warning("abort of %s failed: %s", tx.id, exc)
-
-
-def _reader(
-    queue: Queue, cursor: Cursor | None, action: int, lookup_id: int, tx: Transaction | int | None
-) -> Callable[[float | None], Message]:
-    """The QM call a RECEIVE action maps to ([MS-MQMP] 2.2.3.2 Action, mq.h MQ_LOOKUP_*)."""
-    if action == _A.MQ_ACTION_RECEIVE:
-        if cursor is not None:
-            return lambda t: cursor.receive_current(t, tx)
-        return lambda t: queue.receive(t, tx)
-    if action == _A.MQ_ACTION_PEEK_CURRENT:
-        if cursor is not None:
-            return lambda t: cursor.peek_current(t)
-        return lambda t: queue.peek(t)
-    if action == _A.MQ_ACTION_PEEK_NEXT:
-        if cursor is not None:
-            return lambda t: cursor.peek_next(t)
-        return lambda t: queue.peek_next(t)
-    table: dict[int, Callable[[], Message]] = {
-        _A.MQ_LOOKUP_PEEK_CURRENT: lambda: queue.peek_by_lookup_id(lookup_id),
-        _A.MQ_LOOKUP_PEEK_NEXT: lambda: queue.peek_next_by_lookup_id(lookup_id),
-        _A.MQ_LOOKUP_PEEK_PREV: lambda: queue.peek_previous_by_lookup_id(lookup_id),
-        _A.MQ_LOOKUP_PEEK_FIRST: queue.peek_first_by_lookup_id,
-        _A.MQ_LOOKUP_PEEK_LAST: queue.peek_last_by_lookup_id,
-        _A.MQ_LOOKUP_RECEIVE_CURRENT: lambda: queue.receive_by_lookup_id(lookup_id, tx),
-        _A.MQ_LOOKUP_RECEIVE_NEXT: lambda: queue.receive_next_by_lookup_id(lookup_id, tx),
-        _A.MQ_LOOKUP_RECEIVE_PREV: lambda: queue.receive_previous_by_lookup_id(lookup_id, tx),
-        _A.MQ_LOOKUP_RECEIVE_FIRST: lambda: queue.receive_first_by_lookup_id(tx),
-        _A.MQ_LOOKUP_RECEIVE_LAST: lambda: queue.receive_last_by_lookup_id(tx),
-        _A.MQ_LOOKUP_RECEIVE_ALLOW_PEEK: lambda: queue.receive_by_lookup_id_allow_peek(lookup_id, tx),
-    }
-    fn = table[action]
-    return lambda t: fn()
 
 
 _INLINE_OPS: Final = {

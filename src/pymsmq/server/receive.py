@@ -1,0 +1,199 @@
+"""RECEIVE (and peek) scheduling for ``Session`` (docs/protocol.md 5 and 8).
+
+A peek, and a receive of an express message at the head of a non-transactional queue, runs on the
+event loop (nothing durable is written).  A receive that may have to wait for a message parks on a
+queue arrival notification (``waits.ArrivalWait``) when it reads the head; other waits (cursors,
+transactions) run on the wait pool.  Recoverable and transactional receives, which wait for an
+fsync, run on the work pool, after earlier state-changing work of the same handle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
+from pymsmq.protocol import Action, hot
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.codes import ReceiveFlags
+from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, encode_packet, fact_properties
+from pymsmq.qm.queue import Cursor
+from pymsmq.server.reads import reader
+from pymsmq.server.waits import ArrivalWait
+from pymsmq.wire.security import MQQueueAccessMask
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pymsmq.protocol import ErrorResponse
+    from pymsmq.qm.transaction import Transaction
+    from pymsmq.server.session import Handle
+    from pymsmq.server.stats import ServerStats
+
+__all__ = ["ReceiveMixin"]
+
+_M = MQQueueAccessMask
+_INFINITE_MS: Final = 0xFFFFFFFF
+_A = Action
+_PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
+_NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+_NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
+#: Receives that peek first after a handle met a recoverable message at its head.
+_DURABLE_HINT: Final = 64
+# MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
+_PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
+_RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
+_JOURNAL_RIGHT: Final = int(_M.MQSEC_DELETE_JOURNAL_MESSAGE)
+
+
+class ReceiveMixin:
+    """``_receive`` for ``Session``."""
+
+    stats: ServerStats
+    cursors: dict[int, Any]
+    loop: asyncio.AbstractEventLoop
+    pending: int
+    waits: set[ArrivalWait]
+    closed: bool
+
+    if TYPE_CHECKING:
+
+        def handle(self, number: int) -> Handle: ...
+        def check(self, h: Handle, needed: int, what: str) -> None: ...
+        def transaction(self, ref: object) -> Transaction | int | None: ...
+        def answer(self, rid: int, response: pm.Response | ErrorResponse) -> None: ...
+        def fail(self, rid: int, exc: BaseException) -> None: ...
+        def off_loop(
+            self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None, wait: bool = False
+        ) -> None: ...
+
+    def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
+        h = self.handle(req.handle)
+        action = req.action
+        peek = action in _PEEK_ACTIONS
+        if peek:
+            self.check(h, _PEEK_RIGHT, "peek at")
+        else:
+            self.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
+        cursor: Cursor | None = None
+        if req.cursor:
+            entry = self.cursors.get(req.cursor)
+            if entry is None or entry[1] != req.handle:
+                raise MSMQError(
+                    f"no cursor {req.cursor} on handle {req.handle}", HResult.MQ_ERROR_INVALID_HANDLE
+                )
+            cursor = entry[0]
+        tx = None if peek else self.transaction(req.transaction)
+        ms = req.request_timeout
+        timeout = None if ms == _INFINITE_MS else ms / 1000.0
+        read = reader(h.queue, cursor, action, req.lookup_id, tx)
+        counters = self.stats.queue(h.format_name)
+        propids = req.propids or DEFAULT_RECEIVE_PROPIDS
+        no_packet = bool(req.flags & _NO_PACKET)
+
+        fmt = h.format_name
+
+        def respond(message: Message) -> pm.Response:
+            packet = encode_packet(message, fmt)
+            if peek:
+                counters.peeked += 1
+            else:
+                counters.received += 1
+                counters.bytes_out += len(message.body)
+            return hot.receive_response(None if no_packet else packet, fact_properties(message, propids))
+
+        def run(t: float | None = timeout) -> pm.Response:
+            return respond(read(t))
+
+        def receive_again(remaining: float | None) -> bool:
+            # A message arrived (on the queue's notification): express head on the loop, else a
+            # pool thread receives it (waiting out the rest of the timeout if someone was faster).
+            try:
+                head = h.queue.peek(0)
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND:
+                    raise
+                return False
+            if head.delivery:
+                self.off_loop(rid, lambda: run(remaining), None, wait=True)
+                return True
+            try:
+                self.answer(rid, run(0))
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND:
+                    raise
+                return False
+            return True
+
+        waits = not action & 0x40000000 and timeout != 0
+        free = h.tail is None or h.tail.done()
+        if peek and free:
+            try:
+                self.answer(rid, run(0))
+                return
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND or not waits:
+                    raise
+            if cursor is None and action == _A.MQ_ACTION_PEEK_CURRENT:
+
+                def peek_again(remaining: float | None) -> bool:
+                    try:
+                        self.answer(rid, run(0))
+                    except MSMQError as exc:
+                        if exc.hresult != _NOT_FOUND:
+                            raise
+                        return False
+                    return True
+
+                ArrivalWait(self, rid, h, peek_again, timeout)
+                return
+            self.off_loop(rid, run, None, wait=True)
+            return
+        if (
+            free
+            and cursor is None
+            and action == _A.MQ_ACTION_RECEIVE
+            and tx is None
+            and not h.queue.transactional
+        ):
+            # Express head: receiving it writes nothing durable, so it is done on the loop.  While
+            # this handle has not met a recoverable message lately, skip the peek and receive
+            # directly; if that finds a recoverable one after all, its removal was committed on
+            # the loop (one fsync) and the next _DURABLE_HINT receives peek first again.
+            if not h.durable_hint:
+                try:
+                    message = read(0)
+                except MSMQError as exc:
+                    if exc.hresult != _NOT_FOUND or not waits:
+                        raise
+                    ArrivalWait(self, rid, h, receive_again, timeout)
+                    return
+                if message.delivery:
+                    h.durable_hint = _DURABLE_HINT
+                self.answer(rid, respond(message))
+                return
+            try:
+                head = h.queue.peek(0)
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND or not waits:
+                    raise
+                ArrivalWait(self, rid, h, receive_again, timeout)
+                return
+            if head.delivery:
+                h.durable_hint = _DURABLE_HINT
+            else:
+                h.durable_hint -= 1
+                try:
+                    self.answer(rid, run(0))
+                    return
+                except MSMQError as exc:
+                    if exc.hresult != _NOT_FOUND or not waits:
+                        raise
+                ArrivalWait(self, rid, h, receive_again, timeout)
+                return
+        if waits:
+            self.off_loop(rid, run, None, wait=True)
+        else:
+            self.off_loop(rid, run, None if peek else h)

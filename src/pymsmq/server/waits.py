@@ -1,0 +1,154 @@
+"""Waiting head receives and peeks parked on a queue arrival notification, not on a thread.
+
+A RECEIVE (or peek) of the queue head that finds nothing and may wait arms ONE notification
+(``Queue.enable_notification``, [MC-MQAC] 3.11.4.1.9) with its remaining timeout.  When it fires
+(on the queue manager's event thread) the attempt is handed to the event loop, which tries again:
+if another reader was faster it re-arms; on a timeout it answers MQ_ERROR_IO_TIMEOUT exactly as a
+blocking receive would.  So a thousand idle receivers cost a thousand small objects, not a thousand
+parked threads.  ``cancel`` (connection gone) and ``abandon`` (server shutdown) end a wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.qm.waiters import not_found
+
+if TYPE_CHECKING:
+    from pymsmq.qm.notifications import Notification
+    from pymsmq.qm.queue import Queue
+    from pymsmq.server.session import Handle
+
+__all__ = ["ArrivalWait", "WaitOwner"]
+
+
+class WaitOwner(Protocol):
+    """What a wait needs from its connection (``Session``)."""
+
+    loop: asyncio.AbstractEventLoop
+    pending: int
+    waits: set[ArrivalWait]
+    closed: bool
+
+    def fail(self, rid: int, exc: BaseException) -> None:
+        """Answer ``rid`` with the error ``exc``."""
+
+
+_NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+_IO_TIMEOUT: Final = HResult.MQ_ERROR_IO_TIMEOUT
+
+
+class ArrivalWait:
+    """One parked request; ``attempt()`` (on the loop) returns True once the request is dealt with."""
+
+    __slots__ = ("attempt", "deadline", "handle", "loop", "notification", "over", "rid", "session", "timeout")
+
+    def __init__(
+        self,
+        session: WaitOwner,
+        rid: int,
+        handle: Handle,
+        attempt: Callable[[float | None], bool],
+        timeout: float | None,
+    ) -> None:
+        self.session = session
+        self.rid = rid
+        self.handle = handle
+        self.attempt = attempt
+        self.loop: asyncio.AbstractEventLoop = session.loop
+        self.timeout = timeout
+        self.deadline = None if timeout is None else self.loop.time() + timeout
+        self.notification: Notification | None = None
+        self.over = False
+        session.pending += 1
+        session.waits.add(self)
+        self._arm()
+
+    def _remaining(self) -> float | None:
+        if self.deadline is None:
+            return None
+        return max(self.deadline - self.loop.time(), 0.0)
+
+    def _arm(self) -> None:
+        remaining = self._remaining()
+        if remaining == 0:
+            self._fail(not_found(self.timeout))
+            return
+        try:
+            self.notification = self.handle.queue.enable_notification(
+                self._arrived, 0, remaining, self._error
+            )
+        except MSMQError as exc:
+            self._fail(exc)
+
+    # Called on the queue manager's event thread: hop to the loop.
+    def _arrived(self, queue: Queue, cursor: int) -> None:
+        self._call(self._retry)
+
+    def _error(self, queue: Queue, hresult: int, cursor: int) -> None:
+        self._call(lambda: self._fail(_error(hresult, self.timeout)))
+
+    def _call(self, fn: Callable[[], Any]) -> None:
+        try:
+            self.loop.call_soon_threadsafe(fn)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass
+
+    # On the loop.
+    def _retry(self) -> None:
+        if self.over:
+            return
+        if self.session.closed:
+            self.cancel()
+            return
+        try:
+            done = self.attempt(self._remaining())
+        except MSMQError as exc:
+            self._fail(exc)
+            return
+        except Exception as exc:  # answered as an internal error, like any request
+            self._fail(exc)
+            return
+        if done:
+            self._end()
+        else:
+            self._arm()
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.over:
+            return
+        self._end()
+        self.session.fail(self.rid, exc)
+
+    def _end(self) -> None:
+        self.over = True
+        self.session.pending -= 1
+        self.session.waits.discard(self)
+
+    def cancel(self) -> None:
+        """The connection is gone: disarm, answer nobody."""
+        if self.over:
+            return
+        n = self.notification
+        if n is not None:
+            n.cancel()
+        self._end()
+
+    def abandon(self, exc: MSMQError) -> None:
+        """The server is shutting down: disarm and answer with ``exc``."""
+        if self.over:
+            return
+        n = self.notification
+        if n is not None:
+            n.cancel()
+        self._fail(exc)
+
+
+def _error(hresult: int, timeout: float | None) -> MSMQError:
+    if hresult in (_IO_TIMEOUT, _NOT_FOUND):
+        return not_found(timeout)  # the error a blocking receive gives for the same timeout
+    return MSMQError(f"the wait ended: 0x{hresult & 0xFFFFFFFF:08X}", hresult)
