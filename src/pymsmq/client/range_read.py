@@ -98,8 +98,11 @@ def read_range(
     """Peek at (or ``receive``) the messages with ``from_lookup_id <= lookup_id < to_lookup_id``.
 
     ``to_lookup_id`` 0 = no upper bound.  At most ``max_count`` messages and about ``max_bytes`` of
-    batch (at least one message); ``more`` tells whether to continue at ``next_lookup_id``.
+    batch (at least one message); ``more`` tells whether to continue at ``next_lookup_id``.  With
+    ``no_data`` nothing is sent back, so the byte budget does not apply.
     """
+    if no_data:
+        max_bytes = 0xFFFFFFFF
     if isinstance(queue, RemoteQueue):
         req = _request(
             queue,
