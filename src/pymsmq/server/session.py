@@ -20,7 +20,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
@@ -124,8 +124,9 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not asyncio.Transport subclasses: no isinstance check here.
+        self.transport = cast(asyncio.Transport, transport)
+        transport = self.transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         transport.set_write_buffer_limits(high=4 << 20)
