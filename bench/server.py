@@ -4,8 +4,9 @@
 
 Floors measured in the same run, first and last: this host's asyncio TCP echo (an ``asyncio.Protocol``
 server in its own process that parses 4-byte length-prefixed messages and writes each back, a
-blocking client with TCP_NODELAY, 4+200 bytes; one request in flight and 100 pipelined) and its fdatasync rate (200-byte appends).  Every pymsmq number is also given as
-a ratio to them, because the host is shared and its speed varies several-fold between runs.
+blocking client with TCP_NODELAY, 4+200 bytes; one request in flight and 100 pipelined) and its
+fdatasync rate (200-byte appends).  Every pymsmq number is also given as a ratio to them, because
+the host is shared and its speed varies several-fold between runs.
 
 Workloads (200-byte bodies):
 * remote express send+receive, one request in flight (a message = one SEND + one RECEIVE, i.e. two
@@ -331,15 +332,23 @@ class Rabbit:
             start_new_session=True,
         )
         started = time.time()
-        ready = subprocess.run(
-            [self.ctl, "-n", self.node, "await_startup", "--timeout", "180"],
-            env=self.env,
-            capture_output=True,
-            timeout=240,
-        )
-        if ready.returncode != 0:
-            self.stop()
-            raise RuntimeError(f"rabbitmq did not start: {ready.stderr.decode(errors='replace')[-300:]}")
+        deadline = started + 240
+        error = ""
+        while True:
+            # await_startup fails at once while the node is not registered with epmd yet: retry.
+            ready = subprocess.run(
+                [self.ctl, "-n", self.node, "await_startup", "--timeout", "60"],
+                env=self.env,
+                capture_output=True,
+                timeout=120,
+            )
+            if ready.returncode == 0:
+                break
+            error = ready.stderr.decode(errors="replace").strip()[-300:]
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.stop()
+                raise RuntimeError(f"rabbitmq did not start: {error}")
+            time.sleep(1.0)
         self.startup = time.time() - started
 
     def stop(self) -> None:
