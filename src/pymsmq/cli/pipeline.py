@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from typing import Any
@@ -37,14 +36,23 @@ def _session(master: str) -> Any:
 
 
 def _jobs() -> Any:
-    # cli and spark are sibling L4 packages (DESIGN.md): the jobs are loaded by name, when run, as
-    # ``serve`` is by the root group.
-    return importlib.import_module("pymsmq.spark.pipeline")
+    """The Spark jobs, imported when a command runs so the CLI starts without the spark extra."""
+    try:
+        from pymsmq.spark import pipeline as jobs
+    except ImportError as exc:
+        raise BadInput("pymsmq pipeline needs the spark extra: pip install 'pymsmq[spark]'") from exc
+    return jobs
 
 
 @click.group()
 def pipeline() -> None:
-    """Spark pipeline jobs: archive queues to Parquet, report on archives."""
+    """Spark pipeline jobs: archive queues to Parquet, report on archives.
+
+    \b
+    Example:
+      pymsmq pipeline archive --url msmq://127.0.0.1:2103 --queue system:journal --out a --checkpoint ck
+      pymsmq pipeline report --archive a --out ./report
+    """
 
 
 @pipeline.command()
@@ -71,7 +79,15 @@ def archive(
     max_per_trigger: int | None,
     master: str,
 ) -> None:
-    """Archive what arrived in QUEUE since the last run into Parquet (Trigger.AvailableNow)."""
+    """Archive what arrived in QUEUE since the last run into Parquet (Trigger.AvailableNow).
+
+    Runs are incremental through the checkpoint: each run archives only what arrived since the last.
+
+    \b
+    Example:
+      pymsmq pipeline archive --url msmq://127.0.0.1:2103 --queue system:deadletter \\
+          --out ./archive --checkpoint ./archive/_checkpoint
+    """
     run = _jobs().archive
     spark = _session(master)
     with progress(f"archiving {queue}", 1) as bar:
@@ -96,7 +112,12 @@ def archive(
 @click.option("--master", default="local[*]", show_default=True, help="Spark master.")
 @msmq_command
 def report(archive_dir: str, output: str, top: int, master: str) -> None:
-    """Write an HTML report (volume, latency, dead letters, labels) of an archive."""
+    """Write an HTML report (volume, latency, dead letters, labels) of an archive.
+
+    \b
+    Example:
+      pymsmq pipeline report --archive ./archive --out ./report && xdg-open ./report/index.html
+    """
     jobs = _jobs()
     run, steps = jobs.report, jobs.REPORT_STEPS
     if not os.path.isdir(archive_dir):
