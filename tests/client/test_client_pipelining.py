@@ -76,3 +76,10 @@ def test_recoverable_send_many_from_two_connections(remote: Any, tmp_path: Path)
     bodies = [m.body for m in q.receive_many(100)]
     assert sorted(bodies) == sorted([b"x%d" % i for i in range(50)] + [b"y%d" % i for i in range(50)])
     assert [b for b in bodies if b.startswith(b"x")] == [b"x%d" % i for i in range(50)]  # per-sender order
+
+
+def test_remote_errors_name_their_hresult_once(remote: Any) -> None:
+    with pytest.raises(MSMQError) as err:
+        remote.queue(".\\private$\\missing")
+    assert err.value.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND
+    assert str(err.value).count("MQ_ERROR_QUEUE_NOT_FOUND") == 1  # the server sends the bare message

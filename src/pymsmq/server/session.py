@@ -220,7 +220,7 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
         """Answer request ``rid`` with the ERROR frame of ``exc``."""
         self.stats.errors += 1
         if isinstance(exc, MSMQError):
-            self.answer(rid, ErrorResponse(exc.hresult & 0xFFFFFFFF, str(exc)[:2000]))
+            self.answer(rid, ErrorResponse(exc.hresult & 0xFFFFFFFF, exc.message[:2000]))
         else:
             log.exception("internal error serving %s", self.peer, exc_info=exc)
             self.answer(rid, ErrorResponse(HResult.MQ_ERROR, f"internal error: {type(exc).__name__}"))
