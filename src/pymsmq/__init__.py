@@ -21,8 +21,10 @@ from pymsmq.model.queue_properties import QueueProperties
 
 if TYPE_CHECKING:
     from pymsmq.client import connect
+    from pymsmq.qm.notifications import Notification
     from pymsmq.qm.queue import Cursor, Queue
     from pymsmq.qm.queue_manager import QueueManager, QuotaExceededError
+    from pymsmq.qm.timers import FakeClock
     from pymsmq.qm.transaction import Transaction
 
 __version__ = "0.1.0"
@@ -34,14 +36,18 @@ _LAZY = {
     "Queue": "pymsmq.qm.queue",
     "Cursor": "pymsmq.qm.queue",
     "Transaction": "pymsmq.qm.transaction",
+    "FakeClock": "pymsmq.qm.timers",
+    "Notification": "pymsmq.qm.notifications",
 }
 
 __all__ = [
     "Cursor",
+    "FakeClock",
     "FormatNameError",
     "HResult",
     "MSMQError",
     "Message",
+    "Notification",
     "MessageId",
     "ObjectId",
     "Queue",
