@@ -33,6 +33,7 @@ names because a direct name's text starts with ``Protocol ":"`` and never has ``
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Final
 
@@ -132,6 +133,13 @@ def _mqf_element(fn: FormatName) -> MQFFormatNameElement:
 def _slot(text: str | None, destination: bool, what: str) -> tuple[QueueSlot, uuid.UUID | None]:
     if text is None:
         return (0, None, None), None
+    return _slot_of(text, destination, what)
+
+
+@functools.lru_cache(maxsize=4096)
+def _slot_of(text: str, destination: bool, what: str) -> tuple[QueueSlot, uuid.UUID | None]:
+    # Cached: a queue manager writes the same few destination names over and over, and the result is
+    # made of frozen values.  Errors are raised, never cached.
     fn = _parse(text, what)
     if isinstance(fn, MultipleElementFormatName | DistributionListFormatName) and not (
         isinstance(fn, DistributionListFormatName) and fn.domain is not None
