@@ -8,6 +8,7 @@ docs/protocol.md.  Nothing here does I/O.
 from __future__ import annotations
 
 from pymsmq.protocol._fields import TransactionRef, XactKind, check_packet
+from pymsmq.protocol.codes import RangeFlags
 from pymsmq.protocol.connection import (
     TRANSITIONS,
     ClientConnection,
@@ -78,6 +79,8 @@ from pymsmq.protocol.messages import (
     PurgeQueueRequest,
     PurgeQueueResponse,
     QueueFilter,
+    ReadRangeRequest,
+    ReadRangeResponse,
     ReceiveFlags,
     ReceiveRequest,
     ReceiveResponse,
@@ -146,6 +149,9 @@ __all__ = [
     "PurgeQueueRequest",
     "PurgeQueueResponse",
     "QueueFilter",
+    "RangeFlags",
+    "ReadRangeRequest",
+    "ReadRangeResponse",
     "ReceiveFlags",
     "ReceiveRequest",
     "ReceiveResponse",
