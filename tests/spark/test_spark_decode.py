@@ -344,6 +344,55 @@ def test_mutated_packets_match_the_reference(messages: list[UserMessage], data: 
     assert_same_as_reference(packets)
 
 
+ascii_names = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=30)
+
+
+@settings(max_examples=150)
+@given(
+    st.lists(
+        st.tuples(
+            st.none() | ascii_names,
+            ascii_names,
+            st.none() | ascii_names,
+            st.sampled_from(["user", "garbage", "null"]),
+        ),
+        min_size=2,
+        max_size=12,
+    ),
+    st.booleans(),
+    st.booleans(),
+    guids,
+)
+def test_batches_sharing_a_queue_manager_match_the_reference(
+    rows: list[tuple[str | None, str, str | None, str]], one_qm: bool, non_ascii: bool, qm: uuid.UUID
+) -> None:
+    # The decoder's shortcuts: one GUID formatted once for the whole batch, ASCII text assembled with
+    # numpy (one non-ASCII label sends the column through Python strings), fast rows gathered out of
+    # a batch that also holds reference-path rows, optional queues present in only some rows.
+    packets: list[bytes | None] = []
+    for i, (label, dest, admin, kind) in enumerate(rows):
+        if kind == "null":
+            packets.append(None)
+            continue
+        if kind == "garbage":
+            packets.append(b"LIOR" * (i + 1))
+            continue
+        packets.append(
+            UserMessage.build(
+                destination="OS:" + dest,
+                label=label + ("\u00e9" if non_ascii and i == 1 else "") if label is not None else None,
+                admin_queue=None if admin is None else "OS:" + admin,
+                source_queue_manager=qm if one_qm else uuid.UUID(int=i),
+                destination_queue_manager=qm,
+                message_id=i,
+            ).encode()
+        )
+    got = assert_same_as_reference(packets)
+    for packet, row in zip(packets, got, strict=True):
+        if packet is not None and packet.startswith(b"LIOR"):
+            assert row["kind"] == "error"
+
+
 @given(st.lists(st.none() | st.binary(max_size=200), max_size=8))
 def test_arbitrary_bytes_match_the_reference(packets: list[bytes | None]) -> None:
     assert_same_as_reference(packets)

@@ -113,9 +113,13 @@ def slice_ranges(data: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.Bi
 
 
 class _Data:
-    """The batch's data buffer as numpy, with fixed-width windows gathered at many positions at once."""
+    """The batch's data buffer as numpy, with fixed-width values gathered at many positions at once.
 
-    __slots__ = ("bytes", "limit", "windows")
+    Each layout is read through a byte-strided view (stride 1: a record may start at any byte), so a
+    gather is one fancy-index copy of ``itemsize`` bytes per position, not a byte-by-byte window copy.
+    """
+
+    __slots__ = ("bytes", "limit", "views")
 
     def __init__(self, buffer: pa.Buffer) -> None:
         data = np.frombuffer(buffer, np.uint8)
@@ -123,37 +127,47 @@ class _Data:
             data = np.concatenate([data, np.zeros(64 - len(data), np.uint8)])
         self.bytes = data
         self.limit = len(data)
-        self.windows: dict[int, np.ndarray] = {}
+        self.views: dict[int, np.ndarray] = {}
 
-    def gather(self, positions: np.ndarray, width: int) -> np.ndarray:
-        """(n, width) bytes at ``positions``; positions past the end are clipped (such rows are never
-        on the fast path: every read is also checked against the packet's end)."""
-        view = self.windows.get(width)
-        if view is None:
-            view = self.windows[width] = np.lib.stride_tricks.sliding_window_view(self.bytes, width)
-        return view[np.clip(positions, 0, self.limit - width)]  # type: ignore[no-any-return]
+    def gather(self, positions: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+        """One ``dtype`` value at each of ``positions``; positions past the end are clipped (such rows
+        are never on the fast path: every read is also checked against the packet's end)."""
+        width = dtype.itemsize
+        view = self.views.get(width)
+        if view is None:  # opaque "V<width>" items: the gather is a plain memcpy per position
+            view = self.views[width] = np.ndarray(
+                (self.limit - width + 1,), np.dtype(f"V{width}"), buffer=self.bytes, strides=(1,)
+            )
+        return view[np.clip(positions, 0, self.limit - width)].view(dtype)  # type: ignore[no-any-return]
 
     def u16(self, positions: np.ndarray) -> np.ndarray:
-        two = self.gather(positions, 2)
-        return two.view("<u2").reshape(len(positions)).astype(np.int64)
+        return self.gather(positions, _U16).astype(np.int64)
 
     def u32(self, positions: np.ndarray) -> np.ndarray:
-        four = self.gather(positions, 4)
-        return four.view("<u4").reshape(len(positions)).astype(np.int64)
+        return self.gather(positions, _U32).astype(np.int64)
+
+
+_U16: Final = np.dtype("<u2")
+_U32: Final = np.dtype("<u4")
 
 
 _HEX: Final = b"0123456789abcdef"
 # Byte -> its two lower-case hex digits as one little-endian u16 (first digit in the low byte).
 _HEX2: Final = np.array([_HEX[b >> 4] | _HEX[b & 15] << 8 for b in range(256)], np.uint16)
+_HEX2_UPPER: Final = np.array(
+    [_HEX.upper()[b >> 4] | _HEX.upper()[b & 15] << 8 for b in range(256)], np.uint16
+)
 
 
-def _guid_text(raw: np.ndarray) -> np.ndarray:
+def _guid_text(raw: np.ndarray, table: np.ndarray = _HEX2) -> np.ndarray:
     """(n, 16) GUID bytes in the [MS-DTYP] 2.3.4 packet layout -> (n, 36) ASCII of the canonical text.
 
     Data1 (4 bytes), Data2 and Data3 (2 each) are little-endian, so the text prints them reversed.
+    A batch usually repeats one GUID (the sending queue manager): then it is formatted once.
     """
-    table = _HEX2
     n = len(raw)
+    if n > 1 and (raw == raw[0]).all():
+        return np.broadcast_to(_guid_text(raw[:1], table), (n, 36))
     text = np.empty((n, 36), np.uint8)
     text[:, 8] = text[:, 13] = text[:, 18] = text[:, 23] = ord("-")
     for src, dst in (
@@ -213,14 +227,33 @@ class _Texts:
             text = prefix + text[:-1].replace("\x00", "\x00" + prefix) + "\x00"
         return text.split("\x00")[:-1]
 
+    def array(self, prefix: str = "") -> pa.StringArray:
+        """The fields (terminators dropped, ``prefix`` before each) as an Arrow string array.
 
-def _scatter_strings(present: np.ndarray, values: list[str]) -> pa.StringArray:
+        ASCII text (the common case) is narrowed to bytes and assembled with numpy; anything else goes
+        through Python strings (lone surrogates become U+FFFD, see ``clean_text``).
+        """
+        units = np.frombuffer(self.joined, "<u2")
+        if not len(units) or int(units.max()) >= 0x80:
+            return pa.array(self.strings(prefix), pa.string())
+        keep = np.ones(len(units), np.bool_)
+        keep[self.last_unit] = False
+        chars = units[keep].astype(np.uint8)
+        lengths = np.diff(self.last_unit, prepend=-1) - 1  # characters per field, terminator excluded
+        offsets = np.zeros(self.count + 1, np.int32)
+        np.cumsum(lengths, out=offsets[1:])
+        arr = pa.Array.from_buffers(
+            pa.string(), self.count, [None, pa.py_buffer(offsets), pa.py_buffer(chars)]
+        )
+        return pc.binary_join_element_wise(prefix, arr, "") if prefix else arr
+
+
+def _scatter_strings(present: np.ndarray, values: pa.StringArray) -> pa.StringArray:
+    """``values`` (one per present row) spread over ``len(present)`` rows, null where not present."""
     if present.all():
-        return pa.array(values, pa.string())
-    out: list[str | None] = [None] * len(present)
-    for i, v in zip(np.flatnonzero(present).tolist(), values, strict=True):
-        out[i] = v
-    return pa.array(out, pa.string())
+        return values
+    index = np.cumsum(present, dtype=np.int64) - 1
+    return values.take(pa.array(np.maximum(index, 0), mask=~present))
 
 
 def _fast_columns(
@@ -262,8 +295,7 @@ def _fast_columns(
         stop = pos + 2 + count
         field_end = stop + ((-(stop - starts)) & 3)
         good = (pos + 2 <= end) & (count >= 2) & ((count & 1) == 0) & (field_end <= end)
-        nul = col_data.gather(stop - 2, 2)
-        good &= (nul[:, 0] == 0) & (nul[:, 1] == 0)
+        good &= col_data.gather(stop - 2, _U16) == 0
         ok &= ~present | good
         names.append((present, pos + 2, stop))
         pos = np.where(present, field_end, pos)
@@ -277,7 +309,7 @@ def _fast_columns(
     # MessagePropertiesHeader ([MS-MQMQ] 2.2.19.3).
     mph_start = pos
     ok &= pos + 56 <= end
-    mph = col_data.gather(pos, 56).view(_MPH).reshape(n)
+    mph = col_data.gather(pos, _MPH)
     ll = mph["label_length"].astype(np.int64)
     label_start = pos + 56
     label_end = label_start + 2 * ll
@@ -288,8 +320,7 @@ def _fast_columns(
     ok &= (ll <= 0xFA) & (label_end <= end) & (alloc >= msize) & (ext <= end - label_end)
     ok &= alloc <= end - label_end - ext
     has_label = ll > 0
-    lnul = col_data.gather(label_end - 2, 2)
-    ok &= ~has_label | ((lnul[:, 0] == 0) & (lnul[:, 1] == 0))
+    ok &= ~has_label | (col_data.gather(label_end - 2, _U16) == 0)
     body_start = label_end + ext
     mph_end = body_start + alloc
     ok &= mph_end + ((-(mph_end - mph_start)) & 3) == end  # nothing after the MessagePropertiesHeader
@@ -316,7 +347,9 @@ def _fast_columns(
         return ok, {}
     # Rebuild the text arrays if rows were dropped after they were cut.
     out: dict[str, pa.Array] = {}
-    f = fixed[fast]
+    everything = m == n
+    # Structured rows are copied as opaque bytes (numpy copies subarray fields item by item).
+    f = fixed if everything else fixed.view(f"V{_FIXED.itemsize}")[fast].view(_FIXED)
     text_cols: list[pa.Array] = []
     for (present, t), (_, s, e), prefix in zip(
         texts,
@@ -331,7 +364,7 @@ def _fast_columns(
         rows = fast[sel_fast]
         if t is None or t.count != len(rows):
             t = _Texts(dbuf, s[rows], e[rows])
-        text_cols.append(_scatter_strings(sel_fast, t.strings(prefix)))
+        text_cols.append(_scatter_strings(sel_fast, t.array(prefix)))
     bf = f["bflags"].astype(np.int32)
     uf = f["uflags"].astype(np.int64)
     sqm = f["sqm"]
@@ -343,7 +376,7 @@ def _fast_columns(
     lower = _guid_text(sqm)
     out["source_queue_manager"] = _fixed_strings(lower)
     out["destination_queue_manager"] = _fixed_strings(_guid_text(f["qma"]))
-    upper = lower - np.where(lower >= ord("a"), 32, 0).astype(np.uint8)
+    upper = _guid_text(sqm, _HEX2_UPPER)
     braced = np.empty((m, 39), np.uint8)
     braced[:, 0] = ord("{")
     braced[:, 1:37] = upper
@@ -356,7 +389,7 @@ def _fast_columns(
     out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
     out["user_flags"] = pa.array(uf)
     out["destination"], out["admin_queue"], out["response_queue"], out["label"] = text_cols
-    mf = mph[fast]
+    mf = mph if everything else mph.view(f"V{_MPH.itemsize}")[fast].view(_MPH)
     out["message_class"] = pa.array(mf["message_class"].astype(np.int32))
     out["correlation_id"] = _fixed_binary(mf["correlation_id"])
     bs = body_start[fast]
@@ -398,7 +431,7 @@ def decode_array(packets: pa.Array) -> pa.RecordBatch:
     col_data = _Data(dbuf)
     starts = offsets[:-1]
     lens = offsets[1:] - starts
-    fixed = col_data.gather(starts, 64).view(_FIXED).reshape(n)
+    fixed = col_data.gather(starts, _FIXED)
     valid = np.asarray(packets.is_valid()) if packets.null_count else np.ones(n, np.bool_)
     ok, fast_cols = _fast_columns(col_data, dbuf, starts, lens, fixed, valid)
     if ok.all():
