@@ -113,6 +113,8 @@ class Transport:
         self._cond = threading.Condition(threading.Lock())
         self._done: dict[int, object] = {}
         self._reading = False
+        #: Threads blocked in ``_cond.wait`` (the reader notifies only when there are some).
+        self._waiters = 0
         self._error: MSMQError | None = None
         self.server_hello: ServerHello = self._handshake(token, client_name)
         sock.settimeout(None)
@@ -158,6 +160,20 @@ class Transport:
 
     def send(self, request: pm.Request) -> int:
         """Write one request; returns its request id."""
+        # Fast path (one request, room in the window): no chunk list, no join, one lock.
+        with self._send_lock:
+            conn = self._conn
+            if self._error is None and len(conn.in_flight) < conn.max_in_flight:
+                try:
+                    rid, data = conn.send_request(request)
+                except ProtocolError as exc:
+                    raise MSMQError(str(exc), HResult.MQ_ERROR_INVALID_PARAMETER) from None
+                try:
+                    self._sock.sendall(data)
+                except OSError as exc:
+                    self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
+                    raise self._error from None  # type: ignore[misc]
+                return rid
         return self.send_many([request])[0]
 
     def send_many(self, requests: list[pm.Request]) -> list[int]:
@@ -193,31 +209,47 @@ class Transport:
 
     def wait(self, rid: int) -> object:
         """The response (or ``ErrorResponse``) to request ``rid``."""
+        cond = self._cond
         while True:
-            with self._cond:
+            with cond:
                 response = self._done.pop(rid, _MISSING)
                 if response is not _MISSING:
                     return response
                 if self._error is not None:
                     raise self._error
                 if self._reading:
-                    self._cond.wait()
+                    self._waiters += 1
+                    try:
+                        cond.wait()
+                    finally:
+                        self._waiters -= 1
                     continue
                 self._reading = True
-            self._read_until(rid)
+            # Fast path: the reader returns its own answer directly (it never enters ``_done``).
+            response = self._read_until(rid)
+            if response is not _MISSING:
+                return response
 
     def _pump(self, rid: int | None) -> None:
         with self._cond:
             if self._error is not None:
                 raise self._error
             if self._reading:
-                self._cond.wait(0.05)
+                self._waiters += 1
+                try:
+                    self._cond.wait(0.05)
+                finally:
+                    self._waiters -= 1
                 return
             self._reading = True
         self._read_until(rid)
 
-    def _read_until(self, rid: int | None) -> None:
-        # This thread is the reader until ``rid`` (or, for None, any answer) has arrived.
+    def _read_until(self, rid: int | None) -> object:
+        # This thread is the reader until ``rid`` (or, for None, any answer) has arrived.  Returns
+        # the answer to ``rid`` (kept out of ``_done``), or _MISSING.  Other threads are only
+        # notified when some wait (``_waiters``): one thread alone pays no Condition.notify_all.
+        cond = self._cond
+        mine: object = _MISSING
         try:
             while True:
                 try:
@@ -228,19 +260,23 @@ class Transport:
                         self._fail(
                             MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
                         )
-                        return
+                        return mine
                 try:
                     with self._send_lock:
                         events = self._conn.receive_data(data)
                 except ProtocolError as exc:
                     self._fail(MSMQError(f"protocol error: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
-                    return
+                    return mine
                 got = False
-                with self._cond:
+                with cond:
                     for event in events:
                         if type(event) is ResponseReceived:
-                            self._done[event.request_id] = event.response
-                            got = got or rid is None or event.request_id == rid
+                            if event.request_id == rid:
+                                mine = event.response
+                                got = True
+                            else:
+                                self._done[event.request_id] = event.response
+                                got = got or rid is None
                         elif type(event) is Goodbye:
                             code = event.hresult or HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                             self._error = MSMQError(f"the server closed the connection: {event.reason}", code)
@@ -248,14 +284,15 @@ class Transport:
                             self._error = MSMQError(
                                 "the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                             )
-                    if events:
-                        self._cond.notify_all()
+                    if events and self._waiters:
+                        cond.notify_all()
                     if got or self._error is not None:
-                        return
+                        return mine
         finally:
-            with self._cond:
+            with cond:
                 self._reading = False
-                self._cond.notify_all()
+                if self._waiters:
+                    cond.notify_all()
 
     def _fail(self, error: MSMQError) -> None:
         with self._cond:
