@@ -219,7 +219,7 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
                 )
                 for _ in range(per * producers):
                     r.receive(timeout=0)
-            # The largest body a 4 MB packet carries ([MS-MQMQ] PacketSize <= 0x00400000 includes the headers).
+            # The largest body a 4 MB packet carries ([MS-MQMQ] PacketSize <= 0x00400000 counts headers).
             big = os.urandom((4 << 20) - 4096)
             k = 6 if quick else 16
             mbs = rate(k, lambda: [r.send(message(body=big, delivery=recoverable)) for _ in range(k)])
