@@ -64,10 +64,23 @@ class WatchedCondition(threading.Condition):
     def __init__(self, lock: threading.RLock) -> None:
         super().__init__(lock)
         self.watchers: list[Notification] = []
+        #: Threads inside ``wait`` (counted under the lock, which ``wait`` holds on entry and exit).
+        self.sleepers = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """``Condition.wait``, counting the waiting threads so that ``notify_all`` can skip the wake-up."""
+        self.sleepers += 1
+        try:
+            return super().wait(timeout)
+        finally:
+            self.sleepers -= 1
 
     def notify_all(self) -> None:
         """Wake blocked readers, then poll armed notifications (caller holds the lock)."""
-        super().notify_all()
+        # Fast path: every send notifies, but usually nobody waits.  ``sleepers`` changes only under
+        # the lock the caller holds, so 0 means no thread can be inside ``wait``: nothing to wake.
+        if self.sleepers:
+            super().notify_all()
         if self.watchers:
             for watcher in self.watchers[:]:
                 watcher.poll()
