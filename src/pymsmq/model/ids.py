@@ -17,7 +17,7 @@ from typing import Final, Self
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 
-__all__ = ["OBJECTID_SIZE", "MessageId", "ObjectId"]
+__all__ = ["OBJECTID_SIZE", "MessageId", "ObjectId", "new_object_id"]
 
 # [MS-MQMQ] 2.2.8 / 2.2.18.1.3: 16-byte GUID + 4-byte unsigned integer.
 OBJECTID_SIZE: Final = 20
@@ -90,3 +90,22 @@ class ObjectId:
 
 # A message id, correlation id and transaction id are all OBJECTIDs.
 MessageId = ObjectId
+
+
+_new: Final = object.__new__
+_set_lineage: Final = ObjectId.__dict__["lineage"].__set__
+_set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
+
+
+def new_object_id(lineage: uuid.UUID, uniquifier: int) -> ObjectId:
+    """``ObjectId(lineage, uniquifier)`` for values the caller guarantees valid (a ``UUID`` and a u32).
+
+    The queue manager stamps every message with its own GUID and an ordinal it masks to 32 bits;
+    this skips the ``__post_init__`` checks (and the frozen-dataclass ``__setattr__`` detour), which
+    halves the cost of the most frequent id construction.  The result equals and hashes like the
+    checked construction.
+    """
+    oid: ObjectId = _new(ObjectId)
+    _set_lineage(oid, lineage)
+    _set_uniquifier(oid, uniquifier)
+    return oid

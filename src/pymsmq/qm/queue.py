@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
-from pymsmq.model.ids import ObjectId
+from pymsmq.model.ids import new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues
@@ -273,7 +273,7 @@ class Queue:
                 )
             if state.kind in ("journal", "system"):
                 raise _err("journal and dead-letter queues are read-only", HResult.MQ_ERROR_ACCESS_DENIED)
-            if tx is None and state.transactional:
+            if tx is None and state.props.transactional:
                 raise _err(
                     "non-transactional send to a transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE
                 )
@@ -304,42 +304,46 @@ class Queue:
         now = qm._clock()
         m = message.copy()
         size = message_size(m)
-        try:
-            qm._check_quota(state, size)
-        except QuotaExceededError as exc:
-            if exc.msg_class is not None:
-                qm._quota_rejected(state, message, exc.msg_class, tx is not None)
-            raise
-        transactional = tx is not None
-        if transactional:
+        # Fast path: with no machine quota and an INFINITE queue quota, _check_quota cannot refuse.
+        if qm.machine_quota is not None or state.props.quota != INFINITE:
+            try:
+                qm._check_quota(state, size)
+            except QuotaExceededError as exc:
+                if exc.msg_class is not None:
+                    qm._quota_rejected(state, message, exc.msg_class, tx is not None)
+                raise
+        txn = tx if isinstance(tx, Transaction) else None  # None also for MQ_SINGLE_MESSAGE
+        if tx is not None:
             # Transactional messages are recoverable and keep send order: priority is ignored
             # ([MS-MQDMPR] 3.1.7.1.32: BaseHeader.Flags.PR is 0 when a TransactionHeader is present).
             m.delivery = 1
             m.priority = 0
-            if isinstance(tx, Transaction):
-                if tx._xact_id is None:
-                    tx._xact_id = ObjectId(qm.guid, qm._next_ordinal())
-                m.transaction_id = tx._xact_id
+            if txn is not None:
+                if txn._xact_id is None:
+                    txn._xact_id = new_object_id(qm.guid, qm._next_ordinal())
+                m.transaction_id = txn._xact_id
             else:
-                m.transaction_id = ObjectId(qm.guid, qm._next_ordinal())
+                m.transaction_id = new_object_id(qm.guid, qm._next_ordinal())
                 m.is_first_in_transaction = m.is_last_in_transaction = True
         # [MC-MQAC] 3.17.4.1.48 steps 7, 9, 10, 11: source machine, new id, destination, sent time.
-        m.id = message.id = ObjectId(qm.guid, qm._next_ordinal())
+        # (new_object_id: the queue manager's GUID and a 32-bit ordinal are valid by construction.)
+        m.id = message.id = new_object_id(qm.guid, qm._next_ordinal())
         m.source_machine_guid = message.source_machine_guid = qm.guid
         m.destination_queue = message.destination_queue = state.format_name
         # [MS-MQMQ] 2.2.19.2 SentTime is whole seconds, and TimeToBeReceived counts from it.
         sent = m.sent_time = message.sent_time = float(int(now))
         m.arrived_time = now
-        m.abort_count = m.move_count = 0
+        if m.abort_count or m.move_count:  # a received message sent again starts from zero
+            m.abort_count = m.move_count = 0
         # Step 12: TimeToReachQueue > TimeToBeReceived -> TimeToBeReceived = TimeToReachQueue.  The
         # default TimeToReachQueue (INFINITE, i.e. "not set") does not cancel a finite TimeToBeReceived.
         if INFINITE != m.max_time_to_reach_queue > m.max_time_to_receive:
             m.max_time_to_receive = m.max_time_to_reach_queue
-        if isinstance(tx, Transaction) and qm.windows_transaction_ttbr:
+        if txn is not None and qm.windows_transaction_ttbr:
             # Windows: every message of a transaction gets the first message's TTBR (docs/lifecycle.md).
-            if tx._first_ttbr is None:
-                tx._first_ttbr = m.max_time_to_receive
-            m.max_time_to_receive = tx._first_ttbr
+            if txn._first_ttbr is None:
+                txn._first_ttbr = m.max_time_to_receive
+            m.max_time_to_receive = txn._first_ttbr
         ttbr = m.max_time_to_receive
         expires_at = None if ttbr == INFINITE else sent + ttbr
         durable = m.delivery == 1
@@ -348,8 +352,8 @@ class Queue:
         state.index.add(entry)
         if expires_at is not None:
             qm._life.arm(state, entry)
-        if isinstance(tx, Transaction):
-            tx._add(SEND, state, state.index, entry)
+        if txn is not None:
+            txn._add(SEND, state, state.index, entry)
             return None
         if not durable:
             state.cond.notify_all()
