@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
 from pymsmq.errors import WireError
 from pymsmq.hresult import HResult
@@ -55,6 +55,7 @@ __all__ = [
 _HEADER: Final = struct.Struct("<2sBBHHII")
 _MAX_ID: Final = 0xFFFF_FFFF
 _ZERO_HEADER: Final = bytes(FRAME_HEADER_SIZE)
+_RESPONSE: Final = int(FrameType.RESPONSE)
 
 
 class Role(Enum):
@@ -71,6 +72,9 @@ class State(Enum):
     AWAIT_HELLO = "AWAIT_HELLO"  # waiting for the peer's hello (server at start; client after CLIENT_HELLO)
     READY = "READY"  # handshake done: requests and answers flow
     CLOSED = "CLOSED"  # GOODBYE sent or received, end of stream, or a protocol error
+
+
+_READY: Final = State.READY
 
 
 class Direction(Enum):
@@ -165,6 +169,8 @@ class _Connection:
     """The machinery both ends share; see ``ClientConnection`` and ``ServerConnection``."""
 
     role: Role
+    #: The frame type this end receives most (REQUEST on the server, RESPONSE on the client).
+    _fast_kind: int
 
     def __init__(self, state: State) -> None:
         self._state = state
@@ -210,6 +216,7 @@ class _Connection:
         n = len(data)
         pos = 0
         unpack = _HEADER.unpack_from
+        fast_kind = self._fast_kind
         try:
             while n - pos >= FRAME_HEADER_SIZE:
                 magic, version, kind, op, flags, rid, length = unpack(data, pos)
@@ -228,7 +235,12 @@ class _Connection:
                 if end > n:
                     self._need = end - pos
                     break
-                event = self._on_frame(_TYPES[kind], op, rid, data[pos + FRAME_HEADER_SIZE : end])
+                if kind == fast_kind and self._state is _READY:
+                    # Fast path: the REQUEST (server) / RESPONSE (client) frames of a READY
+                    # connection keep it READY (TRANSITIONS): no table lookup, no state change.
+                    event = self._on_message(_TYPES[kind], op, rid, data[pos + FRAME_HEADER_SIZE : end])
+                else:
+                    event = self._on_frame(_TYPES[kind], op, rid, data[pos + FRAME_HEADER_SIZE : end])
                 events.append(event)
                 pos = end
                 if type(event) is Goodbye and pos < n:
@@ -339,6 +351,7 @@ class ClientConnection(_Connection):
     """
 
     role = Role.CLIENT
+    _fast_kind = int(FrameType.RESPONSE)
 
     def __init__(self) -> None:
         super().__init__(State.SEND_HELLO)
@@ -425,6 +438,7 @@ class ServerConnection(_Connection):
     """
 
     role = Role.SERVER
+    _fast_kind = int(FrameType.REQUEST)
 
     def __init__(self) -> None:
         super().__init__(State.AWAIT_HELLO)
@@ -434,6 +448,21 @@ class ServerConnection(_Connection):
 
     def send(self, obj: ServerHello | Response | ErrorResponse | Goodbye, request_id: int = 0) -> bytes:
         """The bytes of a SERVER_HELLO, a GOODBYE, or the answer to request ``request_id``."""
+        writer = PAYLOAD_WRITERS.get(type(obj))
+        if writer is not None and self._state is _READY:
+            # Fast path: a SEND/RECEIVE answer of a READY connection (RESPONSE keeps it READY).
+            # Anything unusual (unknown id, wrong op, too long) falls through to the checks below.
+            in_flight = self.in_flight
+            fast_op: int = cast(Response, obj).OP
+            if in_flight.get(request_id) == fast_op:
+                body = writer(obj)
+                length = len(body)
+                if length <= self._send_limit:
+                    del in_flight[request_id]
+                    return (
+                        _HEADER.pack(FRAME_MAGIC, FRAME_VERSION, _RESPONSE, fast_op, 0, request_id, length)
+                        + body
+                    )
         if type(obj) is Goodbye:
             return self._send_goodbye(obj)
         if type(obj) is ServerHello:
