@@ -207,10 +207,10 @@ class Server:
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return None
-    return uvloop.new_event_loop  # type: ignore[no-any-return]
+    return uvloop.new_event_loop  # type: ignore[no-any-return,unused-ignore]
 
 
 def run(

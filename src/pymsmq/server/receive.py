@@ -40,6 +40,7 @@ _A = Action
 _PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 _NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
+_RECEIVE: Final = int(Action.MQ_ACTION_RECEIVE)
 #: Receives that peek first after a handle met a recoverable message at its head.
 _DURABLE_HINT: Final = 64
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
@@ -72,6 +73,34 @@ class ReceiveMixin:
     def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
         h = self.handle(req.handle)
         action = req.action
+        if (
+            action == _RECEIVE
+            and not h.durable_hint
+            and not req.cursor
+            and req.transaction is None
+            and not h.journal
+            and not _RECEIVE_RIGHT & ~h.rights
+            and (h.tail is None or h.tail.done())
+            and not h.queue.transactional
+        ):
+            # Fast path: a plain receive of the head of an express, non-transactional queue whose
+            # handle met no recoverable message lately (the adaptive case below, without its
+            # closures).  No message now: the general path below decides (wait, or NOT_FOUND).
+            try:
+                message = h.queue.receive(0, None)
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND:
+                    raise
+            else:
+                if message.delivery:
+                    h.durable_hint = _DURABLE_HINT
+                counters = self.stats.queue(h.format_name)
+                counters.received += 1
+                counters.bytes_out += len(message.body)
+                packet = None if req.flags & _NO_PACKET else encode_packet(message, h.format_name)
+                propids = req.propids or DEFAULT_RECEIVE_PROPIDS
+                self.answer(rid, hot.receive_response(packet, fact_properties(message, propids)))
+                return
         peek = action in _PEEK_ACTIONS
         if peek:
             self.check(h, _PEEK_RIGHT, "peek at")
