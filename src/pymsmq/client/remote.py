@@ -14,9 +14,9 @@ import math
 import ssl
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from pymsmq.client.transport import Pending, Transport, parse_url
+from pymsmq.client.transport import Pending, Transport, error_from, parse_url
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
@@ -24,7 +24,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
-from pymsmq.protocol import Action, TransactionRef, hot
+from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
@@ -45,12 +45,9 @@ _PEEK: Final = 0x20
 _ALL: Final = _RECEIVE | _SEND | _PEEK
 _A = Action
 _INFINITE_MS: Final = 0xFFFFFFFF
+_RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
 _SERVER_STATS: Final = 0x7F000002
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
-
-
-def _identity(response: Any) -> Any:
-    return response
 
 
 def _timeout_ms(timeout: float | None) -> int:
@@ -279,23 +276,28 @@ class RemoteQueue:
         self._check()
         return hot.send_request(self._handle, encode_packet(message), xact)
 
-    def _sent(self, message: Message) -> Any:
-        def apply(response: pm.SendResponse) -> None:
-            values = props_dict(response.properties)
-            msgid = values.get(PROPID_M_MSGID)
-            if isinstance(msgid, bytes) and len(msgid) == 20:
-                message.id = ObjectId.from_bytes(msgid)
-            sent = values.get(PROPID_M_SENTTIME)
-            if isinstance(sent, int):
-                message.sent_time = float(sent)
-            message.source_machine_guid = self._qm.guid
-            message.destination_queue = self._format_name
+    def _apply_sent(self, message: Message, response: pm.SendResponse) -> None:
+        values = props_dict(response.properties)
+        msgid = values.get(PROPID_M_MSGID)
+        if isinstance(msgid, bytes) and len(msgid) == 20:
+            message.id = ObjectId.from_bytes(msgid)
+        sent = values.get(PROPID_M_SENTTIME)
+        if isinstance(sent, int):
+            message.sent_time = float(sent)
+        message.source_machine_guid = self._qm.guid
+        message.destination_queue = self._format_name
 
-        return apply
+    def _sent(self, message: Message) -> Any:
+        return lambda response: self._apply_sent(message, response)
 
     def send(self, message: Message, transaction: RemoteTransaction | int | None = None) -> None:
         """Send ``message``; sets ``id``, ``sent_time``, ``source_machine_guid``, ``destination_queue``."""
-        self.send_async(message, transaction).result()
+        # Fast path: write and wait on this thread (no Pending, no closure).
+        t = self._t
+        response = t.wait(t.send(self._send_request(message, transaction)))
+        if type(response) is ErrorResponse:
+            raise error_from(response)
+        self._apply_sent(message, response)  # type: ignore[arg-type]
 
     def send_async(
         self, message: Message, transaction: RemoteTransaction | int | None = None
@@ -311,11 +313,13 @@ class RemoteQueue:
         requests = [self._send_request(m, transaction) for m in batch]
         ids = self._t.send_many(requests)  # type: ignore[arg-type]
         first: MSMQError | None = None
+        wait = self._t.wait
         for rid, message in zip(ids, batch, strict=True):
-            try:
-                Pending(self._t, rid, self._sent(message)).result()
-            except MSMQError as exc:
-                first = first or exc
+            response = wait(rid)
+            if type(response) is ErrorResponse:
+                first = first or error_from(response)
+            else:
+                self._apply_sent(message, response)  # type: ignore[arg-type]
         if first is not None:
             raise first
 
@@ -347,7 +351,19 @@ class RemoteQueue:
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
     ) -> Message:
         """Remove and return the first message (``timeout`` seconds; None = forever)."""
-        return self._read(_A.MQ_ACTION_RECEIVE, timeout, transaction).result()
+        # Fast path: write and wait on this thread (no Pending, no closure).
+        ms = _timeout_ms(timeout)
+        xact = _xact(self._qm, transaction)
+        self._check()
+        t = self._t
+        response = t.wait(
+            t.send(hot.receive_request(self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS))
+        )
+        if type(response) is ErrorResponse:
+            raise error_from(response)
+        m = decode_message(response.packet, response.properties)  # type: ignore[attr-defined]
+        m.destination_queue = m.destination_queue or self._format_name
+        return m
 
     def receive_async(
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
@@ -375,14 +391,15 @@ class RemoteQueue:
         fmt = self._format_name
         out: list[Message] = []
         first: MSMQError | None = None
+        wait = self._t.wait
         for rid in self._t.send_many([request] * count):
-            try:
-                response = Pending(self._t, rid, _identity).result()
-            except MSMQError as exc:
-                if exc.hresult not in _NO_MESSAGE:
-                    first = first or exc
+            response = wait(rid)
+            if type(response) is ErrorResponse:
+                if response.hresult not in _NO_MESSAGE:
+                    first = first or error_from(response)
                 continue
-            m = decode_message(response.packet, response.properties)
+            got = cast(pm.ReceiveResponse, response)
+            m = decode_message(got.packet, got.properties)
             m.destination_queue = m.destination_queue or fmt
             out.append(m)
         if first is not None:
