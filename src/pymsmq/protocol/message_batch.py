@@ -122,6 +122,7 @@ _B_SENT: Final = int(Bits.HAS_SENT_TIME)
 _B_ARR: Final = int(Bits.HAS_ARRIVED_TIME)
 _U32: Final = struct.Struct("<I")
 _LITTLE: Final = array("I", [1]).tobytes() == b"\x01\x00\x00\x00"
+_NULL_BYTES: Final = b"\xff\xff\xff\xff"
 
 
 def encode_batch(messages: Sequence[Message]) -> bytes:
@@ -213,13 +214,13 @@ def encode_batch(messages: Sequence[Message]) -> bytes:
         dests.append(_text(m.destination_queue))
         responses.append(_text(m.response_queue))
         admins.append(_text(m.admin_queue))
-    out = [_HEAD.pack(len(records), len(VAR_COLUMNS)), *records]
+    out: list[bytes] = [_HEAD.pack(len(records), len(VAR_COLUMNS)), *records]
     for col in cols:
         lengths = array("I", [NULL_LENGTH if v is None else len(v) for v in col])
         if not _LITTLE:  # pragma: no cover - big-endian host
             lengths.byteswap()
         out.append(lengths.tobytes())
-        out.append(b"".join([v for v in col if v]))
+        out.extend([v for v in col if v])  # one join below copies every value once
     return b"".join(out)
 
 
@@ -252,11 +253,17 @@ def split_batch(data: bytes | bytearray | memoryview) -> BatchParts:
     for name in VAR_COLUMNS:
         if pos + 4 * count > size:
             raise WireError(f"MESSAGE_BATCH {name} lengths run past the end", pos)
-        lengths = array("I")
-        lengths.frombytes(mv[pos : pos + 4 * count])
-        if not _LITTLE:  # pragma: no cover - big-endian host
-            lengths.byteswap()
-        total = sum(lengths) - lengths.count(NULL_LENGTH) * NULL_LENGTH
+        raw = bytes(mv[pos : pos + 4 * count])
+        if raw == b"\xff" * (4 * count):  # every value null (e.g. no response queue anywhere)
+            total = 0
+        else:
+            lengths = array("I")
+            lengths.frombytes(raw)
+            if not _LITTLE:  # pragma: no cover - big-endian host
+                lengths.byteswap()
+            total = sum(lengths)
+            if _NULL_BYTES in raw:  # a byte search first (no false negatives): most columns have no null
+                total -= lengths.count(NULL_LENGTH) * NULL_LENGTH
         start = pos + 4 * count
         if total > size - start:
             raise WireError(f"MESSAGE_BATCH {name} values need {total} bytes, {size - start} left", start)

@@ -126,7 +126,11 @@ def _fixed(records: np.ndarray, name: str, width: int, present: np.ndarray) -> p
 
 
 def _guid_text(records: np.ndarray, present: np.ndarray) -> pa.Array:
-    raw = np.ascontiguousarray(records["source_machine_guid"]).view("V16")
+    raw = np.ascontiguousarray(records["source_machine_guid"]).view("V16").reshape(-1)
+    if (raw == raw[0]).all():  # the usual case: one source queue manager for the whole batch
+        text = str(uuid.UUID(bytes_le=bytes(raw[0])))
+        arr = pa.repeat(pa.scalar(text, pa.string()), len(raw))
+        return arr if present.all() else pc.if_else(pa.array(present), arr, pa.nulls(len(raw), pa.string()))
     uniques, inverse = np.unique(raw, return_inverse=True)
     texts = [str(uuid.UUID(bytes_le=bytes(u))) for u in uniques]
     arr = pa.array(texts, pa.string()).take(pa.array(inverse.reshape(-1).astype(np.int32)))
@@ -163,7 +167,7 @@ def batch_to_arrow(blob: bytes, queue: str) -> pa.RecordBatch:
         return pa.array(records[name].astype(np.int32))
 
     def has(bit: int) -> np.ndarray:
-        return np.asarray((bits & bit) != 0)
+        return np.asarray((bits & int(bit)) != 0)
 
     columns: dict[str, Any] = {
         "queue": pa.DictionaryArray.from_arrays(
