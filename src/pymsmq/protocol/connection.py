@@ -56,6 +56,7 @@ _HEADER: Final = struct.Struct("<2sBBHHII")
 _MAX_ID: Final = 0xFFFF_FFFF
 _ZERO_HEADER: Final = bytes(FRAME_HEADER_SIZE)
 _RESPONSE: Final = int(FrameType.RESPONSE)
+_REQUEST: Final = int(FrameType.REQUEST)
 
 
 class Role(Enum):
@@ -358,6 +359,9 @@ class ClientConnection(_Connection):
         self._recv_limit = HELLO_MAX_PAYLOAD
         self._next_id = 1
         self._offered: tuple[int, ...] = SUPPORTED_VERSIONS
+        #: The last request framed and its payload bytes (see send_request).
+        self._last_request: Request | None = None
+        self._last_body = b""
         #: The server's hello, once received.
         self.server_hello: ServerHello | None = None
 
@@ -398,8 +402,17 @@ class ClientConnection(_Connection):
             raise ProtocolError(f"request id {request_id!r} is not a non-zero u32")
         elif request_id in self.in_flight:
             raise ProtocolError(f"request id {request_id} is already in flight")
-        data = self._frame(request, FrameType.REQUEST, request.OP, request_id)
-        self.in_flight[request_id] = request.OP
+        op = request.OP
+        if request is self._last_request:
+            # Fast path: the same (immutable) request again, e.g. receive_many's RECEIVEs: only the
+            # header differs (its request id), the payload bytes are reused.
+            body = self._last_body
+            data = _HEADER.pack(FRAME_MAGIC, FRAME_VERSION, _REQUEST, op, 0, request_id, len(body)) + body
+        else:
+            data = self._frame(request, FrameType.REQUEST, op, request_id)
+            self._last_request = request
+            self._last_body = data[FRAME_HEADER_SIZE:]
+        self.in_flight[request_id] = op
         self._enter(new)
         return request_id, data
 
