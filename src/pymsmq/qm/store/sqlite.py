@@ -2,12 +2,15 @@
 
 Theory of operation
 -------------------
-*One writer, group commit.*  One write connection belongs to a committer thread.  ``apply(batch)``
-prepares the SQL parameters of its batch in the caller's thread, queues them and waits on a lock.
-The committer takes every batch waiting, applies them in ONE transaction (each inside its own
-SAVEPOINT, so a batch that breaks a constraint is rolled back alone and reported to its caller),
-commits once (one WAL fsync, ``synchronous=FULL``) and then wakes every caller.  A caller therefore
-returns only after its batch is durable, and concurrent callers share fsyncs.
+*One writer, group commit by a leader.*  ``apply(batch)`` prepares the SQL parameters of its batch
+in the caller's thread and queues them.  If no thread is committing, the caller becomes the leader:
+it takes every batch waiting, applies them in ONE transaction on the one write connection (each
+inside its own SAVEPOINT, so a batch that breaks a constraint is rolled back alone and reported to
+its caller), commits once (one WAL fsync, ``synchronous=FULL``) and wakes every caller of the group.
+Callers that arrive while a leader commits wait on a lock; when the leader is done it hands the
+leadership to the first of them, which commits everything that accumulated meanwhile.  A caller
+therefore returns only after its batch is durable, concurrent callers share fsyncs, and a lone
+caller commits in its own thread (no hop to a committer thread and back).
 
 *Readers never wait for the writer.*  ``read_packet(s)`` use one connection per thread (WAL readers
 see the last committed state without taking the write lock); ``load()`` uses its own connection
@@ -125,6 +128,7 @@ class _Pending:
         "inserts",
         "keep_files",
         "lasts",
+        "lead",
         "meta",
         "queues",
         "updates",
@@ -141,6 +145,7 @@ class _Pending:
         self.files: list[str] = []  # packet files written for this batch (full paths)
         self.error: MSMQError | None = None
         self.keep_files = False  # True when the outcome is unknown (commit failed): leave to recovery
+        self.lead = False  # set (with ``done`` released) when this caller is handed the leadership
         self.done = threading.Lock()
         self.done.acquire()
 
@@ -180,7 +185,10 @@ class SQLiteStore:
         self.batches = 0
         self._closed = False
         self._state = threading.Lock()
-        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        #: Batches waiting for a leader; ``_leading`` (under ``_state``) while a thread commits.
+        self._queue: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
+        self._leading = False
+        self._idle = threading.Condition(self._state)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         try:
@@ -201,14 +209,11 @@ class SQLiteStore:
                 f"cannot open store {self.path}: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
             ) from e
         self._cursor = self._writer.cursor()
-        self._thread = threading.Thread(
-            target=self._run, name=f"pymsmq-store-committer:{self.path}", daemon=True
-        )
-        self._thread.start()
 
     def _connect(self) -> sqlite3.Connection:
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves.  check_same_thread=False only so that
-        # close() may close connections; each connection is used by one thread at a time.
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves.  check_same_thread=False: the write
+        # connection passes from leader to leader, and close() closes the readers; each connection
+        # is used by one thread at a time.
         return sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
 
     def _remove_orphan_files(self) -> None:
@@ -242,8 +247,16 @@ class SQLiteStore:
             if self._closed:
                 self._unlink(p.files)
                 raise _closed()
-            self._queue.put(p)
-        p.done.acquire()
+            lead = not self._leading
+            if lead:
+                self._leading = True
+            else:
+                self._queue.put(p)
+        if not lead:
+            p.done.acquire()  # released once our batch is committed (or failed), or to hand us the lead
+            lead = p.lead
+        if lead:
+            self._lead(p)
         if p.error is not None:
             if not p.keep_files:
                 self._unlink(p.files)
@@ -317,38 +330,35 @@ class SQLiteStore:
             except FileNotFoundError:
                 pass
 
-    def _run(self) -> None:
-        """The committer thread: one transaction and one commit for every batch waiting."""
-        stop = False
-        while not stop:
-            first = self._queue.get()
-            if first is None:
-                break
-            group = [first]
-            while True:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                group.append(nxt)
+    def _lead(self, own: _Pending) -> None:
+        """As the leader: commit ``own`` with every batch waiting, then pass the leadership on."""
+        group = [own]
+        while True:
             try:
-                self._commit_group(group)
-            except BaseException as e:  # never leave a caller waiting
-                for p in group:
-                    if p.error is None:
-                        p.error = _failed(f"committer failure: {e}", e)
-                        p.keep_files = True
-            finally:
-                for p in group:
-                    p.done.release()
+                group.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
         try:
-            self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
-        except sqlite3.Error:
-            pass
-        self._writer.close()
+            self._commit_group(group)
+        except BaseException as e:  # never leave a caller waiting
+            for p in group:
+                if p.error is None:
+                    p.error = _failed(f"committer failure: {e}", e)
+                    p.keep_files = True
+        finally:
+            with self._state:
+                try:
+                    nxt: _Pending | None = self._queue.get_nowait()
+                except queue.Empty:
+                    nxt = None
+                    self._leading = False
+                    self._idle.notify_all()
+            for p in group:
+                if p is not own:
+                    p.done.release()
+            if nxt is not None:
+                nxt.lead = True  # it commits its batch and whatever queued behind it
+                nxt.done.release()
 
     def _commit_group(self, group: list[_Pending]) -> None:
         conn = self._writer
@@ -512,12 +522,17 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Commit what is queued, stop the committer, close every connection; idempotent."""
-        with self._state:
+        with self._idle:
             if self._closed:
                 return
-            self._closed = True
-            self._queue.put(None)
-        self._thread.join()
+            self._closed = True  # no batch is queued from now on
+            while self._leading:  # the leaders commit every batch queued before
+                self._idle.wait()
+        try:
+            self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
+        except sqlite3.Error:
+            pass
+        self._writer.close()
         with self._state:
             readers, self._readers = self._readers, []
         for conn in readers:
