@@ -58,6 +58,7 @@ Decisions where the packet is narrower than the model (each documented at its co
 
 from __future__ import annotations
 
+import struct
 import uuid
 from typing import Final
 
@@ -166,6 +167,14 @@ def _transaction_header(m: Message, source: uuid.UUID) -> TransactionHeader | No
 
 def message_to_packet(message: Message) -> bytes:
     """The UserMessage packet bytes of every non-fact property of ``message`` (MSMQError if impossible)."""
+    packet = _simple_packet(message)
+    if packet is not None:
+        return packet
+    return _general_packet(message)
+
+
+def _general_packet(message: Message) -> bytes:
+    # [MS-MQDMPR] 3.1.7.1.30-32 through the header dataclasses: every message shape.
     m = message
     mid = m.id
     source = m.source_machine_guid
@@ -257,6 +266,190 @@ def message_to_packet(message: Message) -> bytes:
         return packet.encode()
     except WireError as exc:
         raise _fail(str(exc)) from None
+
+
+# -- encode, fast path ------------------------------------------------------------------------------
+#
+# The queue manager stores every recoverable message, nearly always of one shape: only the
+# properties that live in the three always-present headers ([MS-MQMQ] 2.2.19.1 BaseHeader, 2.2.19.2
+# UserHeader, 2.2.19.3 MessagePropertiesHeader) plus a destination queue.  For that shape the packet
+# is: 64 fixed bytes (BaseHeader + UserHeader fixed part), the destination queue bytes, 56 fixed
+# bytes (MessagePropertiesHeader fixed part), label, extension, body, padding to 4.  Everything that
+# depends on the destination alone (the DQ code in UserHeader.Flags, QueueManagerAddress and the
+# queue bytes) comes from a per-destination template cut from a packet the general mapping built, and
+# the template is accepted only if the fast encoder then reproduces the general mapping byte for byte
+# for a probe message that sets every simple property.  What the fast path skips is building and
+# walking the header dataclasses; any other shape (queues, acks, security, transactions, trace,
+# SRMP, dead-letter queue...), or a value the general mapping would reject, takes the general path.
+
+#: Message attributes the fast path handles (an instance ``__dict__`` holds only the attributes
+#: set; ``lookup_id``, ``arrived_time``, ``abort_count``, ``move_count`` are not in the packet).
+_SIMPLE: Final = frozenset(
+    {
+        "body",
+        "label",
+        "priority",
+        "delivery",
+        "journal",
+        "max_time_to_reach_queue",
+        "max_time_to_receive",
+        "id",
+        "source_machine_guid",
+        "sent_time",
+        "msg_class",
+        "correlation_id",
+        "body_type",
+        "app_specific",
+        "extension",
+        "priv_level",
+        "hash_algorithm",
+        "encrypt_algorithm",
+        "lookup_id",
+        "arrived_time",
+        "abort_count",
+        "move_count",
+        "destination_queue",
+    }
+)
+# BaseHeader: VersionNumber, Reserved, Flags, Signature, PacketSize, TimeToReachQueue; UserHeader
+# fixed part: SourceQueueManager, QueueManagerAddress, TimeToBeReceived, SentTime, MessageID, Flags.
+_FRONT: Final = struct.Struct("<BBHII I16s16sIIII")
+# MessagePropertiesHeader fixed part: Flags, LabelLength, MessageClass, CorrelationID, BodyType,
+# ApplicationTag, MessageSize, AllocationBodySize, PrivacyLevel, HashAlgorithm, EncryptionAlgorithm,
+# ExtensionSize.
+_PROPS: Final = struct.Struct("<BBH20sIIIIIIII")
+_VERSION: Final = 0x10  # [MS-MQMQ] 2.2.19.1 VersionNumber
+_SIGNATURE: Final = 0x524F494C  # 2.2.19.1 Signature "LIOR"
+_MAX_PACKET: Final = 0x00400000  # 2.2.19.1 PacketSize maximum
+_MAX_LABEL_LENGTH: Final = 0xFA  # 2.2.19.3 LabelLength: at most 250 units with the NUL
+_U_DM: Final = 0x20  # UserHeader.Flags.DM: recoverable
+_PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
+# destination -> (BaseHeader.Flags, UserHeader.Flags, QueueManagerAddress, queue bytes), or None
+# when the destination has no simple template.
+_Template = tuple[int, int, bytes, bytes]
+_TEMPLATES: Final[dict[str | None, _Template | None]] = {}
+_PROBE_GUID: Final = uuid.UUID("8d4f3b5e-2a61-4c7e-9f10-3b2a1c0d9e87")
+
+
+def _simple_packet(m: Message) -> bytes | None:
+    # ``m`` is validated (send validates), so types and enumerations are right; values the general
+    # mapping refuses or writes differently (ids, times, long labels, NUL in a label, size) go there.
+    if not m.__dict__.keys() <= _SIMPLE:
+        return None
+    dest = m.destination_queue
+    template = _TEMPLATES[dest] if dest in _TEMPLATES else _make_template(dest)
+    if template is None:
+        return None
+    base_flags, user_flags, qm_address, queue_bytes = template
+    mid = m.id
+    source = m.source_machine_guid
+    if mid is not None:
+        # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
+        u = mid.uniquifier
+        if not 0 < u <= _INFINITE or (source is not None and source != mid.lineage):
+            return None
+        source_bytes = mid.lineage.bytes_le
+    else:
+        u = 0
+        source_bytes = (NULL_GUID if source is None else source).bytes_le
+    sent = m.sent_time
+    sent_time = 0 if sent is None else int(sent)  # SentTime is whole seconds (floored)
+    if not 0 <= sent_time <= _INFINITE:
+        return None
+    label = m.label
+    if label:
+        if "\x00" in label:
+            return None
+        raw_label = label.encode("utf-16-le", "surrogatepass") + b"\x00\x00"
+        label_length = len(raw_label) >> 1
+        if label_length > _MAX_LABEL_LENGTH:
+            return None
+    else:
+        raw_label = b""
+        label_length = 0
+    correlation = m.correlation_id
+    body = m.body
+    extension = m.extension
+    size = _FRONT.size + len(queue_bytes) + _PROPS.size + len(raw_label) + len(extension) + len(body)
+    pad = _PAD[size & 3]
+    size += len(pad)
+    if size > _MAX_PACKET:
+        return None
+    try:
+        front = _FRONT.pack(
+            _VERSION,
+            0,
+            base_flags | m.priority,  # Flags.PR
+            _SIGNATURE,
+            size,
+            m.max_time_to_reach_queue,
+            source_bytes,
+            qm_address,
+            m.max_time_to_receive,
+            sent_time,
+            u,
+            user_flags | (_U_DM if m.delivery == 1 else 0) | (m.journal << 8),  # DM, JN, JP
+        )
+        props = _PROPS.pack(
+            0,  # Flags: no acknowledgements
+            label_length,
+            m.msg_class,
+            _ZERO_ID if correlation is None else bytes(correlation),
+            m.body_type,
+            m.app_specific,
+            len(body),
+            len(body),  # AllocationBodySize = MessageSize
+            m.priv_level,
+            m.hash_algorithm,
+            m.encrypt_algorithm,
+            len(extension),
+        )
+    except struct.error:
+        return None  # out of range: the general mapping raises the right error
+    return b"".join((front, queue_bytes, props, raw_label, extension, body, pad))
+
+
+def _make_template(dest: str | None) -> _Template | None:
+    # Cut the destination-dependent parts out of a general packet with no label, extension or body,
+    # then check the fast encoder against the general one on a probe that sets every simple property.
+    if len(_TEMPLATES) >= 1024:
+        _TEMPLATES.clear()
+    try:
+        bare = _general_packet(Message(destination_queue=dest))
+    except MSMQError:
+        return None  # the general path raises the right error
+    template: _Template | None = None
+    queue_end = len(bare) - _PROPS.size
+    if queue_end >= _FRONT.size and len(bare) % 4 == 0:
+        fields = _FRONT.unpack_from(bare, 0)
+        # Without the per-message bits: BaseHeader.Flags.PR (the bare message has priority 3) and
+        # UserHeader.Flags.DM/JN/JP.
+        template = (fields[2] & ~0x7, fields[11] & ~0x320, fields[7], bare[_FRONT.size : queue_end])
+        _TEMPLATES[dest] = template
+        probe = Message(
+            body=b"probe body",
+            label="probe",
+            priority=5,
+            delivery=1,
+            journal=3,
+            max_time_to_reach_queue=77,
+            max_time_to_receive=99,
+            id=ObjectId(_PROBE_GUID, 12345),
+            sent_time=1234567.0,
+            msg_class=0x4000,
+            correlation_id=ObjectId(_PROBE_GUID, 7),
+            body_type=8,
+            app_specific=0xDEADBEEF,
+            extension=b"ext",
+            priv_level=1,
+            hash_algorithm=0x800C,
+            encrypt_algorithm=0x6610,
+            destination_queue=dest,
+        )
+        if _simple_packet(probe) != _general_packet(probe):
+            template = None
+    _TEMPLATES[dest] = template
+    return template
 
 
 def canonical_queues(message: Message) -> None:
