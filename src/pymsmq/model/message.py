@@ -34,6 +34,7 @@ __all__ = ["DEFAULT_PROVIDER_NAME", "Message"]
 DEFAULT_PROVIDER_NAME: Final = "Microsoft Base Cryptographic Provider, v1.0"
 
 _BAD: Final = HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+_new: Final = object.__new__
 # [MC-MQAC] 3.17.4.1 property puts: the valid values of each enumerated property.
 _PRIV_LEVELS: Final = frozenset({0, 1, 3})  # MQMSGPRIVLEVEL: 2 is not valid
 _AUTH_LEVELS: Final = frozenset({0, 1, 2, 4, 8})  # MQMSGAUTHLEVEL
@@ -259,7 +260,10 @@ class Message:
 
     def copy(self) -> Message:
         """A shallow copy (all values are immutable), made without re-validating."""
-        return _copy(self)
+        # The instance dict holds only the values set: copying it is the whole copy.
+        new: Message = _new(Message)
+        new.__dict__ = self.__dict__.copy()
+        return new
 
 
 _FIELD_NAMES: Final = tuple(f.name for f in fields(Message))
@@ -396,13 +400,3 @@ def _positional(
 
 
 Message.__init__ = _make_init()  # type: ignore[method-assign]
-
-
-def _copy(src: Message) -> Message:
-    # The instance dict holds only the non-default values: copying it is the whole copy.
-    new: Message = _new(Message)
-    new.__dict__ = src.__dict__.copy()
-    return new
-
-
-_new: Final = object.__new__

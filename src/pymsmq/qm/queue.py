@@ -264,7 +264,7 @@ class Queue:
             canonical_queues(message)  # MQ_ERROR_ILLEGAL_FORMATNAME now, not when the packet is written
         qm = self._qm
         state = self._state
-        tx = self._transaction(transaction, receive=False)
+        tx = None if transaction is None else self._transaction(transaction, receive=False)
         with qm._lock:
             self._check(_SEND)
             if self._subqueue is not None:
