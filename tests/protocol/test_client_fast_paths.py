@@ -6,6 +6,7 @@ import struct
 import uuid
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -259,3 +260,90 @@ def test_send_facts_equal_the_general_ones(mid: ObjectId | None, sent: float | N
     m = Message(body=b"x")
     m.id, m.sent_time = mid, sent
     assert send_facts(m) == fact_properties(m, (2, 31))  # PROPID_M_MSGID, PROPID_M_SENTTIME
+
+
+# ---------------------------------------------------------------------------- fixed fact shapes
+
+# The two fact arrays of every SEND/RECEIVE answer, which hot.py reads and writes with one struct.
+_u32 = st.integers(0, 0xFFFFFFFF)
+_send_fact_props = st.tuples(
+    st.tuples(
+        _u32, st.builds(PropVariant, st.just(VarType.VT_VECTOR_UI1), st.binary(min_size=20, max_size=20))
+    ),
+    st.tuples(_u32, st.builds(PropVariant, st.just(VarType.VT_UI4), _u32)),
+)
+_receive_fact_props = st.tuples(
+    st.tuples(_u32, st.builds(PropVariant, st.just(VarType.VT_UI8), st.integers(0, 2**64 - 1))),
+    *[st.tuples(_u32, st.builds(PropVariant, st.just(VarType.VT_UI4), _u32)) for _ in range(3)],
+)
+
+
+def test_fact_shape_vectors() -> None:
+    # PROPS: Count, then (PROPID u32, VARTYPE u16, value); VT_VECTOR_UI1 = 0x1011 (u32 size + bytes),
+    # VT_UI4 = 0x13, VT_UI8 = 0x15 ([MS-MQCN] 2.2.3 PROPVALUE).
+    mid = bytes(range(20))
+    send_raw = (
+        struct.pack("<I", 2) + struct.pack("<IHI", 2, 0x1011, 20) + mid + struct.pack("<IHI", 31, 0x13, 7)
+    )
+    send_value = SendResponse(
+        ((2, PropVariant(VarType.VT_VECTOR_UI1, mid)), (31, PropVariant(VarType.VT_UI4, 7)))
+    )
+    assert len(send_raw) == 44
+    assert hot.PAYLOAD_WRITERS[SendResponse](send_value) == send_raw == send_value.encode()
+    assert hot.read_send_response(send_raw) == send_value
+    receive_raw = (
+        b"\x00\x00\x00\x00"
+        + struct.pack("<I", 4)
+        + struct.pack("<IHQ", 60, 0x15, 2**40)
+        + struct.pack("<IHI", 32, 0x13, 1)
+        + struct.pack("<IHI", 69, 0x13, 2)
+        + struct.pack("<IHI", 70, 0x13, 3)
+    )
+    receive_value = ReceiveResponse(
+        None,
+        (
+            (60, PropVariant(VarType.VT_UI8, 2**40)),
+            (32, PropVariant(VarType.VT_UI4, 1)),
+            (69, PropVariant(VarType.VT_UI4, 2)),
+            (70, PropVariant(VarType.VT_UI4, 3)),
+        ),
+    )
+    assert hot.PAYLOAD_WRITERS[ReceiveResponse](receive_value) == receive_raw == receive_value.encode()
+    assert hot.read_receive_response(receive_raw) == receive_value
+    # The same sizes with another VARTYPE are not the shape: the generic reader decides.
+    other = bytearray(send_raw)
+    other[8:10] = struct.pack("<H", 0x41)  # VT_BLOB
+    assert hot.read_send_response(bytes(other)) == _generic_decode(SendResponse, bytes(other))
+
+
+@given(_send_fact_props, st.none() | _packets, _receive_fact_props)
+def test_fact_shapes_equal_the_generic_codec(
+    send_props: Any, packet: bytes | None, receive_props: Any
+) -> None:
+    for value in (
+        SendResponse(send_props),
+        ReceiveResponse(packet, receive_props),
+        ReceiveResponse(packet, send_props),
+    ):
+        cls = type(value)
+        generic = Payload.encode(value)
+        assert hot.PAYLOAD_WRITERS[cls](value) == generic
+        assert hot.PAYLOAD_READERS[cls](generic) == value
+
+
+@given(st.integers(0, 3), st.binary(min_size=44, max_size=44), st.binary(min_size=48, max_size=48))
+def test_fact_shape_readers_on_arbitrary_bytes(count_pick: int, raw44: bytes, raw48: bytes) -> None:
+    # Arbitrary bytes of exactly the shape sizes, with the expected count (so the shape check runs).
+    for raw, count in ((raw44, 2), (raw48, 4)):
+        data = struct.pack("<I", count if count_pick else count_pick) + raw[4:]
+        for cls, payload in ((SendResponse, data), (ReceiveResponse, b"\x00\x00\x00\x00" + data)):
+            fast = hot.PAYLOAD_READERS[cls](payload)
+            if fast is not None:
+                assert fast == _generic_decode(cls, payload)
+
+
+def test_fact_shape_writer_falls_back_on_bad_values() -> None:
+    # A PROPID out of u32 range fails the one-struct pack; the generic writer raises WireError.
+    bad = ((2, PropVariant(VarType.VT_VECTOR_UI1, bytes(20))), (2**32, PropVariant(VarType.VT_UI4, 1)))
+    with pytest.raises(WireError):
+        hot.PAYLOAD_WRITERS[SendResponse](hot.send_response(bad))

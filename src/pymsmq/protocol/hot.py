@@ -71,6 +71,19 @@ _SIZED_VT: Final[dict[int, VarType]] = {
 }
 _SIZED_HEAD: Final = struct.Struct("<IHI")
 
+# The two fact arrays on every SEND/RECEIVE answer ([MS-MQCN] 2.2.3 PROPVALUE layouts), each one
+# struct: a SEND answer's (MSGID VT_VECTOR_UI1 of 20 bytes, SENTTIME VT_UI4) and a pymsmq RECEIVE
+# answer's (LOOKUPID VT_UI8, then three VT_UI4).  Keyed by byte size (44 and 48 differ).
+_VT_V = int(VarType.VT_VECTOR_UI1)
+_VT_4 = int(VarType.VT_UI4)
+_VT_8 = int(VarType.VT_UI8)
+_SEND_FACTS: Final = struct.Struct("<IIHI20sIHI")
+_RECEIVE_FACTS: Final = struct.Struct("<IIHQIHIIHIIHI")
+_FACT_SHAPES: Final[dict[int, tuple[struct.Struct, tuple[int, ...]]]] = {
+    _SEND_FACTS.size: (_SEND_FACTS, (2, -1, _VT_V, 20, -1, -1, _VT_4, -1)),
+    _RECEIVE_FACTS.size: (_RECEIVE_FACTS, (4, -1, _VT_8, -1, -1, _VT_4, -1, -1, _VT_4, -1, -1, _VT_4, -1)),
+}
+
 
 def _pv(vt: VarType, value: object) -> PropVariant:
     pv: PropVariant = _new(PropVariant)
@@ -93,8 +106,73 @@ def _packet_ok(data: bytes, start: int, n: int) -> bool:
     )
 
 
+def _read_fact_shape(data: bytes, pos: int, end: int) -> tuple[Props, int] | None:
+    # Fast path: the whole rest is one of the two fact arrays of _FACT_SHAPES (one unpack).
+    shape = _FACT_SHAPES.get(end - pos)
+    if shape is None:
+        return None
+    st, expect = shape
+    values = st.unpack_from(data, pos)
+    if values[0] != expect[0]:
+        return None
+    if values[0] == 2:
+        if values[2] != _VT_V or values[3] != 20 or values[6] != _VT_4:
+            return None
+        return (
+            (values[1], _pv(VarType.VT_VECTOR_UI1, values[4])),
+            (values[5], _pv(VarType.VT_UI4, values[7])),
+        ), end
+    if values[2] != _VT_8 or values[5] != _VT_4 or values[8] != _VT_4 or values[11] != _VT_4:
+        return None
+    return (
+        (values[1], _pv(VarType.VT_UI8, values[3])),
+        (values[4], _pv(VarType.VT_UI4, values[6])),
+        (values[7], _pv(VarType.VT_UI4, values[9])),
+        (values[10], _pv(VarType.VT_UI4, values[12])),
+    ), end
+
+
+def _write_fact_shape(props: Props) -> bytes | None:
+    # Fast path: the two fact arrays of _FACT_SHAPES in one pack; None for anything else (or a value
+    # out of range: the generic writer then raises the precise WireError).
+    n = len(props)
+    try:
+        if n == 2:
+            (p1, v1), (p2, v2) = props
+            if (
+                type(v1) is PropVariant
+                and type(v2) is PropVariant
+                and v1.vt is VarType.VT_VECTOR_UI1
+                and v2.vt is VarType.VT_UI4
+                and type(v1.value) is bytes
+                and len(v1.value) == 20
+            ):
+                return _SEND_FACTS.pack(2, p1, _VT_V, 20, v1.value, p2, _VT_4, v2.value)
+        elif n == 4:
+            (p1, v1), (p2, v2), (p3, v3), (p4, v4) = props
+            if (
+                type(v1) is PropVariant
+                and type(v2) is PropVariant
+                and type(v3) is PropVariant
+                and type(v4) is PropVariant
+                and v1.vt is VarType.VT_UI8
+                and v2.vt is VarType.VT_UI4
+                and v3.vt is VarType.VT_UI4
+                and v4.vt is VarType.VT_UI4
+            ):
+                return _RECEIVE_FACTS.pack(
+                    4, p1, _VT_8, v1.value, p2, _VT_4, v2.value, p3, _VT_4, v3.value, p4, _VT_4, v4.value
+                )
+    except (struct.error, TypeError, ValueError):
+        return None
+    return None
+
+
 def _read_props(data: bytes, pos: int, end: int) -> tuple[Props, int] | None:
     # A property array of fixed-size integer values only; anything else -> None (generic reader).
+    fast = _read_fact_shape(data, pos, end)
+    if fast is not None:
+        return fast
     if pos + 4 > end:
         return None
     (count,) = _U32.unpack_from(data, pos)
@@ -155,6 +233,9 @@ def _write_xact(value: TransactionRef) -> bytes:
 def _write_props(props: Props) -> bytes:
     if not props:
         return _ZERO4
+    fast = _write_fact_shape(props)
+    if fast is not None:
+        return fast
     if len(props) > MAX_PROPERTIES:
         return encode_props(props)  # raises the generic WireError
     parts = [_U32.pack(len(props))]
