@@ -35,6 +35,8 @@ __all__ = ["DEFAULT_PORT", "Pending", "Transport", "error_from", "parse_url"]
 
 DEFAULT_PORT: Final = 2103
 _RECV: Final = 1 << 18
+#: Requests per write in send_many.
+_CHUNK: Final = 64
 _MISSING: Final = object()
 _NAME_ERRORS: Final = frozenset(
     {HResult.MQ_ERROR_ILLEGAL_FORMATNAME, HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME}
@@ -185,7 +187,9 @@ class Transport:
             with self._send_lock:
                 if self._error is not None:
                     raise self._error
-                room = self._conn.max_in_flight - len(self._conn.in_flight)
+                # At most _CHUNK requests per write: the server starts on the first ones while this
+                # thread encodes the next (client and server overlap on two cores).
+                room = min(self._conn.max_in_flight - len(self._conn.in_flight), _CHUNK)
                 while room > 0 and i < len(requests):
                     try:
                         rid, data = self._conn.send_request(requests[i])
@@ -203,7 +207,7 @@ class Transport:
                             MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
                         )
                         raise self._error from None  # type: ignore[misc]
-            if i < len(requests):
+            if i < len(requests) and len(self._conn.in_flight) >= self._conn.max_in_flight:
                 self._pump(None)
         return ids
 
