@@ -207,6 +207,7 @@ def main() -> None:
     total = 100_000 if args.quick else args.packets
     n_messages = 100_000 if args.quick else args.messages
     repeat = 1 if args.quick else 3
+    load_before = os.getloadavg()
     packets = sample_packets(20_000)
     lines = bench_vectorised(packets, repeat)
     import tempfile
@@ -223,6 +224,14 @@ def main() -> None:
         spark.stop()
         server.terminate()
         server.wait(30)
+    load_after = os.getloadavg()
+    lines.append(
+        "host load average (1/5/15 min) at start "
+        + "/".join(f"{x:.2f}" for x in load_before)
+        + ", at end "
+        + "/".join(f"{x:.2f}" for x in load_after)
+        + f" ({os.cpu_count()} cores; other jobs may share them)"
+    )
     for line in lines:
         print(line)
     if not args.no_write:

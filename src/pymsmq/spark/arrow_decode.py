@@ -376,14 +376,18 @@ def _fast_columns(
     lower = _guid_text(sqm)
     out["source_queue_manager"] = _fixed_strings(lower)
     out["destination_queue_manager"] = _fixed_strings(_guid_text(f["qma"]))
-    upper = _guid_text(sqm, _HEX2_UPPER)
-    braced = np.empty((m, 39), np.uint8)
-    braced[:, 0] = ord("{")
-    braced[:, 1:37] = upper
-    braced[:, 37] = ord("}")
-    braced[:, 38] = ord("\\")
     ordinal = pc.cast(pa.array(f["message_id"]), pa.string())
-    out["message_id"] = pc.binary_join_element_wise(_fixed_strings(braced), ordinal, "")
+    if m > 1 and (sqm == sqm[0]).all():  # one sending queue manager: one "{GUID}\" prefix
+        prefix = "{" + bytes(lower[0]).decode("ascii").upper() + "}\\"
+        out["message_id"] = pc.binary_join_element_wise(pa.scalar(prefix, pa.string()), ordinal, "")
+    else:
+        upper = _guid_text(sqm, _HEX2_UPPER)
+        braced = np.empty((m, 39), np.uint8)
+        braced[:, 0] = ord("{")
+        braced[:, 1:37] = upper
+        braced[:, 37] = ord("}")
+        braced[:, 38] = ord("\\")
+        out["message_id"] = pc.binary_join_element_wise(_fixed_strings(braced), ordinal, "")
     out["sent_time"] = pa.array(f["sent"].astype(np.int64) * 1_000_000, pa.timestamp("us", tz="UTC"))
     out["time_to_be_received"] = pa.array(f["ttbr"].astype(np.int64))
     out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
