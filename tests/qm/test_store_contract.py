@@ -10,6 +10,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -594,3 +595,77 @@ def test_open_store_urls(tmp_path: Path) -> None:
             assert isinstance(s, SQLiteStore) and Path(s.path) == expected and expected.exists()
         finally:
             s.close()
+
+
+def test_sqlite_interrupted_waiter_strands_nobody(sqlite_path: Path) -> None:
+    """A caller interrupted (Ctrl-C) while it waits for the group commit hands its duty to a stand-in:
+    the callers queued behind it still commit, and the store stays usable."""
+    s = SQLiteStore(sqlite_path)
+    gate = threading.Event()
+    sizes: list[int] = []
+    original_commit, original_prepare = s._commit_group, s._prepare
+
+    def gated(group: list[object]) -> None:
+        sizes.append(len(group))
+        gate.wait(10)
+        original_commit(group)  # type: ignore[arg-type]
+
+    class InterruptOnce:
+        def __init__(self, lock: Any) -> None:
+            self.lock, self.fired = lock, False
+
+        def acquire(self) -> bool:
+            if not self.fired:
+                self.fired = True
+                raise KeyboardInterrupt
+            return bool(self.lock.acquire())
+
+        def release(self) -> None:
+            self.lock.release()
+
+    def prepare(batch: Batch) -> Any:
+        p = original_prepare(batch)
+        if batch.meta.get("who") == "interrupted":
+            p.done = InterruptOnce(p.done)
+        return p
+
+    s._commit_group = gated  # type: ignore[method-assign]
+    s._prepare = prepare  # type: ignore[method-assign]
+    outcome: dict[str, BaseException | None] = {}
+
+    def writer(who: str, lid: int) -> None:
+        try:
+            s.apply(Batch(insert=[msg(1, lid, priority=0, arrived_time=0.0)], meta={"who": who}))
+            outcome[who] = None
+        except BaseException as e:
+            outcome[who] = e
+
+    blocker = threading.Thread(target=writer, args=("blocker", 1))
+    blocker.start()
+    for _ in range(1000):
+        if sizes == [1]:
+            break
+        threading.Event().wait(0.005)
+    interrupted = threading.Thread(target=writer, args=("interrupted", 2))
+    interrupted.start()
+    interrupted.join(10)
+    assert isinstance(outcome["interrupted"], KeyboardInterrupt)
+    behind = threading.Thread(target=writer, args=("behind", 3))
+    behind.start()
+    for _ in range(1000):
+        if s._queue.qsize() == 2:
+            break
+        threading.Event().wait(0.005)
+    gate.set()
+    for t in (blocker, behind):
+        t.join(10)
+        assert not t.is_alive(), "a caller was stranded behind the interrupted one"
+    assert outcome["blocker"] is None and outcome["behind"] is None
+    s.apply(Batch(insert=[msg(1, 4, priority=0, arrived_time=0.0)]))  # the store still works
+    s.close()
+    s2 = SQLiteStore(sqlite_path)
+    try:
+        present = sorted(m.lookup_id for m in s2.load().messages)
+    finally:
+        s2.close()
+    assert present == [1, 2, 3, 4]  # the interrupted batch was committed by its stand-in

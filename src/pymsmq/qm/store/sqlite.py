@@ -253,7 +253,17 @@ class SQLiteStore:
             else:
                 self._queue.put(p)
         if not lead:
-            p.done.acquire()  # released once our batch is committed (or failed), or to hand us the lead
+            try:
+                p.done.acquire()  # released once our batch is committed (or failed), or to hand us the lead
+            except BaseException:
+                # Interrupted while waiting (Ctrl-C in the main thread).  The hand-off may still pass
+                # the lead to this batch; a helper thread takes that duty over so that no other caller
+                # is stranded, and the interruption goes on up.  The batch may or may not be committed,
+                # exactly as if the process had died at this moment.
+                threading.Thread(
+                    target=self._stand_in, args=(p,), name="pymsmq-store-lead", daemon=True
+                ).start()
+                raise
             lead = p.lead
         if lead:
             self._lead(p)
@@ -329,6 +339,12 @@ class SQLiteStore:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+
+    def _stand_in(self, p: _Pending) -> None:
+        """Wait in place of an interrupted caller; lead the next group if the lead comes to ``p``."""
+        p.done.acquire()
+        if p.lead:
+            self._lead(p)
 
     def _lead(self, own: _Pending) -> None:
         """As the leader: commit ``own`` with every batch waiting, then pass the leadership on."""
