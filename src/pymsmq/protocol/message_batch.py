@@ -130,6 +130,8 @@ def encode_batch(messages: Sequence[Message]) -> bytes:
     pack = RECORD.pack
     u32 = _U32.pack
     guids: dict[uuid.UUID, bytes] = {}  # bytes_le per GUID: most ids share their queue manager's GUID
+    last_guid: uuid.UUID | None = None  # ... usually the very same UUID object, checked first
+    last_bytes = _Z16
     records: list[bytes] = []
     cols: list[list[bytes | None]] = [[] for _ in VAR_COLUMNS]
     labels, bodies, extensions, dests, responses, admins = cols
@@ -139,9 +141,15 @@ def encode_batch(messages: Sequence[Message]) -> bytes:
         mid = m.id
         if mid is not None:
             bits = _B_ID
-            g = guids.get(mid.lineage)
-            if g is None:
-                g = guids[mid.lineage] = mid.lineage.bytes_le
+            lineage = mid.lineage
+            if lineage is last_guid:  # identity first: UUID.__hash__ is Python code
+                g = last_bytes
+            else:
+                cached = guids.get(lineage)
+                if cached is None:
+                    cached = guids[lineage] = lineage.bytes_le
+                last_guid, last_bytes = lineage, cached
+                g = cached
             id_bytes = g + u32(mid.uniquifier)
         else:
             id_bytes = _Z20
@@ -154,9 +162,14 @@ def encode_batch(messages: Sequence[Message]) -> bytes:
         source = m.source_machine_guid
         if source is not None:
             bits |= _B_SRC
-            source_bytes = guids.get(source)
-            if source_bytes is None:
-                source_bytes = guids[source] = source.bytes_le
+            if source is last_guid:
+                source_bytes = last_bytes
+            else:
+                cached = guids.get(source)
+                if cached is None:
+                    cached = guids[source] = source.bytes_le
+                last_guid, last_bytes = source, cached
+                source_bytes = cached
         else:
             source_bytes = _Z16
         xact = m.transaction_id

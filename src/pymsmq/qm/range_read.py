@@ -131,11 +131,12 @@ def read_range(
             e = entries.get(lid)
             if e is None or not e.visible(peek):
                 continue
-            if len(out) >= max_count or (out and budget - _size(e.message) < 0):
+            size = _size(e.message)
+            if len(out) >= max_count or (out and budget - size < 0):
                 result.more = True
                 nxt = lid
                 break
-            budget -= _size(e.message)
+            budget -= size
             if peek:
                 out.append(e.message)
             else:
