@@ -152,6 +152,38 @@ def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message]) -> None:
         assert row["destination_queue"] == m.destination_queue and row["queue"] == "Q"
 
 
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["shared", "other", "none"]), st.none() | _TEXT), min_size=1, max_size=10
+    ),
+    st.uuids(),
+    st.uuids(),
+)
+def test_batches_sharing_one_queue_manager_guid(
+    rows: list[tuple[str, str | None]], shared: uuid.UUID, other: uuid.UUID
+) -> None:
+    # The encoder checks the last GUID object by identity and the Arrow side formats a batch's single
+    # source GUID once: mixing one shared UUID object with another GUID and with None must change nothing.
+    ms = []
+    for i, (which, dest) in enumerate(rows):
+        m = pymsmq.Message(body=bytes([i]), label=f"m{i}")
+        guid = {"shared": shared, "other": other, "none": None}[which]
+        m.lookup_id = i + 1
+        m.source_machine_guid = guid
+        m.id = None if guid is None else ObjectId(guid, i)
+        m.destination_queue = dest
+        ms.append(m)
+    blob = encode_batch(ms)
+    assert decode_batch(blob) == ms
+    got = batch_to_arrow(blob, "Q").to_pylist()
+    for row, m in zip(got, ms, strict=True):
+        guid = m.source_machine_guid
+        assert row["source_machine_guid"] == (None if guid is None else str(guid))
+        assert row["id"] == (None if m.id is None else bytes(m.id))
+        assert row["destination_queue"] == m.destination_queue
+        assert row["response_queue"] is None and row["admin_queue"] is None
+
+
 @given(st.binary(max_size=300))
 def test_arrow_decoder_rejects_garbage_with_wire_error(data: bytes) -> None:
     try:
