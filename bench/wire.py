@@ -112,8 +112,22 @@ def main() -> None:
     assert UserMessage.decode(data) == msg and decode_packet(data) == msg
     text_json = as_json()
     floor = floor_encode()
+    # The decoder memoises GUIDs and queue names by their bytes; distinct packets show the cold cost.
+    distinct = [
+        UserMessage.build(
+            destination=f"TCP:10.0.{i // 250}.{i % 250}\\PRIVATE$\\q{i}",
+            body=BODY,
+            label=LABEL,
+            source_queue_manager=uuid.uuid4(),
+            message_id=i + 1,
+            recoverable=True,
+        ).encode()
+        for i in range(10_000)
+    ]
+    cycle = iter(distinct * (3 * n // len(distinct) + 3))
     results = {
         "decode (UserMessage.decode)": rate(n, lambda: UserMessage.decode(data)),
+        "decode, 10,000 distinct packets (caches cold)": rate(n, lambda: UserMessage.decode(next(cycle))),
         "decode (decode_packet: identify + decode)": rate(n, lambda: decode_packet(data)),
         "encode (UserMessage.encode of a value)": rate(n, msg.encode),
         "build + encode (UserMessage.build(...).encode())": rate(n, lambda: build().encode()),
@@ -126,6 +140,7 @@ def main() -> None:
     }
     peer_for = {
         "decode (UserMessage.decode)": ("json.loads (+ body/GUID)", "struct floor decode"),
+        "decode, 10,000 distinct packets (caches cold)": ("json.loads (+ body/GUID)", "struct floor decode"),
         "decode (decode_packet: identify + decode)": ("json.loads (+ body/GUID)", "struct floor decode"),
         "encode (UserMessage.encode of a value)": ("json.dumps", "struct floor encode"),
         "build + encode (UserMessage.build(...).encode())": ("json.dumps", "struct floor encode"),
