@@ -238,6 +238,15 @@ def run(
                 loop.add_signal_handler(sig, stop.set)
         ports = " ".join(f"client={h}:{p}" for h, p in server.addresses[:1])
         print(f"pymsmq: listening {ports}", file=out, flush=True)
+        if server.addresses:
+            host, port = server.addresses[0]
+            url = f"msmq://{f'[{host}]' if ':' in host else host}:{port}"
+            print(
+                f"pymsmq: connect with pymsmq.connect({url!r}) or `pymsmq queue list --url {url}`;"
+                " Ctrl-C stops the server",
+                file=out,
+                flush=True,
+            )
         if ready is not None:
             ready(server)
         await stop.wait()
