@@ -68,6 +68,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message
 from pymsmq.model.packet_queues import canonical_format_name, decode_queues, encode_queues
 from pymsmq.wire._buffer import NULL_GUID
+from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
 from pymsmq.wire.mqrr_headers import CompoundMessageHeader, DeadLetterHeader, SRMPEnvelopeHeader
 from pymsmq.wire.optional_headers import DebugHeader, TransactionHeader
 from pymsmq.wire.packet_types import TxSequenceID
@@ -282,9 +283,11 @@ def _general_packet(message: Message) -> bytes:
 # walking the header dataclasses; any other shape (queues, acks, security, transactions, trace,
 # SRMP, dead-letter queue...), or a value the general mapping would reject, takes the general path.
 
-#: Message attributes the fast path handles (an instance ``__dict__`` holds only the attributes
-#: set; ``lookup_id``, ``arrived_time``, ``abort_count``, ``move_count`` are not in the packet).
-_SIMPLE: Final = frozenset(
+#: The simple message shape: the attributes a message may hold (an instance ``__dict__`` holds only
+#: the attributes set away from their class defaults) for the fast packet encoders here and in
+#: ``pymsmq.protocol.fast_packet``.  ``lookup_id``, ``arrived_time``, ``abort_count`` and
+#: ``move_count`` are queue-manager facts that travel beside the packet, not in it.
+SIMPLE_ATTRIBUTES: Final = frozenset(
     {
         "body",
         "label",
@@ -318,9 +321,6 @@ _FRONT: Final = struct.Struct("<BBHII I16s16sIIII")
 # ApplicationTag, MessageSize, AllocationBodySize, PrivacyLevel, HashAlgorithm, EncryptionAlgorithm,
 # ExtensionSize.
 _PROPS: Final = struct.Struct("<BBH20sIIIIIIII")
-_VERSION: Final = 0x10  # [MS-MQMQ] 2.2.19.1 VersionNumber
-_SIGNATURE: Final = 0x524F494C  # 2.2.19.1 Signature "LIOR"
-_MAX_PACKET: Final = 0x00400000  # 2.2.19.1 PacketSize maximum
 _MAX_LABEL_LENGTH: Final = 0xFA  # 2.2.19.3 LabelLength: at most 250 units with the NUL
 _U_DM: Final = 0x20  # UserHeader.Flags.DM: recoverable
 _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
@@ -334,7 +334,7 @@ _PROBE_GUID: Final = uuid.UUID("8d4f3b5e-2a61-4c7e-9f10-3b2a1c0d9e87")
 def _simple_packet(m: Message) -> bytes | None:
     # ``m`` is validated (send validates), so types and enumerations are right; values the general
     # mapping refuses or writes differently (ids, times, long labels, NUL in a label, size) go there.
-    if not m.__dict__.keys() <= _SIMPLE:
+    if not m.__dict__.keys() <= SIMPLE_ATTRIBUTES:
         return None
     dest = m.destination_queue
     template = _TEMPLATES[dest] if dest in _TEMPLATES else _make_template(dest)
@@ -373,14 +373,14 @@ def _simple_packet(m: Message) -> bytes | None:
     size = _FRONT.size + len(queue_bytes) + _PROPS.size + len(raw_label) + len(extension) + len(body)
     pad = _PAD[size & 3]
     size += len(pad)
-    if size > _MAX_PACKET:
+    if size > MAX_PACKET_SIZE:
         return None
     try:
         front = _FRONT.pack(
-            _VERSION,
+            BASE_HEADER_VERSION,
             0,
             base_flags | m.priority,  # Flags.PR
-            _SIGNATURE,
+            BASE_HEADER_SIGNATURE,
             size,
             m.max_time_to_reach_queue,
             source_bytes,

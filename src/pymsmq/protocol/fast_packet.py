@@ -24,15 +24,14 @@ from typing import Final
 
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import SIMPLE_ATTRIBUTES
+from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
 
 __all__ = ["SIMPLE_ATTRIBUTES", "decode_simple", "encode_simple"]
 
 #: BaseHeader (16) + UserHeader fixed part (48) + MessagePropertiesHeader fixed part (56).
 _HEAD: Final = struct.Struct("<BBHIII16s16sIIIIBBH20sIIIIIIII")
 _HEAD_SIZE: Final = 120
-_VERSION: Final = 0x10  # [MS-MQMQ] 2.2.19.1 VersionNumber
-_SIGNATURE: Final = 0x524F494C  # 2.2.19.1 Signature "LIOR"
-_MAX_PACKET: Final = 0x00400000  # 2.2.19.1 PacketSize maximum
 _INFINITE: Final = 0xFFFFFFFF
 _U_MP: Final = 0x00200000  # UserHeader.Flags.MP: "MUST always be set"
 # UserHeader.Flags bits that announce more bytes or headers (DQ, AQ, RQ, SH, TH, CQ, MQ, AH, HH):
@@ -45,37 +44,6 @@ _ZERO_GUID: Final = bytes(16)
 _NUL2: Final = b"\x00\x00"
 _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 
-#: Message attributes a simple message may hold (the instance ``__dict__`` holds only the
-#: attributes set away from their class defaults).  ``lookup_id``, ``arrived_time``,
-#: ``abort_count`` and ``move_count`` are queue-manager facts that travel beside the packet;
-#: ``destination_queue`` is decided by the caller.
-SIMPLE_ATTRIBUTES: Final = frozenset(
-    {
-        "body",
-        "label",
-        "priority",
-        "delivery",
-        "journal",
-        "max_time_to_reach_queue",
-        "max_time_to_receive",
-        "id",
-        "source_machine_guid",
-        "sent_time",
-        "msg_class",
-        "correlation_id",
-        "body_type",
-        "app_specific",
-        "extension",
-        "priv_level",
-        "hash_algorithm",
-        "encrypt_algorithm",
-        "lookup_id",
-        "arrived_time",
-        "abort_count",
-        "move_count",
-        "destination_queue",
-    }
-)
 _GUIDS: Final[dict[bytes, uuid.UUID]] = {}
 _new: Final = object.__new__
 
@@ -126,14 +94,14 @@ def encode_simple(m: Message) -> bytes | None:
     size = _HEAD_SIZE + len(raw_label) + len(extension) + len(body)
     pad = _PAD[size & 3]
     size += len(pad)
-    if size > _MAX_PACKET:
+    if size > MAX_PACKET_SIZE:
         return None
     try:
         head = _HEAD.pack(
-            _VERSION,
+            BASE_HEADER_VERSION,
             0,
             m.priority,  # BaseHeader.Flags: PR only
-            _SIGNATURE,
+            BASE_HEADER_SIGNATURE,
             size,
             m.max_time_to_reach_queue,
             source_bytes,
@@ -202,11 +170,11 @@ def decode_simple(data: bytes) -> Message | None:
         ext_size,
     ) = _HEAD.unpack_from(data, 0)
     if (
-        version != _VERSION
-        or signature != _SIGNATURE
+        version != BASE_HEADER_VERSION
+        or signature != BASE_HEADER_SIGNATURE
         or packet_size != n
         or n & 3
-        or n > _MAX_PACKET
+        or n > MAX_PACKET_SIZE
         or bflags & ~7
         or not uflags & _U_MP
         or uflags & _U_STRUCTURAL
