@@ -187,3 +187,12 @@ def test_acknowledged_recoverable_sends_survive_sigkill(tmp_path: Path) -> None:
             assert mine == sorted(mine, key=lambda b: int(b.split("-")[1]))
     finally:
         srv.kill()
+
+
+def test_stats_report_send_batches(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(20)])
+    batches = client.server_stats()["send_batches"]
+    assert batches["sends"] == 20 and 1 <= batches["batches"] <= 20
+    client.close()

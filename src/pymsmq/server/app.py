@@ -153,7 +153,10 @@ class Server:
                 q = self.qm.queue(path, 0x20)
                 sizes[q.format_name] = (q.message_count, q._index().total_bytes)
                 q.close()
-        return self.stats.snapshot(sizes)
+        snap = self.stats.snapshot(sizes)
+        # Queued SENDs written together (send_batcher): sends per batch = sends per store commit.
+        snap["send_batches"] = {"batches": self.send_batcher.batches, "sends": self.send_batcher.sends}
+        return snap
 
     async def _housekeeping(self) -> None:
         cfg = self.config

@@ -2,11 +2,11 @@
 
 A recoverable send is answered only once it is durable, and an fsync costs about as much as a
 hundred small sends: the server therefore writes them in groups.  Sessions ``add`` their sends (those
-outside a DTC transaction that cannot be done on the loop) to ONE server-wide list.  When no batch
-is being written, the whole list goes, one loop turn later (so every frame that arrived in that turn
-joins it), to the batcher's thread, which calls ``QueueManager.send_batch`` once: one lock
-acquisition, one store batch, one fsync for all of them.  When it is done the loop is woken once,
-writes every answer (each session flushes once) and hands the list gathered meanwhile to the thread.
+outside a DTC transaction that cannot be done on the loop) to ONE server-wide list.  The batcher's
+thread takes the whole list and calls ``QueueManager.send_batch`` once: one lock acquisition, one
+store batch, one fsync for all of them.  Then it wakes the loop once to write every answer (each
+session flushes once) and at once takes the list gathered meanwhile.  When the thread is idle, the
+first send releases it one loop turn later, so that every frame read in that turn joins the batch.
 
 Per-handle ordering (docs/protocol.md 8): ``add`` returns the future of the batch the send joined;
 sessions keep it as the handle's tail, so later work of the handle waits for it.  Sends of one
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -50,22 +49,27 @@ class SendBatcher:
         #: Batches written and sends answered so far (statistics and tests).
         self.batches = 0
         self.sends = 0
+        self._cond = threading.Condition(threading.Lock())
+        # Under _cond: the sends gathered for the next batch, its future, and whether the thread may
+        # take them now (set one loop turn after the first send found the thread idle).
         self._gather: list[_Send] = []
         self._gather_fut: asyncio.Future[None] | None = None
-        self._running: asyncio.Future[None] | None = None
-        self._start_due = False
-        self._jobs: queue.SimpleQueue[list[_Send] | None] = queue.SimpleQueue()
+        self._release = False
+        self._stop = False
+        # Loop only: futures of batches not answered yet; a release is scheduled.
+        self._unanswered: set[asyncio.Future[None]] = set()
+        self._release_due = False
         self._thread: threading.Thread | None = None
         self._closed = False
 
     def owns(self, fut: object) -> bool:
-        """True if ``fut`` is the future of the batch being gathered or written."""
-        return fut is not None and (fut is self._gather_fut or fut is self._running)
+        """True if ``fut`` is the future of a batch that is gathered, written or not yet answered."""
+        return fut in self._unanswered
 
     @property
     def idle(self) -> bool:
-        """Nothing gathered and nothing being written."""
-        return self._running is None and not self._gather
+        """Every send added so far has been answered."""
+        return not self._unanswered
 
     def add(
         self,
@@ -80,39 +84,48 @@ class SendBatcher:
         """Queue ``q.send(message, tx)``; ``session`` is answered for ``rid`` once it is done.
 
         Call from the loop.  The caller counts the send in ``session.pending``; the batcher
-        decrements it when it answers.  Returns the future of the batch the send joined.
+        decrements it when it answers.  Returns the future of the batch the send joined (done once
+        the batch is answered).
         """
         if self._closed:
             raise RuntimeError("the send batcher is stopped")
-        fut = self._gather_fut
-        if fut is None:
-            fut = self._gather_fut = self.loop.create_future()
-        self._gather.append((session, rid, q, message, tx, counters, size))
-        if self._running is None and not self._start_due:
-            self._start_due = True
-            self.loop.call_soon(self._start)
-        return fut
-
-    def _start(self) -> None:
-        self._start_due = False
-        if self._running is not None or not self._gather:
-            return
-        batch = self._gather
-        self._running = self._gather_fut
-        self._gather = []
-        self._gather_fut = None
         if self._thread is None:
             self._thread = threading.Thread(target=self._work, name="pymsmq-send", daemon=True)
             self._thread.start()
-        self._jobs.put(batch)
+        with self._cond:
+            fut = self._gather_fut
+            if fut is None:
+                fut = self._gather_fut = self.loop.create_future()
+                self._unanswered.add(fut)
+            self._gather.append((session, rid, q, message, tx, counters, size))
+        if not self._release_due:
+            # The thread takes the list one loop turn later: every frame read in this turn joins.
+            self._release_due = True
+            self.loop.call_soon(self._release_now)
+        return fut
+
+    def _release_now(self) -> None:
+        self._release_due = False
+        with self._cond:
+            self._release = True
+            self._cond.notify()
 
     def _work(self) -> None:
-        jobs = self._jobs
+        cond = self._cond
         send_batch = self.qm.send_batch
+        just_wrote = False
         while True:
-            batch = jobs.get()
-            if batch is None:
-                return
+            with cond:
+                # After a batch, what gathered meanwhile goes at once; when idle, on release.
+                while not (self._gather and (self._release or just_wrote or self._stop)):
+                    if self._stop:
+                        return
+                    just_wrote = False
+                    cond.wait()
+                batch, fut = self._gather, self._gather_fut
+                self._gather = []
+                self._gather_fut = None
+                self._release = False
             outcomes: list[Any]
             try:
                 errors = send_batch([(s[2], s[3], s[4]) for s in batch])
@@ -122,14 +135,13 @@ class SendBatcher:
                 ]
             except BaseException as exc:  # never leave a sender unanswered
                 outcomes = [exc] * len(batch)
+            just_wrote = True
             try:
-                self.loop.call_soon_threadsafe(self._done, batch, outcomes)
+                self.loop.call_soon_threadsafe(self._done, batch, outcomes, fut)
             except RuntimeError:  # the loop is closed: nobody waits for these any more
                 return
 
-    def _done(self, batch: list[_Send], outcomes: list[Any]) -> None:
-        fut = self._running
-        self._running = None
+    def _done(self, batch: list[_Send], outcomes: list[Any], fut: asyncio.Future[None] | None) -> None:
         self.batches += 1
         self.sends += len(batch)
         for (session, rid, _, _, _, counters, size), outcome in zip(batch, outcomes, strict=True):
@@ -142,10 +154,10 @@ class SendBatcher:
                 counters.sent += 1
                 counters.bytes_in += size
                 session.answer(rid, outcome)
-        if fut is not None and not fut.done():
-            fut.set_result(None)  # the handles' later work may start
-        if self._gather:
-            self._start()
+        if fut is not None:
+            self._unanswered.discard(fut)
+            if not fut.done():
+                fut.set_result(None)  # the handles' later work may start
 
     async def flush(self) -> None:
         """Wait until every send added so far is written and answered."""
@@ -153,8 +165,10 @@ class SendBatcher:
             await asyncio.sleep(0.005)
 
     def shutdown(self) -> None:
-        """Stop the thread once the batch it writes (if any) is done; refuse new sends."""
+        """Refuse new sends; the thread writes what it holds, then stops (call after ``flush``)."""
         self._closed = True
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
         if self._thread is not None:
-            self._jobs.put(None)
             self._thread.join()
