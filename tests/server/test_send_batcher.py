@@ -7,6 +7,7 @@ server process while concurrent clients send recoverable messages.
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -196,3 +197,41 @@ def test_stats_report_send_batches(server: ThreadServer) -> None:
     batches = client.server_stats()["send_batches"]
     assert batches["sends"] == 20 and 1 <= batches["batches"] <= 20
     client.close()
+
+
+def test_send_behind_other_work_of_its_handle_is_chained(server: ThreadServer) -> None:
+    """SEND A, PURGE, SEND B written at once on one handle: B waits for the PURGE, which waits for A."""
+    from pymsmq.protocol import ClientConnection, ClientHello, ResponseReceived
+    from pymsmq.protocol import messages as pm
+    from pymsmq.protocol.message_codec import encode_packet
+
+    connect(server.url).create_queue(Q)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    conn = ClientConnection()
+    sock.sendall(conn.send(ClientHello(client_name="raw")))
+    while conn.server_hello is None:
+        conn.receive_data(sock.recv(65536))
+
+    def answers(count: int) -> dict[int, object]:
+        got: dict[int, object] = {}
+        while len(got) < count:
+            for event in conn.receive_data(sock.recv(65536)):
+                if isinstance(event, ResponseReceived):
+                    got[event.request_id] = event.response
+        return got
+
+    rid, frame = conn.send_request(pm.OpenQueueRequest(Q, 0x23, 0))
+    sock.sendall(frame)
+    opened = answers(1)[rid]
+    assert isinstance(opened, pm.OpenQueueResponse)
+    h = opened.handle
+    a = conn.send_request(pm.SendRequest(h, encode_packet(Message(body=b"A", delivery=1))))
+    p = conn.send_request(pm.PurgeQueueRequest(h))
+    b = conn.send_request(pm.SendRequest(h, encode_packet(Message(body=b"B", delivery=1))))
+    sock.sendall(a[1] + p[1] + b[1])
+    got = answers(3)
+    assert isinstance(got[a[0]], pm.SendResponse) and isinstance(got[b[0]], pm.SendResponse)
+    assert isinstance(got[p[0]], pm.PurgeQueueResponse)
+    sock.close()
+    q = connect(server.url).queue(Q)
+    assert [m.body for m in q.receive_many(5)] == [b"B"]
