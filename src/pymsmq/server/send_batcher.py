@@ -8,6 +8,13 @@ store batch, one fsync for all of them.  Then it wakes the loop once to write ev
 session flushes once) and at once takes the list gathered meanwhile.  When the thread is idle, the
 first send releases it one loop turn later, so that every frame read in that turn joins the batch.
 
+Cohorts: with clients that keep one request in flight, the senders answered by one batch send again
+while the next batch is written, and would from then on alternate in two half-size commits.  The
+thread therefore remembers how many senders the last round had (the batch plus what gathered while
+it was written) and, when fewer are waiting, waits for the rest -- at most half the last write's
+duration (and 2 ms) -- so that they share one commit.  One client: the round had one sender, its
+next send goes at once.
+
 Per-handle ordering (docs/protocol.md 8): ``add`` returns the future of the batch the send joined;
 sessions keep it as the handle's tail, so later work of the handle waits for it.  Sends of one
 handle in one batch are applied in arrival order (``send_batch`` goes through its list in order);
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from pymsmq.errors import MSMQError
@@ -35,6 +43,11 @@ if TYPE_CHECKING:
 __all__ = ["SendBatcher"]
 
 log = logging.getLogger("pymsmq.server")
+
+#: The thread waits at most this share of the last batch's write time for more sends, and at most
+#: _MAX_WAIT seconds.
+_WAIT_SHARE = 0.5
+_MAX_WAIT = 0.002
 
 # One queued send: session, request id, queue, message, transaction argument, counters, body size.
 _Send = tuple["Session", int, "Queue", "Message", "int | None", "QueueCounters", int]
@@ -56,6 +69,10 @@ class SendBatcher:
         self._gather_fut: asyncio.Future[None] | None = None
         self._release = False
         self._stop = False
+        # Under _cond: how many senders the last round had, and how long the thread may wait for
+        # that many (a share of the last write's duration, so waiting costs at most that share).
+        self._target = 1
+        self._delay = 0.0
         # Loop only: futures of batches not answered yet; a release is scheduled.
         self._unanswered: set[asyncio.Future[None]] = set()
         self._release_due = False
@@ -98,6 +115,8 @@ class SendBatcher:
                 fut = self._gather_fut = self.loop.create_future()
                 self._unanswered.add(fut)
             self._gather.append((session, rid, q, message, tx, counters, size))
+            if len(self._gather) >= self._target:
+                self._cond.notify()  # as many as the last round had: no need to wait for more
         if not self._release_due:
             # The thread takes the list one loop turn later: every frame read in this turn joins.
             self._release_due = True
@@ -110,22 +129,45 @@ class SendBatcher:
             self._release = True
             self._cond.notify()
 
+    def _take(self, just_wrote: bool) -> list[_Send] | None:
+        """Under ``_cond``: wait for the next batch; None once stopped with nothing left."""
+        cond = self._cond
+        deadline: float | None = None
+        while True:
+            n = len(self._gather)
+            if n and (n >= self._target or self._stop):
+                return self._gather
+            if n and (self._release or just_wrote):
+                # Fewer sends than the last round had: the senders just answered are probably
+                # about to send again; waiting a little for them keeps them in one commit instead
+                # of splitting them into two cohorts that alternate (a commit each).
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self._delay
+                if now >= deadline:
+                    return self._gather
+                cond.wait(deadline - now)
+                continue
+            if self._stop:
+                return None
+            just_wrote = False
+            deadline = None
+            cond.wait()
+
     def _work(self) -> None:
         cond = self._cond
         send_batch = self.qm.send_batch
         just_wrote = False
         while True:
             with cond:
-                # After a batch, what gathered meanwhile goes at once; when idle, on release.
-                while not (self._gather and (self._release or just_wrote or self._stop)):
-                    if self._stop:
-                        return
-                    just_wrote = False
-                    cond.wait()
-                batch, fut = self._gather, self._gather_fut
+                batch = self._take(just_wrote)
+                if batch is None:
+                    return
+                fut = self._gather_fut
                 self._gather = []
                 self._gather_fut = None
                 self._release = False
+            started = time.monotonic()
             outcomes: list[Any]
             try:
                 errors = send_batch([(s[2], s[3], s[4]) for s in batch])
@@ -136,6 +178,10 @@ class SendBatcher:
             except BaseException as exc:  # never leave a sender unanswered
                 outcomes = [exc] * len(batch)
             just_wrote = True
+            with cond:
+                # The senders of this round: those just written and those that came meanwhile.
+                self._target = len(batch) + len(self._gather)
+                self._delay = min((time.monotonic() - started) * _WAIT_SHARE, _MAX_WAIT)
             try:
                 self.loop.call_soon_threadsafe(self._done, batch, outcomes, fut)
             except RuntimeError:  # the loop is closed: nobody waits for these any more
