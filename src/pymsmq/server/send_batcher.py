@@ -115,7 +115,7 @@ class SendBatcher:
                 fut = self._gather_fut = self.loop.create_future()
                 self._unanswered.add(fut)
             self._gather.append((session, rid, q, message, tx, counters, size))
-            if len(self._gather) >= self._target:
+            if len(self._gather) == self._target:
                 self._cond.notify()  # as many as the last round had: no need to wait for more
         if not self._release_due:
             # The thread takes the list one loop turn later: every frame read in this turn joins.
@@ -126,8 +126,9 @@ class SendBatcher:
     def _release_now(self) -> None:
         self._release_due = False
         with self._cond:
-            self._release = True
-            self._cond.notify()
+            if not self._release and self._gather:  # one wake-up of the thread per batch
+                self._release = True
+                self._cond.notify()
 
     def _take(self, just_wrote: bool) -> list[_Send] | None:
         """Under ``_cond``: wait for the next batch; None once stopped with nothing left."""
