@@ -479,10 +479,11 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
         # next batch starts after it); otherwise it joins once that work has ended.
         batcher = self.server.send_batcher
         prev = h.tail
-        self.pending += 1
         if prev is None or prev.done() or batcher.owns(prev):
             h.tail = batcher.add(self, rid, queue, message, tx, counters, size)
+            self.pending += 1
             return
+        self.pending += 1
         fut: asyncio.Future[Any] = self.loop.create_future()
         h.tail = fut
 
