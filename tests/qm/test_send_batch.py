@@ -266,3 +266,16 @@ def test_receive_many_gets_arrivals_while_waiting(qm: QueueManager) -> None:
         assert [m.body for m in q.receive_many(1, 5)] == [b"late"]
     finally:
         timer.cancel()
+
+
+def test_send_batch_with_a_transaction(qm: QueueManager) -> None:
+    t = qm.create_queue(r".\private$\t", transactional=True)
+    plain = qm.create_queue(r".\private$\p")
+    with qm.begin_transaction() as tx:
+        errors = qm.send_batch(
+            [(t, Message(body=b"1"), tx), (plain, Message(body=b"2"), tx), (t, Message(body=b"3"), tx)]
+        )
+        assert errors[0] is None and errors[2] is None
+        assert errors[1] is not None and errors[1].hresult == HResult.MQ_ERROR_TRANSACTION_USAGE
+        assert t.receive_many(5) == []  # visible only once committed
+    assert [m.body for m in t.receive_many(5)] == [b"1", b"3"]
