@@ -210,12 +210,34 @@ def _pymsmq_durable_worker(url: str, seconds: float, start_at: float, out: mp.Qu
     while time.time() < start_at:
         time.sleep(0.001)
     n = 0
+    cpu = time.process_time()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         q.send(m)
         n += 1
-    out.put(n)
+    out.put((n, time.process_time() - cpu))
     qm.close()
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (utime + stime, every thread) of process ``pid`` from /proc; NaN elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _send_batches(url: str) -> tuple[int, int]:
+    """(batches, sends) the server's send batcher wrote so far (STATS)."""
+    from pymsmq.client import connect
+
+    qm = connect(url)
+    try:
+        sb = qm.server_stats().get("send_batches") or {}
+        return int(sb.get("batches", 0)), int(sb.get("sends", 0))
+    finally:
+        qm.close()
 
 
 # ---------------------------------------------------------------------------- Redis
@@ -419,18 +441,39 @@ def _rabbit_durable_worker(port: int, seconds: float, start_at: float, out: mp.Q
 # ---------------------------------------------------------------------------- driver
 
 
-def concurrent(worker: Callable[..., None], target: object, clients: int, seconds: float) -> float:
-    """Messages per second from ``clients`` processes, each one connection, one request in flight."""
+def concurrent(
+    worker: Callable[..., None],
+    target: object,
+    clients: int,
+    seconds: float,
+    server_pid: int | None = None,
+    cpu: dict[str, float] | None = None,
+) -> float:
+    """Messages per second from ``clients`` processes, each one connection, one request in flight.
+
+    A worker puts its message count, or (count, its CPU seconds).  With ``server_pid`` and ``cpu``,
+    ``cpu`` gets the server's and the clients' CPU microseconds per message (the host is shared and
+    its rates vary several-fold; CPU per message is the steadier measure).
+    """
     ctx = mp.get_context("fork")
     out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
     start_at = time.time() + 1.0 + clients * 0.05
     procs = [ctx.Process(target=worker, args=(target, seconds, start_at, out)) for _ in range(clients)]
     for p in procs:
         p.start()
-    total = sum(out.get(timeout=seconds + 120) for _ in procs)
+    while time.time() < start_at:
+        time.sleep(0.001)
+    server_cpu = _proc_cpu(server_pid) if server_pid is not None else 0.0
+    results = [out.get(timeout=seconds + 120) for _ in procs]
+    if server_pid is not None:
+        server_cpu = _proc_cpu(server_pid) - server_cpu
     for p in procs:
         p.join(30)
-    return total / seconds
+    total = sum(r[0] if isinstance(r, tuple) else r for r in results)
+    if cpu is not None and total:
+        cpu["server us/msg"] = server_cpu / total * 1e6
+        cpu["clients us/msg"] = sum(r[1] for r in results if isinstance(r, tuple)) / total * 1e6
+    return float(total) / seconds
 
 
 def install_peers() -> str | None:
@@ -472,6 +515,7 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {"pymsmq": {}, "Redis": {}, "RabbitMQ": {}}
     floors: list[dict[str, float]] = []
     notes: list[str] = []
+    durable_cpu: dict[int, tuple[float, float, float]] = {}
     tmp = tempfile.mkdtemp(prefix="pymsmq-bench-")
 
     def probe() -> None:
@@ -486,8 +530,19 @@ def main() -> None:
         pymsmq_prepare(url)
         results["pymsmq"].update(pymsmq_express(url, secs))
         for n in (1, 8, 32):
-            results["pymsmq"][f"recoverable sends, {n} clients"] = concurrent(
-                _pymsmq_durable_worker, url, n, secs
+            cpu: dict[str, float] = {}
+            before = _send_batches(url)
+            results["pymsmq"][f"recoverable sends, {n} clients"] = rate = concurrent(
+                _pymsmq_durable_worker, url, n, secs, proc.pid, cpu
+            )
+            after = _send_batches(url)
+            per = (after[1] - before[1]) / max(1, after[0] - before[0])
+            durable_cpu[n] = (cpu.get("server us/msg", 0.0), cpu.get("clients us/msg", 0.0), per)
+            print(
+                f"pymsmq recoverable, {n} clients: {rate:.0f}/s; CPU per message: server "
+                f"{durable_cpu[n][0]:.0f} us, clients {durable_cpu[n][1]:.0f} us; {per:.1f} sends per "
+                f"commit; load {os.getloadavg()[0]:.1f}",
+                flush=True,
             )
         print("pymsmq:", {k: round(v) for k, v in results["pymsmq"].items()}, flush=True)
     finally:
@@ -524,6 +579,11 @@ def main() -> None:
         notes.append(why)
     probe()
     shutil.rmtree(tmp, ignore_errors=True)
+    for n, (server_us, client_us, per) in durable_cpu.items():
+        notes.append(
+            f"pymsmq recoverable sends, {n} clients: CPU per message {server_us:.0f} us in the server "
+            f"and {client_us:.0f} us in the clients (/proc and process_time); {per:.1f} sends per commit"
+        )
     text = report(results, floors, notes, secs)
     write_section(SECTION, text)
     print(text)

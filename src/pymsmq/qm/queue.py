@@ -15,7 +15,7 @@ queues only non-transactional ones; a transactional receive needs a transactiona
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError
@@ -30,6 +30,7 @@ from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.lifecycle import NACK_Q_PURGED
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
 from pymsmq.qm.queue_manager import QuotaExceededError, _subqueue_format, message_size
+from pymsmq.qm.send_batch import receive_many, send_many
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 from pymsmq.qm.transaction import MOVE, RECEIVE, SEND, Transaction
 from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
@@ -287,15 +288,28 @@ class Queue:
                 state.index.remove(entry)
             raise
         with qm._lock:
-            entry.durable = True
-            if state.index.get(entry.lookup_id) is entry:
-                state.index.set_state(entry, AVAILABLE)
-                state.cond.notify_all()
-                m = entry.message
-                if m.ack & 1 or m.trace or m.journal & 2:
-                    qm._arrived(state, m)
-                if entry.expires_at is not None:
-                    qm._life.check_available(state, entry)
+            self._on_durable(entry)
+
+    def _on_durable(self, entry: Entry) -> None:
+        """Under qm._lock: a durably written send becomes available."""
+        qm = self._qm
+        state = self._state
+        entry.durable = True
+        if state.index.get(entry.lookup_id) is entry:
+            state.index.set_state(entry, AVAILABLE)
+            state.cond.notify_all()
+            m = entry.message
+            if m.ack & 1 or m.trace or m.journal & 2:
+                qm._arrived(state, m)
+            if entry.expires_at is not None:
+                qm._life.check_available(state, entry)
+
+    def send_many(self, messages: Iterable[Message], transaction: Transaction | int | None = None) -> None:
+        """Send many messages (recoverable ones share one durable write); raises the first error.
+
+        Every message is tried; those that succeed are sent (and get their ids) even when another fails.
+        """
+        send_many(self, messages, transaction)
 
     def _enqueue(self, message: Message, tx: Transaction | object | None) -> Entry | None:
         # Under the lock.  Returns the entry when it still has to be written durably.
@@ -431,6 +445,17 @@ class Queue:
     def receive(self, timeout: float | None = None, transaction: Transaction | int | None = None) -> Message:
         """Remove and return the first message (priority order) that is not locked."""
         return self._read(lambda index: index.first(False), False, timeout, transaction)
+
+    def receive_many(
+        self, count: int, timeout: float | None = 0, transaction: Transaction | int | None = None
+    ) -> list[Message]:
+        """Up to ``count`` messages, each receive waiting at most ``timeout`` seconds from the call.
+
+        Receives that find no message in time are left out of the list; any other error is raised
+        after all were tried (the messages received so far are then lost to the caller, as with a
+        failed ``receive``: use a transaction to keep them).
+        """
+        return receive_many(self, count, timeout, transaction)
 
     def peek(self, timeout: float | None = None) -> Message:
         """Return (a copy of) the first message without removing it."""

@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import FormatNameError, MSMQError
@@ -45,6 +45,7 @@ from pymsmq.qm.transaction import Transaction
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
+    from pymsmq.qm.send_batch import SendItem
 
 __all__ = ["QueueManager"]
 
@@ -760,6 +761,19 @@ class QueueManager:
             if state is None:
                 raise _err(f"no internal queue {name!r}", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
             return self._handle(state, None)
+
+    # ------------------------------------------------------------------ batched sends
+    def send_batch(self, sends: Sequence[SendItem]) -> list[MSMQError | None]:
+        """Send each ``(queue, message, transaction)``; returns None or the ``MSMQError`` of each.
+
+        Like ``queue.send(message, transaction)`` for each in turn (same checks, errors and
+        semantics), but every valid send is enqueued under one lock acquisition and the recoverable
+        ones are written in ONE store batch (one fsync); they become visible once durable.  A failing
+        send does not affect the others.
+        """
+        from pymsmq.qm.send_batch import send_batch
+
+        return send_batch(self, sends)
 
     # ------------------------------------------------------------------ transactions
     def begin_transaction(self) -> Transaction:

@@ -28,6 +28,7 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
+from pymsmq.server.send_batcher import SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
 from pymsmq.server.workers import WorkPool
@@ -113,6 +114,7 @@ class Server:
         self.closing = False
         self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
         self.work_pool = WorkPool(self.loop, self.config.work_threads)
+        self.send_batcher = SendBatcher(self.loop, qm)
         self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
@@ -121,7 +123,7 @@ class Server:
 
     async def start(self) -> list[tuple[str, int]]:
         """Bind and start accepting; returns the bound (host, port) pairs."""
-        self.loop = self.work_pool.loop = asyncio.get_running_loop()
+        self.loop = self.work_pool.loop = self.send_batcher.loop = asyncio.get_running_loop()
         cfg = self.config
         self._server = await self.loop.create_server(
             lambda: Session(self), cfg.host, cfg.port, ssl=cfg.ssl_context(), reuse_address=True, backlog=1024
@@ -151,7 +153,10 @@ class Server:
                 q = self.qm.queue(path, 0x20)
                 sizes[q.format_name] = (q.message_count, q._index().total_bytes)
                 q.close()
-        return self.stats.snapshot(sizes)
+        snap = self.stats.snapshot(sizes)
+        # Queued SENDs written together (send_batcher): sends per batch = sends per store commit.
+        snap["send_batches"] = {"batches": self.send_batcher.batches, "sends": self.send_batcher.sends}
+        return snap
 
     async def _housekeeping(self) -> None:
         cfg = self.config
@@ -192,6 +197,7 @@ class Server:
         deadline = time.monotonic() + self.config.shutdown_grace
         while any(s.pending for s in self.sessions) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+        await self.send_batcher.flush()  # every send taken in is written (and answered if possible)
         for s in list(self.sessions):
             s.goodbye(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, "the server is shutting down")
         while self._background and time.monotonic() < deadline:
@@ -200,6 +206,7 @@ class Server:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
         self.work_pool.shutdown(wait=True)
+        self.send_batcher.shutdown()
         self.wait_pool.shutdown(wait=False, cancel_futures=True)
         self.qm.close()
         log.info("stopped")

@@ -53,6 +53,7 @@ from pymsmq.server.waits import ArrivalWait
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
+    from pymsmq.model.message import Message
     from pymsmq.server.app import Server
 
 __all__ = ["Session"]
@@ -456,6 +457,12 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
             self.answer(rid, hot.send_response(send_facts(message)))
             return
 
+        if not isinstance(tx, Transaction):
+            # Recoverable (or behind earlier work of its handle): the server-wide send batcher
+            # writes it with every other send that is waiting (one store batch, one fsync).
+            self._batch_send(rid, h, queue, message, tx, counters, size)
+            return
+
         def run() -> pm.Response:
             queue.send(message, tx)
             counters.sent += 1
@@ -463,6 +470,34 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
             return hot.send_response(send_facts(message))
 
         self.off_loop(rid, run, h)
+
+    def _batch_send(
+        self, rid: int, h: Handle, queue: Queue, message: Message, tx: int | None, counters: Any, size: int
+    ) -> None:
+        # docs/protocol.md 8: a send joins the batcher at once when its handle has no earlier work
+        # running, or only sends in the batcher (a batch applies its sends in arrival order and the
+        # next batch starts after it); otherwise it joins once that work has ended.
+        batcher = self.server.send_batcher
+        prev = h.tail
+        if prev is None or prev.done() or batcher.owns(prev):
+            h.tail = batcher.add(self, rid, queue, message, tx, counters, size)
+            self.pending += 1
+            return
+        self.pending += 1
+        fut: asyncio.Future[Any] = self.loop.create_future()
+        h.tail = fut
+
+        def start(_: object) -> None:
+            try:
+                inner = batcher.add(self, rid, queue, message, tx, counters, size)
+            except Exception as exc:  # the batcher stopped meanwhile (shutdown)
+                self.pending -= 1
+                self.fail(rid, exc)
+                fut.set_result(None)
+                return
+            inner.add_done_callback(lambda f: _chain(f, fut))
+
+        prev.add_done_callback(start)
 
     def server_snapshot(self) -> dict[str, Any]:
         """The server's statistics (for STATS)."""

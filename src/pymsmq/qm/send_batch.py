@@ -1,0 +1,199 @@
+"""Many sends, one lock acquisition and one durable write: ``QueueManager.send_batch`` and friends.
+
+``send_batch(qm, sends)`` takes ``(queue, message, transaction)`` triples and does for each what
+``Queue.send`` does ([MS-MQDMPR] 3.1.7.1.27 Enqueue Message To An Open Queue), with the same checks
+and errors, but enqueues every valid send under ONE acquisition of the queue manager's lock and
+writes every recoverable one in ONE store batch (one fsync).  Each send's outcome is reported in
+its slot of the returned list (None or the ``MSMQError`` ``Queue.send`` would have raised); a
+failing send never affects the others.  Recoverable messages become visible only once durable,
+exactly as with ``Queue.send``: their entries stay PENDING until the store batch is committed.
+
+If the combined store batch fails (a store batch is atomic: nothing of it was written), every
+message of it is written again in a batch of its own, so that one bad message cannot fail the rest.
+
+``send_many`` / ``receive_many`` give the embedded ``Queue`` the methods of the remote client's
+``RemoteQueue`` (same signatures, same semantics).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import canonical_queues
+from pymsmq.qm.store.base import Batch, StoredMessage
+from pymsmq.qm.transaction import Transaction
+from pymsmq.qm.waiters import normalize_timeout
+
+if TYPE_CHECKING:
+    from pymsmq.qm.index import Entry
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.queue_manager import QueueManager
+
+__all__ = ["SendItem", "receive_many", "send_batch", "send_many"]
+
+#: One send of a batch: (queue handle, message, transaction argument as for ``Queue.send``).
+SendItem = tuple["Queue", Message, "Transaction | int | None"]
+
+_SEND: Final = 2  # MQ_SEND_ACCESS
+_NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+
+
+def _as_error(exc: Exception) -> MSMQError:
+    if isinstance(exc, MSMQError):
+        return exc
+    err = MSMQError(f"internal error: {type(exc).__name__}: {exc}", HResult.MQ_ERROR)
+    err.__cause__ = exc
+    return err
+
+
+def _precheck(queue: Queue, message: Message, transaction: object) -> Transaction | object | None:
+    # The checks Queue.send makes before taking the lock, in the same order.
+    if not isinstance(message, Message):
+        raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+    message.validate()
+    if message.admin_queue is not None or message.response_queue is not None:
+        canonical_queues(message)  # MQ_ERROR_ILLEGAL_FORMATNAME now, not when the packet is written
+    return None if transaction is None else queue._transaction(transaction, receive=False)
+
+
+def _locked_send(queue: Queue, message: Message, tx: Transaction | object | None) -> Entry | None:
+    # Under qm._lock: the checks and the enqueue of Queue.send.
+    queue._check(_SEND)
+    if queue._subqueue is not None:
+        raise MSMQError(
+            "messages cannot be sent to a subqueue", HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        )
+    state = queue._state
+    if state.kind in ("journal", "system"):
+        raise MSMQError("journal and dead-letter queues are read-only", HResult.MQ_ERROR_ACCESS_DENIED)
+    if tx is None and state.props.transactional:
+        raise MSMQError("non-transactional send to a transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE)
+    return queue._enqueue(message, tx)
+
+
+def send_batch(qm: QueueManager, sends: Sequence[SendItem]) -> list[MSMQError | None]:
+    """Send every ``(queue, message, transaction)`` of ``sends``; the outcome of each, in order.
+
+    Equivalent to calling ``queue.send(message, transaction)`` for each in turn and catching its
+    error, except that the recoverable ones share one durable write.  Every queue must belong to
+    ``qm``.
+    """
+    results: list[MSMQError | None] = [None] * len(sends)
+    ready: list[tuple[int, Queue, Message, Transaction | object | None]] = []
+    for i, (queue, message, transaction) in enumerate(sends):
+        try:
+            if queue._qm is not qm:
+                raise MSMQError("the queue belongs to another queue manager", HResult.MQ_ERROR_INVALID_HANDLE)
+            ready.append((i, queue, message, _precheck(queue, message, transaction)))
+        except Exception as exc:
+            results[i] = _as_error(exc)
+    if not ready:
+        return results
+    written: list[tuple[int, Queue, Entry]] = []
+    with qm._lock:
+        for i, queue, message, tx in ready:
+            try:
+                entry = _locked_send(queue, message, tx)
+            except Exception as exc:
+                results[i] = _as_error(exc)
+                continue
+            if entry is not None:
+                written.append((i, queue, entry))
+    if not written:
+        return results
+    rows: list[StoredMessage] = []
+    kept: list[tuple[int, Queue, Entry]] = []
+    failed: list[tuple[Queue, Entry]] = []
+    for i, queue, entry in written:
+        try:
+            rows.append(qm._stored(queue._state, entry))
+            kept.append((i, queue, entry))
+        except Exception as exc:
+            results[i] = _as_error(exc)
+            failed.append((queue, entry))
+    durable = kept
+    if rows:
+        try:
+            qm._apply(Batch(insert=rows))
+        except Exception as exc:
+            durable = []
+            if len(rows) == 1:
+                i, queue, entry = kept[0]
+                results[i] = _as_error(exc)
+                failed.append((queue, entry))
+            else:
+                # A store batch is atomic (nothing of it was written): write each message alone
+                # so that one bad message cannot fail the others.
+                for (i, queue, entry), row in zip(kept, rows, strict=True):
+                    try:
+                        qm._apply(Batch(insert=[row]))
+                    except Exception as one:
+                        results[i] = _as_error(one)
+                        failed.append((queue, entry))
+                    else:
+                        durable.append((i, queue, entry))
+        except BaseException:  # interrupted (Ctrl-C): like Queue.send, forget the entries and go up
+            with qm._lock:
+                for _, queue, entry in written:
+                    queue._state.index.remove(entry)
+            raise
+    with qm._lock:
+        for queue, entry in failed:
+            queue._state.index.remove(entry)
+        for _, queue, entry in durable:
+            queue._on_durable(entry)
+    return results
+
+
+def send_many(
+    queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None = None
+) -> None:
+    """``Queue.send_many``: send every message; after all were tried, raise the first error."""
+    batch = list(messages)
+    first: MSMQError | None = None
+    if isinstance(transaction, Transaction):
+        # Sends in a transaction are written when it commits: nothing to share now.
+        for message in batch:
+            try:
+                queue.send(message, transaction)
+            except MSMQError as exc:
+                first = first or exc
+    else:
+        for err in send_batch(queue._qm, [(queue, m, transaction) for m in batch]):
+            if err is not None:
+                first = first or err
+    if first is not None:
+        raise first
+
+
+def receive_many(
+    queue: Queue, count: int, timeout: float | None = 0, transaction: Transaction | int | None = None
+) -> list[Message]:
+    """``Queue.receive_many``: up to ``count`` messages, each receive waiting at most ``timeout``.
+
+    Like the remote client's ``count`` pipelined RECEIVEs, every receive may wait until ``timeout``
+    seconds after the call; those that find no message are left out of the list, any other error is
+    raised after all of them were tried (the messages received so far are then lost to the caller,
+    as with a failed ``receive``: use a transaction to keep them).
+    """
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+    timeout = normalize_timeout(timeout)
+    deadline = None if timeout is None or timeout <= 0 else time.monotonic() + timeout
+    out: list[Message] = []
+    first: MSMQError | None = None
+    for _ in range(count):
+        wait = timeout if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            out.append(queue.receive(wait, transaction))
+        except MSMQError as exc:
+            if exc.hresult not in _NO_MESSAGE:
+                first = first or exc
+    if first is not None:
+        raise first
+    return out

@@ -1,0 +1,221 @@
+"""``SendBatcher``: every queued SEND of every connection, written by one thread, one batch at a time.
+
+A recoverable send is answered only once it is durable, and an fsync costs about as much as a
+hundred small sends: the server therefore writes them in groups.  Sessions ``add`` their sends (those
+outside a DTC transaction that cannot be done on the loop) to ONE server-wide list.  The batcher's
+thread takes the whole list and calls ``QueueManager.send_batch`` once: one lock acquisition, one
+store batch, one fsync for all of them.  Then it wakes the loop once to write every answer (each
+session flushes once) and at once takes the list gathered meanwhile.  When the thread is idle, the
+first send releases it one loop turn later, so that every frame read in that turn joins the batch.
+
+Cohorts: with clients that keep one request in flight, the senders answered by one batch send again
+while the next batch is written, and would from then on alternate in two half-size commits.  The
+thread therefore remembers how many senders the last round had (the batch plus what gathered while
+it was written) and, when fewer are waiting, waits for the rest -- at most half the last write's
+duration (and 2 ms) -- so that they share one commit.  One client: the round had one sender, its
+next send goes at once.
+
+Per-handle ordering (docs/protocol.md 8): ``add`` returns the future of the batch the send joined;
+sessions keep it as the handle's tail, so later work of the handle waits for it.  Sends of one
+handle in one batch are applied in arrival order (``send_batch`` goes through its list in order);
+a send whose handle still has earlier work running elsewhere is added only once that work ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from pymsmq.errors import MSMQError
+from pymsmq.protocol import hot
+from pymsmq.protocol.message_codec import send_facts
+
+if TYPE_CHECKING:
+    from pymsmq.model.message import Message
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.server.session import Session
+    from pymsmq.server.stats import QueueCounters
+
+__all__ = ["SendBatcher"]
+
+log = logging.getLogger("pymsmq.server")
+
+#: The thread waits at most this share of the last batch's write time for more sends, and at most
+#: _MAX_WAIT seconds.
+_WAIT_SHARE = 0.5
+_MAX_WAIT = 0.002
+
+# One queued send: session, request id, queue, message, transaction argument, counters, body size.
+_Send = tuple["Session", int, "Queue", "Message", "int | None", "QueueCounters", int]
+
+
+class SendBatcher:
+    """Server-wide batching of SENDs into ``QueueManager.send_batch`` calls on one thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, qm: QueueManager) -> None:
+        self.loop = loop
+        self.qm = qm
+        #: Batches written and sends answered so far (statistics and tests).
+        self.batches = 0
+        self.sends = 0
+        self._cond = threading.Condition(threading.Lock())
+        # Under _cond: the sends gathered for the next batch, its future, and whether the thread may
+        # take them now (set one loop turn after the first send found the thread idle).
+        self._gather: list[_Send] = []
+        self._gather_fut: asyncio.Future[None] | None = None
+        self._release = False
+        self._stop = False
+        # Under _cond: how many senders the last round had, and how long the thread may wait for
+        # that many (a share of the last write's duration, so waiting costs at most that share).
+        self._target = 1
+        self._delay = 0.0
+        # Loop only: futures of batches not answered yet; a release is scheduled.
+        self._unanswered: set[asyncio.Future[None]] = set()
+        self._release_due = False
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def owns(self, fut: object) -> bool:
+        """True if ``fut`` is the future of a batch that is gathered, written or not yet answered."""
+        return fut in self._unanswered
+
+    @property
+    def idle(self) -> bool:
+        """Every send added so far has been answered."""
+        return not self._unanswered
+
+    def add(
+        self,
+        session: Session,
+        rid: int,
+        q: Queue,
+        message: Message,
+        tx: int | None,
+        counters: QueueCounters,
+        size: int,
+    ) -> asyncio.Future[None]:
+        """Queue ``q.send(message, tx)``; ``session`` is answered for ``rid`` once it is done.
+
+        Call from the loop.  The caller counts the send in ``session.pending``; the batcher
+        decrements it when it answers.  Returns the future of the batch the send joined (done once
+        the batch is answered).
+        """
+        if self._closed:
+            raise RuntimeError("the send batcher is stopped")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="pymsmq-send", daemon=True)
+            self._thread.start()
+        with self._cond:
+            fut = self._gather_fut
+            if fut is None:
+                fut = self._gather_fut = self.loop.create_future()
+                self._unanswered.add(fut)
+            self._gather.append((session, rid, q, message, tx, counters, size))
+            if len(self._gather) == self._target:
+                self._cond.notify()  # as many as the last round had: no need to wait for more
+        if not self._release_due:
+            # The thread takes the list one loop turn later: every frame read in this turn joins.
+            self._release_due = True
+            self.loop.call_soon(self._release_now)
+        return fut
+
+    def _release_now(self) -> None:
+        self._release_due = False
+        with self._cond:
+            if not self._release and self._gather:  # one wake-up of the thread per batch
+                self._release = True
+                self._cond.notify()
+
+    def _take(self, just_wrote: bool) -> list[_Send] | None:
+        """Under ``_cond``: wait for the next batch; None once stopped with nothing left."""
+        cond = self._cond
+        deadline: float | None = None
+        while True:
+            n = len(self._gather)
+            if n and (n >= self._target or self._stop):
+                return self._gather
+            if n and (self._release or just_wrote):
+                # Fewer sends than the last round had: the senders just answered are probably
+                # about to send again; waiting a little for them keeps them in one commit instead
+                # of splitting them into two cohorts that alternate (a commit each).
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self._delay
+                if now >= deadline:
+                    return self._gather
+                cond.wait(deadline - now)
+                continue
+            if self._stop:
+                return None
+            just_wrote = False
+            deadline = None
+            cond.wait()
+
+    def _work(self) -> None:
+        cond = self._cond
+        send_batch = self.qm.send_batch
+        just_wrote = False
+        while True:
+            with cond:
+                batch = self._take(just_wrote)
+                if batch is None:
+                    return
+                fut = self._gather_fut
+                self._gather = []
+                self._gather_fut = None
+                self._release = False
+            started = time.monotonic()
+            outcomes: list[Any]
+            try:
+                errors = send_batch([(s[2], s[3], s[4]) for s in batch])
+                outcomes = [
+                    hot.send_response(send_facts(s[3])) if err is None else err
+                    for s, err in zip(batch, errors, strict=True)
+                ]
+            except BaseException as exc:  # never leave a sender unanswered
+                outcomes = [exc] * len(batch)
+            just_wrote = True
+            with cond:
+                # The senders of this round: those just written and those that came meanwhile.
+                self._target = len(batch) + len(self._gather)
+                self._delay = min((time.monotonic() - started) * _WAIT_SHARE, _MAX_WAIT)
+            try:
+                self.loop.call_soon_threadsafe(self._done, batch, outcomes, fut)
+            except RuntimeError:  # the loop is closed: nobody waits for these any more
+                return
+
+    def _done(self, batch: list[_Send], outcomes: list[Any], fut: asyncio.Future[None] | None) -> None:
+        self.batches += 1
+        self.sends += len(batch)
+        for (session, rid, _, _, _, counters, size), outcome in zip(batch, outcomes, strict=True):
+            session.pending -= 1
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, MSMQError):
+                    log.error("send batch failed", exc_info=outcome)
+                session.fail(rid, outcome)
+            else:
+                counters.sent += 1
+                counters.bytes_in += size
+                session.answer(rid, outcome)
+        if fut is not None:
+            self._unanswered.discard(fut)
+            if not fut.done():
+                fut.set_result(None)  # the handles' later work may start
+
+    async def flush(self) -> None:
+        """Wait until every send added so far is written and answered."""
+        while not self.idle:
+            await asyncio.sleep(0.005)
+
+    def shutdown(self) -> None:
+        """Refuse new sends; the thread writes what it holds, then stops (call after ``flush``)."""
+        self._closed = True
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join()

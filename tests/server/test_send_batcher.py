@@ -1,0 +1,237 @@
+"""The server's send batcher: recoverable SENDs of every connection share store batches.
+
+Order per handle, error answers, grouping, graceful shutdown, and durability across a SIGKILL of the
+server process while concurrent clients send recoverable messages.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
+
+from _pymsmq_server import ThreadServer
+from _serve_process import ServeProcess, env
+
+from pymsmq import Message, MSMQError
+from pymsmq.client import connect
+from pymsmq.hresult import HResult
+
+Q = ".\\private$\\q"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ThreadServer]:
+    s = ThreadServer(tmp_path / "qm").start()
+    yield s
+    s.stop()
+
+
+def test_pipelined_sends_of_one_handle_keep_their_order(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    # Recoverable and express mixed: an express send behind a queued recoverable one waits its turn.
+    msgs = [Message(body=b"%d" % i, delivery=1 if i % 3 else 0) for i in range(300)]
+    q.send_many(msgs)
+    ids = [m.id for m in msgs]
+    assert all(i is not None for i in ids)
+    got = q.receive_many(400)
+    assert [m.body for m in got] == [b"%d" % i for i in range(300)]
+    assert [m.id for m in got] == ids
+    assert [m.delivery for m in got] == [1 if i % 3 else 0 for i in range(300)]
+    batcher = server.server.send_batcher  # type: ignore[union-attr]
+    assert batcher.sends >= 200 and batcher.batches < batcher.sends  # they shared batches
+    client.close()
+
+
+def test_concurrent_clients_all_answered_and_stored(server: ThreadServer) -> None:
+    connect(server.url).create_queue(Q)
+    errors: list[BaseException] = []
+
+    def sender(k: int) -> None:
+        try:
+            c = connect(server.url)
+            h = c.queue(Q)
+            for i in range(40):
+                h.send(Message(body=f"{k}-{i}".encode(), delivery=1))
+            c.close()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sender, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    q = connect(server.url).queue(Q)
+    bodies = [m.body.decode() for m in q.receive_many(400)]
+    assert sorted(bodies) == sorted(f"{k}-{i}" for k in range(8) for i in range(40))
+    for k in range(8):  # each client's messages in its send order
+        mine = [b for b in bodies if b.startswith(f"{k}-")]
+        assert mine == [f"{k}-{i}" for i in range(40)]
+
+
+def test_errors_answer_only_their_send(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q, quota=1)  # 1 KB
+    msgs = [Message(body=b"x" * 300, delivery=1) for _ in range(5)]
+    with pytest.raises(MSMQError) as e:
+        q.send_many(msgs)
+    assert e.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert [m.id is not None for m in msgs] == [True, True, True, False, False]
+    assert len(q.receive_many(10)) == 3
+    tq = client.create_queue(".\\private$\\tq", transactional=True)
+    with pytest.raises(MSMQError) as e:
+        tq.send(Message(body=b"r", delivery=1))  # non-transactional send to a transactional queue
+    assert e.value.hresult == HResult.MQ_ERROR_TRANSACTION_USAGE
+    tq.send(Message(body=b"single"), 3)  # MQ_SINGLE_MESSAGE goes through the batcher too
+    assert tq.receive(0).body == b"single"
+    client.close()
+
+
+def test_move_after_sends_waits_for_them(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(50)])
+    q.purge()  # behind the sends of the same handle
+    assert q.receive_many(5) == []
+    client.close()
+
+
+def test_graceful_shutdown_flushes_the_batcher(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        client = connect(srv.url)
+        q = client.create_queue(Q)
+        q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(100)])
+        client.close()
+        assert srv.terminate() == 0
+        srv = ServeProcess(tmp_path / "qm")
+        client = connect(srv.url)
+        assert len(client.queue(Q).receive_many(200)) == 100
+        client.close()
+    finally:
+        srv.kill()
+
+
+_SENDER = """
+import sys
+from pymsmq import Message
+from pymsmq.client import connect
+url, tag, out = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(out, "w") as f:
+    try:
+        q = connect(url, timeout=5).queue(r".\\private$\\q")
+        i = 0
+        while True:
+            body = f"{tag}-{i}"
+            q.send(Message(body=body.encode(), delivery=1))
+            f.write(body + "\\n")  # acknowledged: it must survive the crash
+            f.flush()
+            i += 1
+    except Exception:
+        pass
+"""
+
+
+def test_acknowledged_recoverable_sends_survive_sigkill(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        connect(srv.url).create_queue(Q)
+        children = []
+        for k in range(6):
+            out = tmp_path / f"acked-{k}.txt"
+            children.append(
+                (
+                    out,
+                    subprocess.Popen(
+                        [sys.executable, "-c", _SENDER, srv.url, f"c{k}", str(out)],
+                        env=env(),
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    ),
+                )
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # until every client has had some sends acknowledged
+            if all(out.exists() and out.stat().st_size > 50 for out, _ in children):
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        srv.proc.send_signal(signal.SIGKILL)
+        srv.proc.wait(10)
+        for _, child in children:
+            child.wait(30)
+        acked = [line for out, _ in children for line in out.read_text().split()]
+        assert len(acked) >= 6
+        srv = ServeProcess(tmp_path / "qm")
+        q = connect(srv.url).queue(Q)
+        stored: list[str] = []
+        while batch := q.receive_many(1000):
+            stored.extend(m.body.decode() for m in batch)
+        assert len(stored) == len(set(stored))  # exactly once
+        missing = set(acked) - set(stored)
+        assert not missing, (len(acked), len(stored))
+        for k in range(6):  # each client's messages stored in its send order
+            mine = [b for b in stored if b.startswith(f"c{k}-")]
+            assert mine == sorted(mine, key=lambda b: int(b.split("-")[1]))
+    finally:
+        srv.kill()
+
+
+def test_stats_report_send_batches(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(20)])
+    batches = client.server_stats()["send_batches"]
+    assert batches["sends"] == 20 and 1 <= batches["batches"] <= 20
+    client.close()
+
+
+def test_send_behind_other_work_of_its_handle_is_chained(server: ThreadServer) -> None:
+    """SEND A, PURGE, SEND B written at once on one handle: B waits for the PURGE, which waits for A."""
+    from pymsmq.protocol import ClientConnection, ClientHello, ResponseReceived
+    from pymsmq.protocol import messages as pm
+    from pymsmq.protocol.message_codec import encode_packet
+
+    connect(server.url).create_queue(Q)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    conn = ClientConnection()
+    sock.sendall(conn.send(ClientHello(client_name="raw")))
+    while conn.server_hello is None:
+        conn.receive_data(sock.recv(65536))
+
+    def answers(count: int) -> dict[int, object]:
+        got: dict[int, object] = {}
+        while len(got) < count:
+            for event in conn.receive_data(sock.recv(65536)):
+                if isinstance(event, ResponseReceived):
+                    got[event.request_id] = event.response
+        return got
+
+    rid, frame = conn.send_request(pm.OpenQueueRequest(Q, 0x23, 0))
+    sock.sendall(frame)
+    opened = answers(1)[rid]
+    assert isinstance(opened, pm.OpenQueueResponse)
+    h = opened.handle
+    a = conn.send_request(pm.SendRequest(h, encode_packet(Message(body=b"A", delivery=1))))
+    p = conn.send_request(pm.PurgeQueueRequest(h))
+    b = conn.send_request(pm.SendRequest(h, encode_packet(Message(body=b"B", delivery=1))))
+    sock.sendall(a[1] + p[1] + b[1])
+    got = answers(3)
+    assert isinstance(got[a[0]], pm.SendResponse) and isinstance(got[b[0]], pm.SendResponse)
+    assert isinstance(got[p[0]], pm.PurgeQueueResponse)
+    sock.close()
+    q = connect(server.url).queue(Q)
+    assert [m.body for m in q.receive_many(5)] == [b"B"]
