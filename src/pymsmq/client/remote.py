@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, cast
 
 from pymsmq.client.transport import Pending, Transport, error_from, parse_url
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
@@ -26,6 +26,15 @@ from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
+from pymsmq.protocol.batch_ops import (
+    ReceiveManyRequest,
+    ReceiveManyResponse,
+    SendManyRequest,
+    SendManyResponse,
+    decode_received,
+    decode_send_facts,
+    encode_packets,
+)
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
@@ -48,6 +57,50 @@ _INFINITE_MS: Final = 0xFFFFFFFF
 _RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
 _SERVER_STATS: Final = 0x7F000002
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+
+
+#: SEND_MANY: messages per frame (the server starts on a frame while the next is encoded).
+_SEND_CHUNK: Final = 500
+#: Bytes of a SEND_MANY payload kept for its fixed fields (handle, transaction, counts).
+_FRAME_SLACK: Final = 64
+#: RECEIVE_MANY: requests written at once.
+_WINDOW: Final = 16
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _send_many_request(handle: int, xact: TransactionRef, messages: bytes) -> SendManyRequest:
+    req: SendManyRequest = _new(SendManyRequest)
+    _set(req, "handle", handle)
+    _set(req, "transaction", xact)
+    _set(req, "messages", messages)
+    return req
+
+
+def _receive_many_request(handle: int, count: int, ms: int, xact: TransactionRef) -> ReceiveManyRequest:
+    req: ReceiveManyRequest = _new(ReceiveManyRequest)
+    _set(req, "handle", handle)
+    _set(req, "max_count", count)
+    _set(req, "request_timeout", ms)
+    _set(req, "flags", 0)
+    _set(req, "transaction", xact)
+    _set(req, "propids", CLIENT_RECEIVE_PROPIDS)
+    return req
+
+
+#: GUID bytes_le -> UUID: the ids one server assigns share its lineage (one UUID build per server).
+_LINEAGES: Final[dict[bytes, uuid.UUID]] = {}
+
+
+def _object_id(raw: bytes) -> ObjectId:
+    # ObjectId.from_bytes(raw) for 20 bytes, with the lineage UUID cached.
+    key = raw[:16]
+    lineage = _LINEAGES.get(key)
+    if lineage is None:
+        if len(_LINEAGES) > 1024:
+            _LINEAGES.clear()
+        lineage = _LINEAGES[key] = uuid.UUID(bytes_le=key)
+    return ObjectId(lineage, int.from_bytes(raw[16:], "little"))
 
 
 def _timeout_ms(timeout: float | None) -> int:
@@ -132,6 +185,9 @@ def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
 
 class RemoteQueue:
     """An open queue on the server: the methods of ``pymsmq.Queue``."""
+
+    #: RECEIVE_MANY messages asked per request: what one answer held when the frame limit cut it.
+    _many_chunk = 256
 
     def __init__(
         self,
@@ -308,18 +364,69 @@ class RemoteQueue:
     def send_many(
         self, messages: Iterable[Message], transaction: RemoteTransaction | int | None = None
     ) -> None:
-        """Send many messages pipelined (one write per window of requests); raises the first error."""
+        """Send many messages in SEND_MANY batches (many per frame, frames pipelined).
+
+        Every message is checked first (an invalid one raises before anything is sent); then every
+        valid message is sent, each gets ``id``, ``sent_time``, ... as with ``send``, and the first
+        error the server reported is raised after all were answered.
+        """
         batch = list(messages)
-        requests = [self._send_request(m, transaction) for m in batch]
-        ids = self._t.send_many(requests)  # type: ignore[arg-type]
+        encode = encode_packet
+        packets = []
+        for m in batch:
+            if not isinstance(m, Message):
+                raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+            m.validate()
+            packets.append(encode(m))
+        xact = _xact(self._qm, transaction)
+        self._check()
+        # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3):
+        # the server starts on the first frames while later ones are encoded and written.
+        room = self._t.server_hello.max_payload - _FRAME_SLACK
+        bounds: list[tuple[int, int]] = []
+        start = size = 0
+        for i, packet in enumerate(packets):
+            cost = len(packet) + 8
+            if i > start and (i - start >= _SEND_CHUNK or size + cost > room):
+                bounds.append((start, i))
+                start, size = i, 0
+            size += cost
+        if packets:
+            bounds.append((start, len(packets)))
+        handle = self._handle
+        requests: list[pm.Request] = [
+            _send_many_request(handle, xact, encode_packets(packets[a:b])) for a, b in bounds
+        ]
         first: MSMQError | None = None
         wait = self._t.wait
-        for rid, message in zip(ids, batch, strict=True):
+        for rid, (a, b) in zip(self._t.send_many(requests), bounds, strict=True):
             response = wait(rid)
             if type(response) is ErrorResponse:
                 first = first or error_from(response)
-            else:
-                self._apply_sent(message, response)  # type: ignore[arg-type]
+                continue
+            try:
+                results = decode_send_facts(cast(SendManyResponse, response).results)
+            except WireError as exc:
+                first = first or MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
+                continue
+            if len(results) != b - a:
+                first = first or MSMQError(
+                    f"SEND_MANY answered {len(results)} results for {b - a} messages", HResult.MQ_ERROR
+                )
+                continue
+            source = self._qm.guid
+            fmt = self._format_name
+            for message, (hresult, mid, sent, text) in zip(batch[a:b], results, strict=True):
+                if hresult:
+                    first = first or error_from(ErrorResponse(hresult, text))
+                    continue
+                # What _apply_sent sets from a SEND answer's facts.
+                if mid is not None and len(mid) == 20:
+                    message.id = _object_id(mid)
+                if sent is not None:
+                    message.sent_time = float(sent)
+                message.source_machine_guid = source
+                message.destination_queue = fmt
         if first is not None:
             raise first
 
@@ -374,34 +481,63 @@ class RemoteQueue:
     def receive_many(
         self, count: int, timeout: float | None = 0, transaction: RemoteTransaction | int | None = None
     ) -> list[Message]:
-        """Up to ``count`` messages: ``count`` RECEIVE requests written at once (pipelined).
+        """Up to ``count`` messages, in RECEIVE_MANY batches (many messages per frame).
 
-        Requests that find no message in ``timeout`` are left out of the list; any other error is
-        raised after every answer has arrived (the messages received so far are then lost to the
-        caller, as with a failed ``receive``: use a transaction to keep them).
+        Waits up to ``timeout`` for the first message, then takes the messages available, up to
+        ``count``; none in time gives ``[]``.  An error (other than "no message") is raised after
+        every answer has arrived (the messages received so far are then lost to the caller, as with
+        a failed ``receive``: use a transaction to keep them).
         """
         if not isinstance(count, int) or count < 0:
             raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
         ms = _timeout_ms(timeout)
         xact = _xact(self._qm, transaction)
         self._check()
-        request = hot.receive_request(
-            self._handle, _A.MQ_ACTION_RECEIVE, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS
-        )
         fmt = self._format_name
+        handle = self._handle
+        t = self._t
         out: list[Message] = []
         first: MSMQError | None = None
-        wait = self._t.wait
-        for rid in self._t.send_many([request] * count):
-            response = wait(rid)
-            if type(response) is ErrorResponse:
-                if response.hresult not in _NO_MESSAGE:
-                    first = first or error_from(response)
-                continue
-            got = cast(pm.ReceiveResponse, response)
-            m = decode_message(got.packet, got.properties)
-            m.destination_queue = m.destination_queue or fmt
-            out.append(m)
+        remaining = count
+        # A first request that may wait goes alone (later ones must not overtake it); after that,
+        # windows of requests of the size one answer holds, each asking with timeout 0.
+        wait_ms = ms
+        while remaining > 0 and first is None:
+            chunk = self._many_chunk
+            if wait_ms:
+                asks = [remaining]
+            else:
+                asks = [min(chunk, remaining - i) for i in range(0, min(remaining, chunk * _WINDOW), chunk)]
+            requests: list[pm.Request] = [_receive_many_request(handle, n, wait_ms, xact) for n in asks]
+            wait_ms = 0
+            exhausted = False
+            for rid, asked in zip(t.send_many(requests), asks, strict=True):
+                response = t.wait(rid)
+                if type(response) is ErrorResponse:
+                    if response.hresult in _NO_MESSAGE:
+                        exhausted = True
+                    else:
+                        first = first or error_from(response)
+                    continue
+                got = cast(ReceiveManyResponse, response)
+                try:
+                    items = decode_received(got.messages)
+                except WireError as exc:
+                    first = first or MSMQError(f"malformed RECEIVE_MANY answer: {exc}", HResult.MQ_ERROR)
+                    continue
+                for m in items:
+                    m.destination_queue = m.destination_queue or fmt
+                out.extend(items)
+                remaining -= len(items)
+                if got.hresult:
+                    first = first or error_from(ErrorResponse(got.hresult, got.text))
+                elif got.more:
+                    if items and len(items) < asked:
+                        self._many_chunk = len(items)  # what one answer holds
+                elif len(items) < asked:
+                    exhausted = True
+            if exhausted:
+                break
         if first is not None:
             raise first
         return out
