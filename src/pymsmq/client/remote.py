@@ -60,7 +60,7 @@ _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_ME
 
 
 #: SEND_MANY: messages per frame (the server starts on a frame while the next is encoded).
-_SEND_CHUNK: Final = 500
+_SEND_CHUNK: Final = 250
 #: Bytes of a SEND_MANY payload kept for its fixed fields (handle, transaction, counts).
 _FRAME_SLACK: Final = 64
 #: RECEIVE_MANY: requests written at once.
@@ -100,7 +100,11 @@ def _object_id(raw: bytes) -> ObjectId:
         if len(_LINEAGES) > 1024:
             _LINEAGES.clear()
         lineage = _LINEAGES[key] = uuid.UUID(bytes_le=key)
-    return ObjectId(lineage, int.from_bytes(raw[16:], "little"))
+    # In range by construction (16 bytes, a u32): ObjectId's checks are skipped.
+    oid: ObjectId = _new(ObjectId)
+    _set(oid, "lineage", lineage)
+    _set(oid, "uniquifier", int.from_bytes(raw[16:], "little"))
+    return oid
 
 
 def _timeout_ms(timeout: float | None) -> int:
@@ -366,40 +370,51 @@ class RemoteQueue:
     ) -> None:
         """Send many messages in SEND_MANY batches (many per frame, frames pipelined).
 
-        Every message is checked first (an invalid one raises before anything is sent); then every
+        Every message is validated first (an invalid one raises before anything is sent); then every
         valid message is sent, each gets ``id``, ``sent_time``, ... as with ``send``, and the first
-        error the server reported is raised after all were answered.
+        error the server reported is raised after all were answered.  A message whose values the
+        UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE from the encoder) stops the
+        batch there: the frames already written are answered, then that error is raised.
         """
         batch = list(messages)
-        encode = encode_packet
-        packets = []
         for m in batch:
             if not isinstance(m, Message):
                 raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
             m.validate()
-            packets.append(encode(m))
         xact = _xact(self._qm, transaction)
         self._check()
-        # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3):
-        # the server starts on the first frames while later ones are encoded and written.
+        # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3),
+        # each written as soon as it is encoded: the server works on one while the next is encoded.
         room = self._t.server_hello.max_payload - _FRAME_SLACK
-        bounds: list[tuple[int, int]] = []
+        handle = self._handle
+        t = self._t
+        frames: list[tuple[int, int, int]] = []  # (request id, first, end) of each frame written
+        encode_error: MSMQError | None = None
         start = size = 0
-        for i, packet in enumerate(packets):
+        packets: list[bytes] = []
+        for i, m in enumerate(batch):
+            try:
+                packet = encode_packet(m)
+            except MSMQError as exc:  # a value the packet cannot hold: this and later ones stay unsent
+                encode_error = exc
+                break
             cost = len(packet) + 8
-            if i > start and (i - start >= _SEND_CHUNK or size + cost > room):
-                bounds.append((start, i))
-                start, size = i, 0
+            if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
+                frames.append((t.send(_send_many_request(handle, xact, encode_packets(packets))), start, i))
+                start, size, packets = i, 0, []
+            packets.append(packet)
             size += cost
         if packets:
-            bounds.append((start, len(packets)))
-        handle = self._handle
-        requests: list[pm.Request] = [
-            _send_many_request(handle, xact, encode_packets(packets[a:b])) for a, b in bounds
-        ]
+            frames.append(
+                (
+                    t.send(_send_many_request(handle, xact, encode_packets(packets))),
+                    start,
+                    start + len(packets),
+                )
+            )
         first: MSMQError | None = None
-        wait = self._t.wait
-        for rid, (a, b) in zip(self._t.send_many(requests), bounds, strict=True):
+        wait = t.wait
+        for rid, a, b in frames:
             response = wait(rid)
             if type(response) is ErrorResponse:
                 first = first or error_from(response)
@@ -427,6 +442,8 @@ class RemoteQueue:
                     message.sent_time = float(sent)
                 message.source_machine_guid = source
                 message.destination_queue = fmt
+        if encode_error is not None:
+            raise encode_error
         if first is not None:
             raise first
 

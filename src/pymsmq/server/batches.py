@@ -31,10 +31,12 @@ from pymsmq.protocol.batch_ops import (
     send_result,
 )
 from pymsmq.protocol.codes import Action, ManyFlags
+from pymsmq.protocol.fast_packet import encode_simple
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
 from pymsmq.server.reads import reader
 from pymsmq.server.waits import ArrivalWait
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -56,8 +58,8 @@ _PEEK_FLAG: Final = int(ManyFlags.PEEK)
 _RECEIVE: Final = int(Action.MQ_ACTION_RECEIVE)
 #: Receives that take the slow path after a handle met a recoverable message (as in receive.py).
 _DURABLE_HINT: Final = 64
-#: Room kept free in a RECEIVE_MANY answer for one more message: its packet (at most the server's
-#: max_message_size, plus queue names a re-encoded packet may carry) and its facts.
+#: Room kept free in a RECEIVE_MANY answer for one more message beyond its packet's MAX_PACKET_SIZE:
+#: its length, its facts and a SessionHeader a re-encoded packet may carry.
 _ENTRY_SLACK: Final = 0x4000
 _new = object.__new__
 _set = object.__setattr__
@@ -166,8 +168,10 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     propids = req.propids or DEFAULT_RECEIVE_PROPIDS
     fmt = h.format_name
     counters = s.stats.queue(fmt)
-    # The client accepts answers up to MAX_PAYLOAD: stop while one more message surely fits.
-    budget = MAX_PAYLOAD - s.server.config.max_message_size - _ENTRY_SLACK
+    # The client accepts answers up to MAX_PAYLOAD: take another message only while any stored
+    # message surely fits (queues may hold packets up to MAX_PACKET_SIZE, whatever this server's
+    # max_message_size: embedded senders are not bound by it).
+    budget = MAX_PAYLOAD - MAX_PACKET_SIZE - _ENTRY_SLACK
 
     def collect(first: Message, take: Callable[[], Message], on_loop: bool) -> ReceiveManyResponse:
         parts: list[bytes] = []
@@ -178,13 +182,15 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         durable = False
         m = first
         while True:
-            packet = encode_packet(m, fmt)
-            facts = receive_facts(m, propids)
-            append(pack(len(packet)))
-            append(packet)
-            append(facts)
+            # encode_packet(m, fmt), its fast case inline: the simple shape, stored in this queue.
+            dest = m.destination_queue
+            packet = encode_simple(m) if dest is None or dest == fmt else None
+            if packet is None:
+                packet = encode_packet(m, fmt)
+            entry = pack(len(packet)) + packet + receive_facts(m, propids)
+            append(entry)
             n += 1
-            size += 4 + len(packet) + len(facts)
+            size += len(entry)
             body += len(m.body)
             if m.delivery:
                 durable = True
@@ -209,8 +215,8 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             counters.bytes_out += body
             if durable:
                 h.durable_hint = _DURABLE_HINT
-            elif h.durable_hint:
-                h.durable_hint -= 1
+            elif h.durable_hint:  # as receive.py counts down its peeks that met express messages
+                h.durable_hint = max(h.durable_hint - n, 0)
         parts.insert(0, pack(n))
         return _receive_many_response(more, hresult, text, b"".join(parts))
 
