@@ -255,6 +255,9 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             ArrivalWait(s, rid, h, attempt, timeout)
             return
         s.answer(rid, collect(first, take, True))
+        # Write this answer now, not when every request of this read is done: the client decodes
+        # it while the next RECEIVE_MANY of its window is served (client and server overlap).
+        s._flush()
         return
 
     if peek:
