@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pymsmq.errors import WireError
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.protocol import REQUEST_TYPES, RESPONSE_TYPES, ManyFlags, Op
+from pymsmq.protocol import REQUEST_TYPES, RESPONSE_TYPES, ManyFlags, Op, check_packet
 from pymsmq.protocol.batch_ops import (
     ReceiveManyRequest,
     ReceiveManyResponse,
@@ -231,3 +231,29 @@ def test_mutated_lists_decode_consistently(data: st.DataObject) -> None:
     except WireError:
         return
     assert [m.__dict__ for m in decode_received(bytes(encoded))] == [m.__dict__ for m in general]
+
+
+@given(_packets, st.integers(0, 0xFFFF), st.booleans())
+def test_message_list_packet_checks_are_those_of_the_packet_field(
+    packet: bytes, flags: int, session: bool
+) -> None:
+    # [MS-MQMQ] 2.2.19.1 BaseHeader.Flags: IN (internal packet) and SH (SessionHeader follows) change
+    # what is accepted; the fast checks must agree with check_packet on every flag value.
+    raw = bytearray(packet)
+    struct.pack_into("<H", raw, 2, flags)
+    if session:
+        raw += bytes(16)
+    candidate = bytes(raw)
+    try:
+        check_packet(candidate)
+        ok = True
+    except WireError:
+        ok = False
+    for decode in (decode_messages, decode_received):
+        try:
+            decode(encode_messages([(candidate, ())]))
+            accepted = True
+        except WireError:
+            accepted = False
+        if decode is decode_messages or accepted:
+            assert accepted == ok or (decode is decode_received and not accepted)

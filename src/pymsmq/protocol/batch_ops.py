@@ -45,7 +45,7 @@ from pymsmq.protocol.message_codec import (
 )
 from pymsmq.protocol.messages import REQUEST_TYPES, RESPONSE_TYPES, Request, Response
 from pymsmq.wire._buffer import Reader
-from pymsmq.wire.base_header import INFINITE
+from pymsmq.wire.base_header import INFINITE, BaseHeaderFlags
 from pymsmq.wire.propvariant import read_props
 from pymsmq.wire.vartype import VarType
 
@@ -77,8 +77,8 @@ _PACKET_HEAD: Final = struct.Struct("<BBHII")  # BaseHeader: version, reserved, 
 _VERSION: Final = 0x10  # [MS-MQMQ] 2.2.19.1 VersionNumber
 _SIGNATURE: Final = 0x524F494C  # [MS-MQMQ] 2.2.19.1 Signature "LIOR"
 _MAX_PACKET: Final = 0x00400000  # [MS-MQMQ] 2.2.19.1 PacketSize limit
-_B_IN: Final = 0x0080  # BaseHeader.Flags.IN: an internal packet, not a UserMessage
-_B_SH: Final = 0x0800  # BaseHeader.Flags.SH: a 16-byte SessionHeader follows PacketSize bytes
+_B_IN: Final = int(BaseHeaderFlags.IN)  # an internal packet, not a UserMessage
+_B_SH: Final = int(BaseHeaderFlags.SH)  # a 16-byte SessionHeader follows PacketSize bytes
 _ZERO4: Final = b"\x00\x00\x00\x00"
 _OK_HEAD: Final = _ZERO4  # hresult 0
 _NO_TEXT: Final = b"\x00\x00"  # STR of length 0
