@@ -284,3 +284,31 @@ def test_raw_frames_answer_with_the_request_op(server: ThreadServer) -> None:
     assert type(answers[3]) is PingResponse
     assert not any(type(a) is ErrorResponse for a in answers)
     sock.close()
+
+
+def test_a_message_over_a_small_frame_limit_stops_the_batch_there(tmp_path: Path) -> None:
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_payload=0x10000)).start()
+    try:
+        qm = connect(s.url)
+        q = qm.create_queue(Q)
+        batch = [Message(body=b"%d" % i) for i in range(300)] + [Message(body=b"x" * 0x20000), Message()]
+        assert _hresult(q.send_many, batch) == HResult.MQ_ERROR_INVALID_PARAMETER
+        assert all(m.id is not None for m in batch[:250])  # the frames written before it were sent
+        assert batch[-1].id is None
+        got = q.receive_many(1000)
+        assert [m.body for m in got] == [m.body for m in batch if m.id is not None]
+        qm.close()
+    finally:
+        s.stop()
+
+
+def test_receive_many_after_huge_messages_still_takes_small_ones_in_bulk(server: ThreadServer) -> None:
+    qm = connect(server.url)
+    q = qm.create_queue(Q)
+    q.send_many([Message(body=b"h" * 0x100000) for _ in range(3)])
+    assert len(q.receive_many(3)) == 3
+    for _ in range(3):
+        q.send_many([Message(body=b"s%d" % i) for i in range(700)])
+        assert [m.body for m in q.receive_many(700)] == [b"s%d" % i for i in range(700)]
+    assert q._many_chunk >= 64  # grew back after the huge messages taught it 1
+    qm.close()

@@ -65,6 +65,8 @@ _SEND_CHUNK: Final = 250
 _FRAME_SLACK: Final = 64
 #: RECEIVE_MANY: requests written at once.
 _WINDOW: Final = 16
+#: RECEIVE_MANY: a learned request size below this grows again when an answer comes back full.
+_GROW_BELOW: Final = 64
 _new = object.__new__
 _set = object.__setattr__
 
@@ -373,8 +375,9 @@ class RemoteQueue:
         Every message is validated first (an invalid one raises before anything is sent); then every
         valid message is sent, each gets ``id``, ``sent_time``, ... as with ``send``, and the first
         error the server reported is raised after all were answered.  A message whose values the
-        UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE from the encoder) stops the
-        batch there: the frames already written are answered, then that error is raised.
+        UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE from the encoder), or one
+        too large for the server's frame limit, stops the batch there: the frames already written
+        are answered, then that error is raised.
         """
         batch = list(messages)
         for m in batch:
@@ -389,29 +392,38 @@ class RemoteQueue:
         handle = self._handle
         t = self._t
         frames: list[tuple[int, int, int]] = []  # (request id, first, end) of each frame written
-        encode_error: MSMQError | None = None
+        # A value the packet cannot hold (encoder), or a frame the connection refuses (e.g. over a
+        # server's small max_payload): that message and the later ones stay unsent.
+        stop_error: MSMQError | None = None
         start = size = 0
         packets: list[bytes] = []
+
+        def write(end: int) -> bool:
+            nonlocal stop_error
+            try:
+                rid = t.send(_send_many_request(handle, xact, encode_packets(packets)))
+            except MSMQError as exc:
+                stop_error = exc
+                return False
+            frames.append((rid, start, end))
+            return True
+
         for i, m in enumerate(batch):
             try:
                 packet = encode_packet(m)
-            except MSMQError as exc:  # a value the packet cannot hold: this and later ones stay unsent
-                encode_error = exc
+            except MSMQError as exc:
+                stop_error = exc
                 break
             cost = len(packet) + 8
             if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
-                frames.append((t.send(_send_many_request(handle, xact, encode_packets(packets))), start, i))
+                if not write(i):
+                    packets = []
+                    break
                 start, size, packets = i, 0, []
             packets.append(packet)
             size += cost
         if packets:
-            frames.append(
-                (
-                    t.send(_send_many_request(handle, xact, encode_packets(packets))),
-                    start,
-                    start + len(packets),
-                )
-            )
+            write(start + len(packets))
         first: MSMQError | None = None
         wait = t.wait
         for rid, a, b in frames:
@@ -442,8 +454,8 @@ class RemoteQueue:
                     message.sent_time = float(sent)
                 message.source_machine_guid = source
                 message.destination_queue = fmt
-        if encode_error is not None:
-            raise encode_error
+        if stop_error is not None:
+            raise stop_error
         if first is not None:
             raise first
 
@@ -553,6 +565,9 @@ class RemoteQueue:
                         self._many_chunk = len(items)  # what one answer holds
                 elif len(items) < asked:
                     exhausted = True
+                elif asked == chunk < _GROW_BELOW:
+                    # Full, not cut: after very large messages, small ones fit again.
+                    self._many_chunk = chunk * 2
             if exhausted:
                 break
         if first is not None:
