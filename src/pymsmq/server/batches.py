@@ -40,7 +40,7 @@ from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
-    from pymsmq.server.session import Handle, Session
+    from pymsmq.server.session import Session
 
 __all__ = ["receive_many", "send_many"]
 
@@ -112,7 +112,8 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
         if message.delivery:
             express = False
         work.append(message)
-    counters = s.stats.queue(h.format_name)
+    stats = s.stats
+    counters = stats.queue(h.format_name)
     queue = h.queue
     peer = s.peer
 
@@ -139,6 +140,8 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             append(send_result(m))  # type: ignore[arg-type]
         counters.sent += sent
         counters.bytes_in += size
+        if sent < len(work):  # each refused message counts as the failed SEND it stands for
+            stats.errors += len(work) - sent
         return _send_many_response(b"".join(parts))
 
     if express and (h.tail is None or h.tail.done()):
@@ -186,7 +189,13 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             dest = m.destination_queue
             packet = encode_simple(m) if dest is None or dest == fmt else None
             if packet is None:
-                packet = encode_packet(m, fmt)
+                try:
+                    packet = encode_packet(m, fmt)
+                except MSMQError as exc:
+                    if not n:
+                        raise  # as RECEIVE answers a message it cannot encode
+                    hresult, text = exc.hresult, exc.message[:2000]  # keep the ones taken before
+                    break
             entry = pack(len(packet)) + packet + receive_facts(m, propids)
             append(entry)
             n += 1
@@ -228,7 +237,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         and tx is None
         and not h.durable_hint
         and not h.queue.transactional
-        and not _fast_receive_blocked(h)
+        and not h.journal
     ):
         # Express head of a non-transactional queue: received on the loop (nothing durable is
         # written for express messages), as RECEIVE's fast path does.
@@ -277,9 +286,3 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         s.off_loop(rid, run, None, wait=True)
     else:
         s.off_loop(rid, run, None if peek else h)
-
-
-def _fast_receive_blocked(h: Handle) -> bool:
-    # Journal handles need MQSEC_DELETE_JOURNAL_MESSAGE (checked above); they take the general path
-    # like RECEIVE's fast path excludes them.
-    return h.journal
