@@ -4,8 +4,9 @@
 methods, arguments, return types and errors (HRESULTs) as ``QueueManager``, ``Queue``, ``Cursor``
 and ``Transaction``; each call is one or two requests of docs/protocol.md.  Argument checks that the
 embedded queue manager makes before touching a queue are made here too, so both raise the same
-error for the same mistake.  Extras for throughput: ``RemoteQueue.send_many`` (one write, many
-requests in flight) and ``send_async``/``receive_async`` returning ``Pending`` answers.
+error for the same mistake.  Extras for throughput: ``RemoteQueue.send_many``/``receive_many``
+(SEND_MANY/RECEIVE_MANY: many messages per frame, frames pipelined) and
+``send_async``/``receive_async`` returning ``Pending`` answers.
 """
 
 from __future__ import annotations
