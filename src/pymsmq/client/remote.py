@@ -15,10 +15,11 @@ import math
 import ssl
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
+from pymsmq.client import many
 from pymsmq.client.transport import Pending, Transport, error_from, parse_url
-from pymsmq.errors import MSMQError, WireError
+from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
@@ -27,15 +28,6 @@ from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.batch_ops import (
-    ReceiveManyRequest,
-    ReceiveManyResponse,
-    SendManyRequest,
-    SendManyResponse,
-    decode_received,
-    decode_send_facts,
-    encode_packets,
-)
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
@@ -58,56 +50,6 @@ _INFINITE_MS: Final = 0xFFFFFFFF
 _RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
 _SERVER_STATS: Final = 0x7F000002
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
-
-
-#: SEND_MANY: messages per frame (the server starts on a frame while the next is encoded).
-_SEND_CHUNK: Final = 250
-#: Bytes of a SEND_MANY payload kept for its fixed fields (handle, transaction, counts).
-_FRAME_SLACK: Final = 64
-#: RECEIVE_MANY: requests written at once.
-_WINDOW: Final = 16
-#: RECEIVE_MANY: a learned request size below this grows again when an answer comes back full.
-_GROW_BELOW: Final = 64
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _send_many_request(handle: int, xact: TransactionRef, messages: bytes) -> SendManyRequest:
-    req: SendManyRequest = _new(SendManyRequest)
-    _set(req, "handle", handle)
-    _set(req, "transaction", xact)
-    _set(req, "messages", messages)
-    return req
-
-
-def _receive_many_request(handle: int, count: int, ms: int, xact: TransactionRef) -> ReceiveManyRequest:
-    req: ReceiveManyRequest = _new(ReceiveManyRequest)
-    _set(req, "handle", handle)
-    _set(req, "max_count", count)
-    _set(req, "request_timeout", ms)
-    _set(req, "flags", 0)
-    _set(req, "transaction", xact)
-    _set(req, "propids", CLIENT_RECEIVE_PROPIDS)
-    return req
-
-
-#: GUID bytes_le -> UUID: the ids one server assigns share its lineage (one UUID build per server).
-_LINEAGES: Final[dict[bytes, uuid.UUID]] = {}
-
-
-def _object_id(raw: bytes) -> ObjectId:
-    # ObjectId.from_bytes(raw) for 20 bytes, with the lineage UUID cached.
-    key = raw[:16]
-    lineage = _LINEAGES.get(key)
-    if lineage is None:
-        if len(_LINEAGES) > 1024:
-            _LINEAGES.clear()
-        lineage = _LINEAGES[key] = uuid.UUID(bytes_le=key)
-    # In range by construction (16 bytes, a u32): ObjectId's checks are skipped.
-    oid: ObjectId = _new(ObjectId)
-    _set(oid, "lineage", lineage)
-    _set(oid, "uniquifier", int.from_bytes(raw[16:], "little"))
-    return oid
 
 
 def _timeout_ms(timeout: float | None) -> int:
@@ -194,7 +136,7 @@ class RemoteQueue:
     """An open queue on the server: the methods of ``pymsmq.Queue``."""
 
     #: RECEIVE_MANY messages asked per request: what one answer held when the frame limit cut it.
-    _many_chunk = 256
+    _many_chunk = many.FIRST_CHUNK
 
     def __init__(
         self,
@@ -387,78 +329,7 @@ class RemoteQueue:
             m.validate()
         xact = _xact(self._qm, transaction)
         self._check()
-        # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3),
-        # each written as soon as it is encoded: the server works on one while the next is encoded.
-        room = self._t.server_hello.max_payload - _FRAME_SLACK
-        handle = self._handle
-        t = self._t
-        frames: list[tuple[int, int, int]] = []  # (request id, first, end) of each frame written
-        # A value the packet cannot hold (encoder), or a frame the connection refuses (e.g. over a
-        # server's small max_payload): that message and the later ones stay unsent.
-        stop_error: MSMQError | None = None
-        start = size = 0
-        packets: list[bytes] = []
-
-        def write(end: int) -> bool:
-            nonlocal stop_error
-            try:
-                rid = t.send(_send_many_request(handle, xact, encode_packets(packets)))
-            except MSMQError as exc:
-                stop_error = exc
-                return False
-            frames.append((rid, start, end))
-            return True
-
-        for i, m in enumerate(batch):
-            try:
-                packet = encode_packet(m)
-            except MSMQError as exc:
-                stop_error = exc
-                break
-            cost = len(packet) + 8
-            if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
-                if not write(i):
-                    packets = []
-                    break
-                start, size, packets = i, 0, []
-            packets.append(packet)
-            size += cost
-        if packets:
-            write(start + len(packets))
-        first: MSMQError | None = None
-        wait = t.wait
-        for rid, a, b in frames:
-            response = wait(rid)
-            if type(response) is ErrorResponse:
-                first = first or error_from(response)
-                continue
-            try:
-                results = decode_send_facts(cast(SendManyResponse, response).results)
-            except WireError as exc:
-                first = first or MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
-                continue
-            if len(results) != b - a:
-                first = first or MSMQError(
-                    f"SEND_MANY answered {len(results)} results for {b - a} messages", HResult.MQ_ERROR
-                )
-                continue
-            source = self._qm.guid
-            fmt = self._format_name
-            for message, (hresult, mid, sent, text) in zip(batch[a:b], results, strict=True):
-                if hresult:
-                    first = first or error_from(ErrorResponse(hresult, text))
-                    continue
-                # What _apply_sent sets from a SEND answer's facts.
-                if mid is not None and len(mid) == 20:
-                    message.id = _object_id(mid)
-                if sent is not None:
-                    message.sent_time = float(sent)
-                message.source_machine_guid = source
-                message.destination_queue = fmt
-        if stop_error is not None:
-            raise stop_error
-        if first is not None:
-            raise first
+        many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
 
     # ------------------------------------------------------------------ receive family
     def _read(
@@ -523,56 +394,9 @@ class RemoteQueue:
         ms = _timeout_ms(timeout)
         xact = _xact(self._qm, transaction)
         self._check()
-        fmt = self._format_name
-        handle = self._handle
-        t = self._t
-        out: list[Message] = []
-        first: MSMQError | None = None
-        remaining = count
-        # A first request that may wait goes alone (later ones must not overtake it); after that,
-        # windows of requests of the size one answer holds, each asking with timeout 0.
-        wait_ms = ms
-        while remaining > 0 and first is None:
-            chunk = self._many_chunk
-            if wait_ms:
-                asks = [remaining]
-            else:
-                asks = [min(chunk, remaining - i) for i in range(0, min(remaining, chunk * _WINDOW), chunk)]
-            requests: list[pm.Request] = [_receive_many_request(handle, n, wait_ms, xact) for n in asks]
-            wait_ms = 0
-            exhausted = False
-            for rid, asked in zip(t.send_many(requests), asks, strict=True):
-                response = t.wait(rid)
-                if type(response) is ErrorResponse:
-                    if response.hresult in _NO_MESSAGE:
-                        exhausted = True
-                    else:
-                        first = first or error_from(response)
-                    continue
-                got = cast(ReceiveManyResponse, response)
-                try:
-                    items = decode_received(got.messages)
-                except WireError as exc:
-                    first = first or MSMQError(f"malformed RECEIVE_MANY answer: {exc}", HResult.MQ_ERROR)
-                    continue
-                for m in items:
-                    m.destination_queue = m.destination_queue or fmt
-                out.extend(items)
-                remaining -= len(items)
-                if got.hresult:
-                    first = first or error_from(ErrorResponse(got.hresult, got.text))
-                elif got.more:
-                    if items and len(items) < asked:
-                        self._many_chunk = len(items)  # what one answer holds
-                elif len(items) < asked:
-                    exhausted = True
-                elif asked == chunk < _GROW_BELOW:
-                    # Full, not cut: after very large messages, small ones fit again.
-                    self._many_chunk = chunk * 2
-            if exhausted:
-                break
-        if first is not None:
-            raise first
+        out, self._many_chunk = many.receive_batches(
+            self._t, self._handle, count, ms, xact, self._format_name, self._many_chunk
+        )
         return out
 
     def peek(self, timeout: float | None = None) -> Message:
