@@ -4,8 +4,9 @@
 methods, arguments, return types and errors (HRESULTs) as ``QueueManager``, ``Queue``, ``Cursor``
 and ``Transaction``; each call is one or two requests of docs/protocol.md.  Argument checks that the
 embedded queue manager makes before touching a queue are made here too, so both raise the same
-error for the same mistake.  Extras for throughput: ``RemoteQueue.send_many`` (one write, many
-requests in flight) and ``send_async``/``receive_async`` returning ``Pending`` answers.
+error for the same mistake.  Extras for throughput: ``RemoteQueue.send_many``/``receive_many``
+(SEND_MANY/RECEIVE_MANY: many messages per frame, frames pipelined) and
+``send_async``/``receive_async`` returning ``Pending`` answers.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import math
 import ssl
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
+from pymsmq.client import many
 from pymsmq.client.transport import Pending, Transport, error_from, parse_url
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
@@ -132,6 +134,9 @@ def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
 
 class RemoteQueue:
     """An open queue on the server: the methods of ``pymsmq.Queue``."""
+
+    #: RECEIVE_MANY messages asked per request: what one answer held when the frame limit cut it.
+    _many_chunk = many.FIRST_CHUNK
 
     def __init__(
         self,
@@ -308,20 +313,23 @@ class RemoteQueue:
     def send_many(
         self, messages: Iterable[Message], transaction: RemoteTransaction | int | None = None
     ) -> None:
-        """Send many messages pipelined (one write per window of requests); raises the first error."""
+        """Send many messages in SEND_MANY batches (many per frame, frames pipelined).
+
+        Every message is validated first (an invalid one raises before anything is sent); then every
+        valid message is sent, each gets ``id``, ``sent_time``, ... as with ``send``, and the first
+        error the server reported is raised after all were answered.  A message whose values the
+        UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE from the encoder), or one
+        too large for the server's frame limit, stops the batch there: the frames already written
+        are answered, then that error is raised.
+        """
         batch = list(messages)
-        requests = [self._send_request(m, transaction) for m in batch]
-        ids = self._t.send_many(requests)  # type: ignore[arg-type]
-        first: MSMQError | None = None
-        wait = self._t.wait
-        for rid, message in zip(ids, batch, strict=True):
-            response = wait(rid)
-            if type(response) is ErrorResponse:
-                first = first or error_from(response)
-            else:
-                self._apply_sent(message, response)  # type: ignore[arg-type]
-        if first is not None:
-            raise first
+        for m in batch:
+            if not isinstance(m, Message):
+                raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+            m.validate()
+        xact = _xact(self._qm, transaction)
+        self._check()
+        many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
 
     # ------------------------------------------------------------------ receive family
     def _read(
@@ -374,36 +382,21 @@ class RemoteQueue:
     def receive_many(
         self, count: int, timeout: float | None = 0, transaction: RemoteTransaction | int | None = None
     ) -> list[Message]:
-        """Up to ``count`` messages: ``count`` RECEIVE requests written at once (pipelined).
+        """Up to ``count`` messages, in RECEIVE_MANY batches (many messages per frame).
 
-        Requests that find no message in ``timeout`` are left out of the list; any other error is
-        raised after every answer has arrived (the messages received so far are then lost to the
-        caller, as with a failed ``receive``: use a transaction to keep them).
+        Waits up to ``timeout`` for the first message, then takes the messages available, up to
+        ``count``; none in time gives ``[]``.  An error (other than "no message") is raised after
+        every answer has arrived (the messages received so far are then lost to the caller, as with
+        a failed ``receive``: use a transaction to keep them).
         """
         if not isinstance(count, int) or count < 0:
             raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
         ms = _timeout_ms(timeout)
         xact = _xact(self._qm, transaction)
         self._check()
-        request = hot.receive_request(
-            self._handle, _A.MQ_ACTION_RECEIVE, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS
+        out, self._many_chunk = many.receive_batches(
+            self._t, self._handle, count, ms, xact, self._format_name, self._many_chunk
         )
-        fmt = self._format_name
-        out: list[Message] = []
-        first: MSMQError | None = None
-        wait = self._t.wait
-        for rid in self._t.send_many([request] * count):
-            response = wait(rid)
-            if type(response) is ErrorResponse:
-                if response.hresult not in _NO_MESSAGE:
-                    first = first or error_from(response)
-                continue
-            got = cast(pm.ReceiveResponse, response)
-            m = decode_message(got.packet, got.properties)
-            m.destination_queue = m.destination_queue or fmt
-            out.append(m)
-        if first is not None:
-            raise first
         return out
 
     def peek(self, timeout: float | None = None) -> Message:

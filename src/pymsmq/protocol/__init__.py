@@ -8,7 +8,13 @@ docs/protocol.md.  Nothing here does I/O.
 from __future__ import annotations
 
 from pymsmq.protocol._fields import TransactionRef, XactKind, check_packet
-from pymsmq.protocol.codes import RangeFlags
+from pymsmq.protocol.batch_ops import (
+    ReceiveManyRequest,
+    ReceiveManyResponse,
+    SendManyRequest,
+    SendManyResponse,
+)
+from pymsmq.protocol.codes import ManyFlags, RangeFlags
 from pymsmq.protocol.connection import (
     TRANSITIONS,
     ClientConnection,
@@ -138,6 +144,7 @@ __all__ = [
     "Goodbye",
     "ListQueuesRequest",
     "ListQueuesResponse",
+    "ManyFlags",
     "MoveRequest",
     "MoveResponse",
     "Op",
@@ -153,6 +160,8 @@ __all__ = [
     "ReadRangeRequest",
     "ReadRangeResponse",
     "ReceiveFlags",
+    "ReceiveManyRequest",
+    "ReceiveManyResponse",
     "ReceiveRequest",
     "ReceiveResponse",
     "Request",
@@ -160,6 +169,8 @@ __all__ = [
     "Response",
     "ResponseReceived",
     "Role",
+    "SendManyRequest",
+    "SendManyResponse",
     "SendRequest",
     "SendResponse",
     "ServerConnection",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 from typing import Final
 
-__all__ = ["ACTIONS", "Action", "Op", "QueueFilter", "RangeFlags", "ReceiveFlags"]
+__all__ = ["ACTIONS", "Action", "ManyFlags", "Op", "QueueFilter", "RangeFlags", "ReceiveFlags"]
 
 
 class Op(IntEnum):
@@ -31,6 +31,10 @@ class Op(IntEnum):
     ABORT_TRANSACTION = 0x0032
     #: pymsmq extension: many messages of a lookup-id range in one MESSAGE_BATCH (docs/protocol.md).
     READ_RANGE = 0x0040
+    #: pymsmq extension: many SENDs in one frame (docs/protocol.md 11, SEND_MANY).
+    SEND_MANY = 0x0041
+    #: pymsmq extension: many RECEIVEs (or peeks) of the queue head in one frame (RECEIVE_MANY).
+    RECEIVE_MANY = 0x0042
 
 
 class Action(IntEnum):
@@ -94,6 +98,14 @@ class RangeFlags(IntFlag):
     RECEIVE = 0x00000001
     #: Leave the MESSAGE_BATCH empty (count, positions and queue facts only).
     NO_DATA = 0x00000002
+
+
+class ManyFlags(IntFlag):
+    """RECEIVE_MANY.flags; bits not listed here are reserved: senders set 0, servers ignore them."""
+
+    RECEIVE = 0
+    #: Peek at the first ``max_count`` messages (queue order) instead of removing them.
+    PEEK = 0x00000001
 
 
 class QueueFilter(IntEnum):

@@ -46,6 +46,7 @@ from pymsmq.protocol.message_codec import (
 )
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
+from pymsmq.server import batches
 from pymsmq.server.access import queue_key
 from pymsmq.server.ops import OpsMixin
 from pymsmq.server.receive import ReceiveMixin
@@ -344,6 +345,8 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
                 self._send(rid, req)  # type: ignore[arg-type]
             elif op == Op.RECEIVE:
                 self._receive(rid, req)  # type: ignore[arg-type]
+            elif op in _BATCH_OPS:
+                _BATCH_OPS[op](self, rid, req)
             elif op in _WORK_OPS:
                 fn = getattr(self, _WORK_OPS[op])
                 handle = self._ordered_handle(req)
@@ -534,6 +537,11 @@ _INLINE_OPS: Final = {
     Op.CREATE_CURSOR: "op_create_cursor",
     Op.CLOSE_CURSOR: "op_close_cursor",
     Op.BEGIN_TRANSACTION: "op_begin_transaction",
+}
+#: pymsmq batch extensions (server/batches.py): they schedule and answer themselves.
+_BATCH_OPS: Final[dict[int, Callable[[Session, int, Any], None]]] = {
+    Op.SEND_MANY: batches.send_many,
+    Op.RECEIVE_MANY: batches.receive_many,
 }
 _WORK_OPS: Final = {
     Op.CREATE_QUEUE: "op_create_queue",

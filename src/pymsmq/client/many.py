@@ -1,0 +1,220 @@
+"""``RemoteQueue.send_many`` / ``receive_many`` over SEND_MANY and RECEIVE_MANY (docs/protocol.md 11).
+
+``send_batches`` writes the messages in frames of at most ``_SEND_CHUNK`` messages and the server's
+``max_payload``, each frame as soon as it is encoded (the server works on one while the next is
+encoded), then applies the answers' facts to the messages.  ``receive_batches`` asks in windows of
+RECEIVE_MANY requests of the size one answer holds (learned from answers the frame limit cut short),
+with only the first request of a call allowed to wait.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final, cast
+
+from pymsmq.client.transport import Transport, error_from
+from pymsmq.errors import MSMQError, WireError
+from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.protocol import ErrorResponse, TransactionRef
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.batch_ops import (
+    ReceiveManyRequest,
+    ReceiveManyResponse,
+    SendManyRequest,
+    SendManyResponse,
+    decode_received,
+    decode_send_facts,
+    encode_packets,
+)
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
+
+__all__ = ["FIRST_CHUNK", "receive_batches", "send_batches"]
+
+#: RECEIVE_MANY messages asked per request before an answer has shown how many one holds.
+FIRST_CHUNK: Final = 256
+_NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+#: SEND_MANY: messages per frame (the server starts on a frame while the next is encoded).
+_SEND_CHUNK: Final = 250
+#: Bytes of a SEND_MANY payload kept for its fixed fields (handle, transaction, counts).
+_FRAME_SLACK: Final = 64
+#: RECEIVE_MANY: requests written at once.
+_WINDOW: Final = 16
+#: RECEIVE_MANY: a learned request size below this grows again when an answer comes back full.
+_GROW_BELOW: Final = 64
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _send_many_request(handle: int, xact: TransactionRef, messages: bytes) -> SendManyRequest:
+    req: SendManyRequest = _new(SendManyRequest)
+    _set(req, "handle", handle)
+    _set(req, "transaction", xact)
+    _set(req, "messages", messages)
+    return req
+
+
+def _receive_many_request(handle: int, count: int, ms: int, xact: TransactionRef) -> ReceiveManyRequest:
+    req: ReceiveManyRequest = _new(ReceiveManyRequest)
+    _set(req, "handle", handle)
+    _set(req, "max_count", count)
+    _set(req, "request_timeout", ms)
+    _set(req, "flags", 0)
+    _set(req, "transaction", xact)
+    _set(req, "propids", CLIENT_RECEIVE_PROPIDS)
+    return req
+
+
+#: GUID bytes_le -> UUID: the ids one server assigns share its lineage (one UUID build per server).
+_LINEAGES: Final[dict[bytes, uuid.UUID]] = {}
+
+
+def _object_id(raw: bytes) -> ObjectId:
+    # ObjectId.from_bytes(raw) for 20 bytes, with the lineage UUID cached.
+    key = raw[:16]
+    lineage = _LINEAGES.get(key)
+    if lineage is None:
+        if len(_LINEAGES) > 1024:
+            _LINEAGES.clear()
+        lineage = _LINEAGES[key] = uuid.UUID(bytes_le=key)
+    # In range by construction (16 bytes, a u32): ObjectId's checks are skipped.
+    oid: ObjectId = _new(ObjectId)
+    _set(oid, "lineage", lineage)
+    _set(oid, "uniquifier", int.from_bytes(raw[16:], "little"))
+    return oid
+
+
+def send_batches(
+    t: Transport, handle: int, xact: TransactionRef, batch: list[Message], source: uuid.UUID, fmt: str
+) -> None:
+    """SEND_MANY the validated ``batch`` on queue ``handle``; sets what ``RemoteQueue.send`` sets.
+
+    Raises the first error (see ``RemoteQueue.send_many``) after every frame written was answered.
+    """
+    # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3),
+    # each written as soon as it is encoded: the server works on one while the next is encoded.
+    room = t.server_hello.max_payload - _FRAME_SLACK
+    frames: list[tuple[int, int, int]] = []  # (request id, first, end) of each frame written
+    # A value the packet cannot hold (encoder), or a frame the connection refuses (e.g. over a
+    # server's small max_payload): that message and the later ones stay unsent.
+    stop_error: MSMQError | None = None
+    start = size = 0
+    packets: list[bytes] = []
+
+    def write(end: int) -> bool:
+        nonlocal stop_error
+        try:
+            rid = t.send(_send_many_request(handle, xact, encode_packets(packets)))
+        except MSMQError as exc:
+            stop_error = exc
+            return False
+        frames.append((rid, start, end))
+        return True
+
+    for i, m in enumerate(batch):
+        try:
+            packet = encode_packet(m)
+        except MSMQError as exc:
+            stop_error = exc
+            break
+        cost = len(packet) + 8
+        if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
+            if not write(i):
+                packets = []
+                break
+            start, size, packets = i, 0, []
+        packets.append(packet)
+        size += cost
+    if packets:
+        write(start + len(packets))
+    first: MSMQError | None = None
+    wait = t.wait
+    for rid, a, b in frames:
+        response = wait(rid)
+        if type(response) is ErrorResponse:
+            first = first or error_from(response)
+            continue
+        try:
+            results = decode_send_facts(cast(SendManyResponse, response).results)
+        except WireError as exc:
+            first = first or MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
+            continue
+        if len(results) != b - a:
+            first = first or MSMQError(
+                f"SEND_MANY answered {len(results)} results for {b - a} messages", HResult.MQ_ERROR
+            )
+            continue
+        for message, (hresult, mid, sent, text) in zip(batch[a:b], results, strict=True):
+            if hresult:
+                first = first or error_from(ErrorResponse(hresult, text))
+                continue
+            # What _apply_sent sets from a SEND answer's facts.
+            if mid is not None and len(mid) == 20:
+                message.id = _object_id(mid)
+            if sent is not None:
+                message.sent_time = float(sent)
+            message.source_machine_guid = source
+            message.destination_queue = fmt
+    if stop_error is not None:
+        raise stop_error
+    if first is not None:
+        raise first
+
+
+def receive_batches(
+    t: Transport, handle: int, count: int, ms: int, xact: TransactionRef, fmt: str, learned: int
+) -> tuple[list[Message], int]:
+    """Up to ``count`` messages of queue ``handle`` (``ms``: the wait for the first one) and the
+    request size to use next time (``learned``: the current one).  See ``RemoteQueue.receive_many``.
+    """
+    if count <= 0:
+        return [], learned
+    out: list[Message] = []
+    first: MSMQError | None = None
+    remaining = count
+    # A first request that may wait goes alone (later ones must not overtake it); after that,
+    # windows of requests of the size one answer holds, each asking with timeout 0.
+    wait_ms = ms
+    while remaining > 0 and first is None:
+        chunk = learned
+        if wait_ms:
+            asks = [remaining]
+        else:
+            asks = [min(chunk, remaining - i) for i in range(0, min(remaining, chunk * _WINDOW), chunk)]
+        requests: list[pm.Request] = [_receive_many_request(handle, n, wait_ms, xact) for n in asks]
+        wait_ms = 0
+        exhausted = False
+        for rid, asked in zip(t.send_many(requests), asks, strict=True):
+            response = t.wait(rid)
+            if type(response) is ErrorResponse:
+                if response.hresult in _NO_MESSAGE:
+                    exhausted = True
+                else:
+                    first = first or error_from(response)
+                continue
+            got = cast(ReceiveManyResponse, response)
+            try:
+                items = decode_received(got.messages)
+            except WireError as exc:
+                first = first or MSMQError(f"malformed RECEIVE_MANY answer: {exc}", HResult.MQ_ERROR)
+                continue
+            for m in items:
+                m.destination_queue = m.destination_queue or fmt
+            out.extend(items)
+            remaining -= len(items)
+            if got.hresult:
+                first = first or error_from(ErrorResponse(got.hresult, got.text))
+            elif got.more:
+                if items and len(items) < asked:
+                    learned = len(items)  # what one answer holds
+            elif len(items) < asked:
+                exhausted = True
+            elif asked == chunk < _GROW_BELOW:
+                # Full, not cut: after very large messages, small ones fit again.
+                learned = chunk * 2
+        if exhausted:
+            break
+    if first is not None:
+        raise first
+    return out, learned

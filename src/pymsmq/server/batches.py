@@ -1,0 +1,288 @@
+"""SEND_MANY and RECEIVE_MANY for ``Session`` (docs/protocol.md 11, pymsmq extension).
+
+Each message of a batch is handled as its own SEND or RECEIVE would be: the same rights checks (once,
+for the handle), the same size limit, the same queue-manager calls and the same errors, reported per
+message (SEND_MANY) or after the messages taken so far (RECEIVE_MANY).  Scheduling follows SEND and
+RECEIVE (docs/protocol.md 8): a batch of express messages outside a DTC transaction, or a receive of
+an express non-transactional queue's head, runs on the event loop when no earlier work of its handle
+is still running; anything else runs off the loop as ONE job for the whole batch, chained behind the
+handle's earlier work.  A receive that finds no message and may wait parks on the queue's arrival
+notification (head receives) or a wait-pool thread (peeks, transactions), like RECEIVE.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.errors import MSMQError, WireError
+from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
+from pymsmq.protocol.batch_ops import (
+    ReceiveManyRequest,
+    ReceiveManyResponse,
+    SendManyRequest,
+    SendManyResponse,
+    decode_messages,
+    error_result,
+    receive_facts,
+    send_result,
+)
+from pymsmq.protocol.codes import Action, ManyFlags
+from pymsmq.protocol.fast_packet import encode_simple
+from pymsmq.protocol.handshake import MAX_PAYLOAD
+from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
+from pymsmq.server.reads import reader
+from pymsmq.server.waits import ArrivalWait
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
+from pymsmq.wire.security import MQQueueAccessMask
+
+if TYPE_CHECKING:
+    from pymsmq.server.session import Session
+
+__all__ = ["receive_many", "send_many"]
+
+log = logging.getLogger("pymsmq.server")
+_M = MQQueueAccessMask
+_U32: Final = struct.Struct("<I")
+_INFINITE_MS: Final = 0xFFFFFFFF
+_NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+_NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_MESSAGE_NOT_FOUND, HResult.MQ_ERROR_IO_TIMEOUT})
+_WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
+_PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
+_RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
+_JOURNAL_RIGHT: Final = int(_M.MQSEC_DELETE_JOURNAL_MESSAGE)
+_PEEK_FLAG: Final = int(ManyFlags.PEEK)
+_RECEIVE: Final = int(Action.MQ_ACTION_RECEIVE)
+#: Receives that take the slow path after a handle met a recoverable message (as in receive.py).
+_DURABLE_HINT: Final = 64
+#: Room kept free in a RECEIVE_MANY answer for one more message beyond its packet's MAX_PACKET_SIZE:
+#: its length, its facts and a SessionHeader a re-encoded packet may carry.
+_ENTRY_SLACK: Final = 0x4000
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _send_many_response(results: bytes) -> SendManyResponse:
+    resp: SendManyResponse = _new(SendManyResponse)
+    _set(resp, "results", results)
+    return resp
+
+
+def _receive_many_response(more: int, hresult: int, text: str, messages: bytes) -> ReceiveManyResponse:
+    resp: ReceiveManyResponse = _new(ReceiveManyResponse)
+    _set(resp, "more", more)
+    _set(resp, "hresult", hresult)
+    _set(resp, "text", text)
+    _set(resp, "messages", messages)
+    return resp
+
+
+# ---------------------------------------------------------------------------------- SEND_MANY
+def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
+    """Serve a SEND_MANY: every message as a SEND of it would be, answered with one result each."""
+    h = s.handle(req.handle)
+    s.check(h, _WRITE, "send to")
+    try:
+        items = decode_messages(req.messages)
+    except WireError as exc:
+        raise MSMQError(
+            f"malformed SEND_MANY message list: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER
+        ) from None
+    tx = s.transaction(req.transaction)
+    limit = s.server.config.max_message_size
+    # Decoded messages, or the SEND_RESULTS entry of one refused before reaching the queue.
+    work: list[Message | bytes] = []
+    express = tx is None or tx in (0, 1, 2)
+    for packet, props in items:
+        if len(packet) > limit:
+            work.append(
+                error_result(
+                    HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "the message is larger than the server accepts"
+                )
+            )
+            continue
+        try:
+            message = decode_message(packet, props)
+        except WireError as exc:
+            work.append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
+            continue
+        if message.delivery:
+            express = False
+        work.append(message)
+    stats = s.stats
+    counters = stats.queue(h.format_name)
+    queue = h.queue
+    peer = s.peer
+
+    def run() -> SendManyResponse:
+        parts = [_U32.pack(len(work))]
+        append = parts.append
+        send = queue.send
+        sent = size = 0
+        for m in work:
+            if type(m) is bytes:
+                append(m)
+                continue
+            try:
+                send(m, tx)  # type: ignore[arg-type]
+            except MSMQError as exc:
+                append(error_result(exc.hresult, exc.message[:2000]))
+                continue
+            except Exception as exc:  # answered like any request's internal error; the others go on
+                log.exception("internal error serving %s", peer, exc_info=exc)
+                append(error_result(HResult.MQ_ERROR, f"internal error: {type(exc).__name__}"))
+                continue
+            sent += 1
+            size += len(m.body)  # type: ignore[union-attr]
+            append(send_result(m))  # type: ignore[arg-type]
+        counters.sent += sent
+        counters.bytes_in += size
+        if sent < len(work):  # each refused message counts as the failed SEND it stands for
+            stats.errors += len(work) - sent
+        return _send_many_response(b"".join(parts))
+
+    if express and (h.tail is None or h.tail.done()):
+        # Express messages outside a DTC transaction, nothing of this handle running off the loop:
+        # nothing waits for an fsync, so the batch is sent here (as SEND's fast path does).
+        s.answer(rid, run())
+        return
+    s.off_loop(rid, run, h)
+
+
+# ---------------------------------------------------------------------------------- RECEIVE_MANY
+def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
+    """Serve a RECEIVE_MANY: wait up to the timeout for the first message, then take what is there."""
+    h = s.handle(req.handle)
+    peek = bool(req.flags & _PEEK_FLAG)
+    if peek:
+        s.check(h, _PEEK_RIGHT, "peek at")
+    else:
+        s.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
+    tx = None if peek else s.transaction(req.transaction)
+    max_count = req.max_count
+    if not max_count:
+        s.answer(rid, _receive_many_response(0, 0, "", b"\x00\x00\x00\x00"))
+        return
+    ms = req.request_timeout
+    timeout = None if ms == _INFINITE_MS else ms / 1000.0
+    propids = req.propids or DEFAULT_RECEIVE_PROPIDS
+    fmt = h.format_name
+    counters = s.stats.queue(fmt)
+    # The client accepts answers up to MAX_PAYLOAD: take another message only while any stored
+    # message surely fits (queues may hold packets up to MAX_PACKET_SIZE, whatever this server's
+    # max_message_size: embedded senders are not bound by it).
+    budget = MAX_PAYLOAD - MAX_PACKET_SIZE - _ENTRY_SLACK
+
+    def collect(first: Message, take: Callable[[], Message], on_loop: bool) -> ReceiveManyResponse:
+        parts: list[bytes] = []
+        append = parts.append
+        pack = _U32.pack
+        n = size = body = more = hresult = 0
+        text = ""
+        durable = False
+        m = first
+        while True:
+            # encode_packet(m, fmt), its fast case inline: the simple shape, stored in this queue.
+            dest = m.destination_queue
+            packet = encode_simple(m) if dest is None or dest == fmt else None
+            if packet is None:
+                try:
+                    packet = encode_packet(m, fmt)
+                except MSMQError as exc:
+                    if not n:
+                        raise  # as RECEIVE answers a message it cannot encode
+                    hresult, text = exc.hresult, exc.message[:2000]  # keep the ones taken before
+                    break
+            entry = pack(len(packet)) + packet + receive_facts(m, propids)
+            append(entry)
+            n += 1
+            size += len(entry)
+            body += len(m.body)
+            if m.delivery:
+                durable = True
+                if on_loop:  # a recoverable message: the rest goes the slow way (next request)
+                    more = 1
+                    break
+            if n >= max_count:
+                break
+            if size > budget:
+                more = 1
+                break
+            try:
+                m = take()
+            except MSMQError as exc:
+                if exc.hresult not in _NO_MESSAGE:
+                    hresult, text = exc.hresult, exc.message[:2000]
+                break
+        if peek:
+            counters.peeked += n
+        else:
+            counters.received += n
+            counters.bytes_out += body
+            if durable:
+                h.durable_hint = _DURABLE_HINT
+            elif h.durable_hint:  # as receive.py counts down its peeks that met express messages
+                h.durable_hint = max(h.durable_hint - n, 0)
+        parts.insert(0, pack(n))
+        return _receive_many_response(more, hresult, text, b"".join(parts))
+
+    waits = timeout != 0
+    free = h.tail is None or h.tail.done()
+    if (
+        not peek
+        and free
+        and tx is None
+        and not h.durable_hint
+        and not h.queue.transactional
+        and not h.journal
+    ):
+        # Express head of a non-transactional queue: received on the loop (nothing durable is
+        # written for express messages), as RECEIVE's fast path does.
+        queue = h.queue
+
+        def take() -> Message:
+            return queue.receive(0, None)
+
+        def attempt(remaining: float | None) -> bool:
+            try:
+                first = take()
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND:
+                    raise
+                return False
+            s.answer(rid, collect(first, take, True))
+            return True
+
+        try:
+            first = take()
+        except MSMQError as exc:
+            if exc.hresult != _NOT_FOUND or not waits:
+                raise  # no message and no wait: MQ_ERROR_MESSAGE_NOT_FOUND, as for RECEIVE
+            ArrivalWait(s, rid, h, attempt, timeout)
+            return
+        s.answer(rid, collect(first, take, True))
+        # Write this answer now, not when every request of this read is done: the client decodes
+        # it while the next RECEIVE_MANY of its window is served (client and server overlap).
+        s._flush()
+        return
+
+    if peek:
+        cursor = h.queue.cursor()
+        first_read: Callable[[float | None], Message] = cursor.peek_current
+        next_read: Callable[[], Message] = lambda: cursor.peek_next(0)  # noqa: E731
+    else:
+        read = reader(h.queue, None, _RECEIVE, 0, tx)
+        first_read = read
+        next_read = lambda: read(0)  # noqa: E731
+
+    def run() -> ReceiveManyResponse:
+        # No message in time: the MQ_ERROR_IO_TIMEOUT / MQ_ERROR_MESSAGE_NOT_FOUND of RECEIVE.
+        return collect(first_read(timeout), next_read, False)
+
+    if waits:
+        s.off_loop(rid, run, None, wait=True)
+    else:
+        s.off_loop(rid, run, None if peek else h)
