@@ -42,7 +42,10 @@ def test_pipelined_sends_of_one_handle_keep_their_order(server: ThreadServer) ->
     q = client.create_queue(Q)
     # Recoverable and express mixed: an express send behind a queued recoverable one waits its turn.
     msgs = [Message(body=b"%d" % i, delivery=1 if i % 3 else 0) for i in range(300)]
-    q.send_many(msgs)
+    # Separate SEND requests, all written before the first answer (send_many would use SEND_MANY).
+    pending = [q.send_async(m) for m in msgs]
+    for p in pending:
+        p.result()
     ids = [m.id for m in msgs]
     assert all(i is not None for i in ids)
     got = q.receive_many(400)
@@ -193,7 +196,8 @@ def test_acknowledged_recoverable_sends_survive_sigkill(tmp_path: Path) -> None:
 def test_stats_report_send_batches(server: ThreadServer) -> None:
     client = connect(server.url)
     q = client.create_queue(Q)
-    q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(20)])
+    for p in [q.send_async(Message(body=b"%d" % i, delivery=1)) for i in range(20)]:
+        p.result()
     batches = client.server_stats()["send_batches"]
     assert batches["sends"] == 20 and 1 <= batches["batches"] <= 20
     client.close()

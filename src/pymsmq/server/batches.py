@@ -118,22 +118,22 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     peer = s.peer
 
     def run() -> SendManyResponse:
+        # One QueueManager.send_batch call: one lock acquisition and, for recoverable messages, one
+        # store batch (one fsync) for the whole SEND_MANY; each message keeps its own outcome.
+        sends = [(queue, m, tx) for m in work if type(m) is not bytes]
+        outcomes = iter(s.qm.send_batch(sends)) if sends else iter(())  # type: ignore[arg-type]
         parts = [_U32.pack(len(work))]
         append = parts.append
-        send = queue.send
         sent = size = 0
         for m in work:
             if type(m) is bytes:
                 append(m)
                 continue
-            try:
-                send(m, tx)  # type: ignore[arg-type]
-            except MSMQError as exc:
-                append(error_result(exc.hresult, exc.message[:2000]))
-                continue
-            except Exception as exc:  # answered like any request's internal error; the others go on
-                log.exception("internal error serving %s", peer, exc_info=exc)
-                append(error_result(HResult.MQ_ERROR, f"internal error: {type(exc).__name__}"))
+            error = next(outcomes)
+            if error is not None:
+                if error.hresult == HResult.MQ_ERROR and error.__cause__ is not None:
+                    log.error("internal error serving %s", peer, exc_info=error.__cause__)
+                append(error_result(error.hresult, error.message[:2000]))
                 continue
             sent += 1
             size += len(m.body)  # type: ignore[union-attr]
