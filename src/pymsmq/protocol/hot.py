@@ -31,8 +31,10 @@ __all__ = [
     "PAYLOAD_READERS",
     "PAYLOAD_WRITERS",
     "receive_request",
+    "receive_request_body",
     "receive_response",
     "send_request",
+    "send_request_body",
     "send_response",
 ]
 
@@ -357,14 +359,41 @@ def _w_send_request(req: SendRequest) -> bytes:
     )
 
 
+def send_request_body(handle: int, packet: bytes, transaction: TransactionRef = None) -> bytes:
+    """The payload of ``send_request(handle, packet, transaction)`` (no properties), built directly."""
+    return b"".join((_U32U32.pack(handle, len(packet)), packet, _write_xact(transaction), _ZERO4))
+
+
 def _w_receive_request(req: ReceiveRequest) -> bytes:
-    propids = req.propids
+    return receive_request_body(
+        req.handle,
+        req.action,
+        req.request_timeout,
+        req.cursor,
+        req.lookup_id,
+        req.transaction,
+        req.propids,
+        req.flags,
+    )
+
+
+def receive_request_body(
+    handle: int,
+    action: int,
+    request_timeout: int,
+    cursor: int,
+    lookup_id: int,
+    transaction: TransactionRef,
+    propids: tuple[int, ...],
+    flags: int = 0,
+) -> bytes:
+    """The payload of ``receive_request(...)`` with these values, built directly."""
     n = len(propids)
     return b"".join(
         (
-            _RECEIVE_HEAD.pack(req.handle, req.action, req.request_timeout, req.cursor, req.lookup_id),
-            _write_xact(req.transaction),
-            _U32U32.pack(req.flags, n),
+            _RECEIVE_HEAD.pack(handle, action, request_timeout, cursor, lookup_id),
+            _write_xact(transaction),
+            _U32U32.pack(flags, n),
             struct.pack(f"<{n}I", *propids) if n else b"",
         )
     )

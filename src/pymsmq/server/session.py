@@ -42,6 +42,7 @@ from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
 from pymsmq.protocol.message_codec import (
     decode_message,
+    send_answer_body,
     send_facts,
 )
 from pymsmq.qm.queue import Cursor, Queue
@@ -63,6 +64,7 @@ _M = MQQueueAccessMask
 _INFINITE_MS: Final = 0xFFFFFFFF
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
 _WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
+_SEND_OP: Final = int(Op.SEND)
 
 
 class Handle:
@@ -137,6 +139,21 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self.closed:
+            return
+        fast = self.conn.request_fast(data)
+        if fast is not None:
+            # Fast lane: exactly one SEND or RECEIVE request arrived (one request in flight): no
+            # event list, no RequestReceived; the same bookkeeping as the general path below.
+            stats = self.stats
+            self.last_activity = time.monotonic()
+            stats.bytes_in += len(data)
+            stats.requests += 1
+            self.partial_since = None
+            self._flush_pending = True
+            try:
+                self._dispatch(*fast)
+            finally:
+                self._flush()
             return
         now = time.monotonic()
         self.last_activity = now
@@ -220,6 +237,22 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
                 )
             except ProtocolError:
                 pass
+
+    def answer_fast(self, rid: int, op: int, body: bytes | None) -> bool:
+        """Write the RESPONSE to ``rid`` of ``op`` whose payload is ``body`` (fast lane); False: not done.
+
+        ``body`` is a payload built by ``message_codec`` (``send_answer_body``,
+        ``receive_answer_body``), the bytes the response object would encode to.  False (nothing
+        written) for None or whatever ``ServerConnection.answer_frame`` does not take: the caller
+        then uses ``answer`` with the response object.
+        """
+        if body is None or self.closed:
+            return False
+        frame = self.conn.answer_frame(rid, op, body)
+        if frame is None:
+            return False
+        self._write(frame)
+        return True
 
     def fail(self, rid: int, exc: BaseException) -> None:
         """Answer request ``rid`` with the ERROR frame of ``exc``."""
@@ -453,7 +486,8 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
             queue.send(message, tx)
             counters.sent += 1
             counters.bytes_in += size
-            self.answer(rid, hot.send_response(send_facts(message)))
+            if not self.answer_fast(rid, _SEND_OP, send_answer_body(message)):
+                self.answer(rid, hot.send_response(send_facts(message)))
             return
 
         def run() -> pm.Response:
