@@ -26,6 +26,7 @@ from pymsmq.protocol import (
     hot,
 )
 from pymsmq.protocol.codes import Op
+from pymsmq.protocol.fast_packet import guid_bytes_le, object_id
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     decode_message,
@@ -282,3 +283,16 @@ def test_server_answer_frame_equals_send(m: Message) -> None:
     assert lean.answer_frame(8, int(Op.SEND), body) is None  # not in flight
     assert lean.answer_frame(7, int(Op.SEND), body) == general.send(SendResponse(send_facts(m)), 7)
     assert lean.in_flight == general.in_flight == {}
+
+
+# ---------------------------------------------------------------------------- fast_packet helpers
+
+
+@given(st.uuids(), st.integers(0, 0xFFFFFFFF))
+def test_guid_bytes_le_and_object_id_equal_the_general_ones(lineage: uuid.UUID, uniquifier: int) -> None:
+    assert guid_bytes_le(lineage) == lineage.bytes_le
+    assert guid_bytes_le(uuid.UUID(int=lineage.int)) == lineage.bytes_le  # cached by value
+    oid = object_id(lineage, uniquifier)
+    assert oid == ObjectId(lineage, uniquifier)
+    assert bytes(oid) == bytes(ObjectId(lineage, uniquifier))
+    assert hash(oid) == hash(ObjectId(lineage, uniquifier))

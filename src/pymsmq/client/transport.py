@@ -112,6 +112,8 @@ class Transport:
                     f"TLS handshake failed: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                 ) from None
         self._sock = sock
+        #: Receive buffer (only the reading thread uses it).
+        self._rview = memoryview(bytearray(_RECV))
         self._conn = ClientConnection()
         self._send_lock = threading.Lock()
         self._cond = threading.Condition(threading.Lock())
@@ -128,7 +130,7 @@ class Transport:
         self._sock.sendall(self._conn.send(ClientHello(token=token, client_name=name)))
         while True:
             try:
-                data = self._sock.recv(_RECV)
+                data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
                 events = self._conn.receive_data(data)
             except (OSError, ProtocolError) as exc:
                 self._sock.close()
@@ -284,7 +286,9 @@ class Transport:
         try:
             while True:
                 try:
-                    data = self._sock.recv(_RECV)
+                    # Into the preallocated buffer: ``recv(_RECV)`` would allocate (and, being
+                    # above malloc's mmap threshold, map and unmap) 256 KiB per call.
+                    data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
                 except OSError as exc:
                     data = b""
                     if self._error is None:

@@ -24,7 +24,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
 from pymsmq.protocol._fields import Props
-from pymsmq.protocol.fast_packet import decode_simple, encode_simple
+from pymsmq.protocol.fast_packet import decode_simple, encode_simple, guid_bytes_le
 from pymsmq.protocol.hot import _RECEIVE_FACTS, _SEND_FACTS, _packet_ok
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.vartype import VarType
@@ -267,7 +267,7 @@ def send_answer_body(message: Message) -> bytes:
         PROPID_M_MSGID,
         _VT_V,
         20,
-        bytes(mid) if mid is not None else _ZERO_ID,
+        guid_bytes_le(mid.lineage) + _U32S.pack(mid.uniquifier) if mid is not None else _ZERO_ID,
         PROPID_M_SENTTIME,
         _VT_4,
         _u32(message.sent_time),
