@@ -28,6 +28,7 @@ from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProper
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
+from pymsmq.protocol.fast_packet import encode_simple
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
@@ -56,6 +57,7 @@ _U32: Final = struct.Struct("<I")
 _SERVER_STATS: Final = 0x7F000002
 _new: Final = object.__new__
 _set: Final = object.__setattr__
+_MISSING: Final = object()
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
 
 
@@ -166,6 +168,7 @@ class RemoteQueue:
         #: The RECEIVE payload of the last ``receive`` and its (timeout ms, transaction).
         self._receive_body = b""
         self._receive_ms = -1
+        self._receive_timeout: object = _MISSING
         self._receive_xact: TransactionRef = None
 
     def __repr__(self) -> str:
@@ -308,9 +311,11 @@ class RemoteQueue:
         if not isinstance(message, Message):
             raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
         message.validate()
-        xact = _xact(self._qm, transaction)
-        self._check()
-        packet = encode_packet(message)
+        xact = None if transaction is None else _xact(self._qm, transaction)
+        if self._closed:
+            self._check()
+        # encode_packet(message): the simple shape first (a SEND packet never has a destination)
+        packet = encode_simple(message) or encode_packet(message)
         t = self._t
         # Fast lane: the payload bytes straight into a frame, the answer's facts in one unpack.
         response = t.roundtrip(_SEND_OP, hot.send_request_body(self._handle, packet, xact), parse_send_answer)
@@ -379,15 +384,17 @@ class RemoteQueue:
     ) -> Message:
         """Remove and return the first message (``timeout`` seconds; None = forever)."""
         # Fast lane: a cached payload for this (timeout, transaction), the answer decoded in one go.
-        ms = _timeout_ms(timeout)
-        xact = _xact(self._qm, transaction)
-        self._check()
+        ms = self._receive_ms if timeout is self._receive_timeout else _timeout_ms(timeout)
+        xact = None if transaction is None else _xact(self._qm, transaction)
+        if self._closed:
+            self._check()
         t = self._t
         if ms != self._receive_ms or xact != self._receive_xact or not self._receive_body:
             self._receive_body = hot.receive_request_body(
                 self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS
             )
             self._receive_ms, self._receive_xact = ms, xact
+            self._receive_timeout = timeout
         response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer)
         if response is NOT_SENT:
             response = t.wait(

@@ -235,6 +235,15 @@ class Transport:
             except OSError as exc:
                 self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
                 raise self._error from None  # type: ignore[misc]
+        # ``wait(rid, parse)``, its usual case inline: nobody else reading, so this thread reads.
+        with self._cond:
+            lead = not self._reading and self._error is None and rid not in self._done
+            if lead:
+                self._reading = True
+        if lead:
+            response = self._read_until(rid, parse)
+            if response is not _MISSING:
+                return response
         return self.wait(rid, parse)
 
     def wait(self, rid: int, parse: Callable[[bytes], object | None] | None = None) -> object:

@@ -40,6 +40,7 @@ from pymsmq.protocol import (
 )
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
+from pymsmq.protocol.fast_packet import decode_simple
 from pymsmq.protocol.message_codec import (
     decode_message,
     send_answer_body,
@@ -144,16 +145,17 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
         if fast is not None:
             # Fast lane: exactly one SEND or RECEIVE request arrived (one request in flight): no
             # event list, no RequestReceived; the same bookkeeping as the general path below.
+            # Its answer is written at once by ``answer_fast`` when nothing else is waiting to go out.
             stats = self.stats
             self.last_activity = time.monotonic()
             stats.bytes_in += len(data)
             stats.requests += 1
             self.partial_since = None
-            self._flush_pending = True
             try:
                 self._dispatch(*fast)
             finally:
-                self._flush()
+                if self._out:
+                    self._flush()
             return
         now = time.monotonic()
         self.last_activity = now
@@ -251,7 +253,11 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
         frame = self.conn.answer_frame(rid, op, body)
         if frame is None:
             return False
-        self._write(frame)
+        if self._out or self._flush_pending or self.transport is None:
+            self._write(frame)  # behind what is already queued
+        else:
+            self.stats.bytes_out += len(frame)
+            self.transport.write(frame)
         return True
 
     def fail(self, rid: int, exc: BaseException) -> None:
@@ -473,7 +479,10 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
                 "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             )
         try:
-            message = decode_message(req.packet, req.properties)
+            # decode_message, the common case first (no properties beside a simple packet)
+            message = (None if req.properties else decode_simple(req.packet)) or decode_message(
+                req.packet, req.properties
+            )
         except WireError as exc:
             raise MSMQError(f"malformed message: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
         tx = self.transaction(req.transaction)
