@@ -116,7 +116,10 @@ class Transport:
         self._rview = memoryview(bytearray(_RECV))
         self._conn = ClientConnection()
         self._send_lock = threading.Lock()
-        self._cond = threading.Condition(threading.Lock())
+        #: The lock of ``_cond``: ``with self._lock`` is ``with self._cond`` without its Python-level
+        #: ``__enter__``/``__exit__`` (for the hot path; wait/notify still go through ``_cond``).
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._done: dict[int, object] = {}
         self._reading = False
         #: Threads blocked in ``_cond.wait`` (the reader notifies only when there are some).
@@ -236,7 +239,7 @@ class Transport:
                 self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
                 raise self._error from None  # type: ignore[misc]
         # ``wait(rid, parse)``, its usual case inline: nobody else reading, so this thread reads.
-        with self._cond:
+        with self._lock:
             lead = not self._reading and self._error is None and rid not in self._done
             if lead:
                 self._reading = True
@@ -337,7 +340,7 @@ class Transport:
                     if got or self._error is not None:
                         return mine
         finally:
-            with cond:
+            with self._lock:
                 self._reading = False
                 if self._waiters:
                     cond.notify_all()

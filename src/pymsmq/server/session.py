@@ -151,8 +151,17 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
             stats.bytes_in += len(data)
             stats.requests += 1
             self.partial_since = None
+            rid, req = fast
             try:
-                self._dispatch(*fast)
+                # _dispatch, its SEND/RECEIVE arms inline
+                if self.server.closing:
+                    self._dispatch(rid, req)
+                elif type(req) is pm.SendRequest:
+                    self._send(rid, req)
+                else:
+                    self._receive(rid, req)  # type: ignore[arg-type]
+            except Exception as exc:
+                self.fail(rid, exc)
             finally:
                 if self._out:
                     self._flush()
