@@ -51,6 +51,8 @@ _B_SH: Final = 0x0800  # BaseHeader.Flags.SH (a SessionHeader follows PacketSize
 _ZERO4: Final = b"\x00\x00\x00\x00"
 _MAXU32: Final = 0xFFFFFFFF
 _XACT_NONE: Final = b"\x00"
+_NO_XACT_NO_PROPS: Final = b"\x00\x00\x00\x00\x00"  # XACT kind 0, then a property count of 0
+_U32X4: Final = struct.Struct("<4I")
 _new: Final = object.__new__
 _set: Final = object.__setattr__
 
@@ -275,17 +277,23 @@ def read_send_request(data: bytes) -> SendRequest | None:
     if pos > end or not _packet_ok(data, 8, n):
         return None
     packet = data[8:pos]
-    xact = _read_xact(data, pos, end)
-    if xact is None:
-        return None
-    props = _read_props(data, xact[1], end)
-    if props is None or props[1] != end:
-        return None
+    if end - pos == 5 and data[pos:end] == _NO_XACT_NO_PROPS:
+        # The common tail: no transaction, no properties.
+        transaction: TransactionRef = None
+        properties: Props = ()
+    else:
+        xact = _read_xact(data, pos, end)
+        if xact is None:
+            return None
+        props = _read_props(data, xact[1], end)
+        if props is None or props[1] != end:
+            return None
+        transaction, properties = xact[0], props[0]
     req: SendRequest = _new(SendRequest)
     _set(req, "handle", handle)
     _set(req, "packet", packet)
-    _set(req, "transaction", xact[0])
-    _set(req, "properties", props[0])
+    _set(req, "transaction", transaction)
+    _set(req, "properties", properties)
     return req
 
 
@@ -315,7 +323,11 @@ def read_receive_request(data: bytes) -> ReceiveRequest | None:
     _set(req, "lookup_id", lookup_id)
     _set(req, "transaction", xact[0])
     _set(req, "flags", flags)
-    _set(req, "propids", struct.unpack_from(f"<{count}I", data, pos) if count else ())
+    if count == 4:
+        propids = _U32X4.unpack_from(data, pos)
+    else:
+        propids = struct.unpack_from(f"<{count}I", data, pos) if count else ()
+    _set(req, "propids", propids)
     return req
 
 
@@ -361,6 +373,8 @@ def _w_send_request(req: SendRequest) -> bytes:
 
 def send_request_body(handle: int, packet: bytes, transaction: TransactionRef = None) -> bytes:
     """The payload of ``send_request(handle, packet, transaction)`` (no properties), built directly."""
+    if transaction is None:
+        return b"".join((_U32U32.pack(handle, len(packet)), packet, _NO_XACT_NO_PROPS))
     return b"".join((_U32U32.pack(handle, len(packet)), packet, _write_xact(transaction), _ZERO4))
 
 
