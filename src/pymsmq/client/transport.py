@@ -6,6 +6,11 @@ finds nobody reading the socket becomes the reader, dispatches every answer it r
 ``Pending``, and hands over when its own answer has arrived.  One thread with one request in flight
 therefore pays no thread switch; many threads share one socket; ``submit`` many requests and then
 collect their results to pipeline.
+
+``roundtrip(op, payload, parse)`` is the lane of one request in flight (``RemoteQueue.send`` and
+``receive``): the caller's payload bytes go straight into a frame, and an answer that arrives alone
+goes to ``parse`` as payload bytes, without events or response objects
+(``ClientConnection.request_frame``/``response_payload``); anything else takes the general path.
 """
 
 from __future__ import annotations
