@@ -60,6 +60,7 @@ class ReceiveMixin:
     """``_receive`` for ``Session``."""
 
     stats: ServerStats
+    handles: dict[int, Handle]
     cursors: dict[int, Any]
     loop: asyncio.AbstractEventLoop
     pending: int
@@ -79,7 +80,7 @@ class ReceiveMixin:
         ) -> None: ...
 
     def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
-        h = self.handle(req.handle)
+        h = self.handles.get(req.handle) or self.handle(req.handle)
         action = req.action
         if (
             action == _RECEIVE

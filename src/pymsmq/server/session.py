@@ -481,8 +481,9 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
 
     # ------------------------------------------------------------------ SEND
     def _send(self, rid: int, req: pm.SendRequest) -> None:
-        h = self.handle(req.handle)
-        self.check(h, _WRITE, "send to")
+        h = self.handles.get(req.handle) or self.handle(req.handle)
+        if _WRITE & ~h.rights:
+            self.check(h, _WRITE, "send to")
         if len(req.packet) > self.server.config.max_message_size:
             raise MSMQError(
                 "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
@@ -494,7 +495,7 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
             )
         except WireError as exc:
             raise MSMQError(f"malformed message: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
-        tx = self.transaction(req.transaction)
+        tx = None if req.transaction is None else self.transaction(req.transaction)
         counters = self.stats.queue(h.format_name)
         size = len(message.body)
         queue = h.queue
