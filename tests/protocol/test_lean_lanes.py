@@ -310,3 +310,13 @@ def test_every_packet_decode_simple_accepts_passes_the_general_packet_check(
         packet[i] = data.draw(st.integers(0, 255))
     if decode_simple(bytes(packet)) is not None:
         assert hot._packet_ok(bytes(packet), 0, len(packet))
+
+
+def test_hot_packet_check_uses_the_base_header_flag_bits() -> None:
+    # [MS-MQMQ] 2.2.19.1: IN is 0x0008 and SH 0x0010 (the hot check once used 0x80 and 0x800).
+    packet = bytearray(encode_packet(Message(body=b"abc")))
+    assert hot._packet_ok(bytes(packet), 0, len(packet))
+    packet[2] |= 0x08  # IN: an internal packet, refused by the general check
+    assert not hot._packet_ok(bytes(packet), 0, len(packet))
+    payload = hot.send_request_body(1, bytes(packet))
+    assert hot.read_send_request(payload) is None

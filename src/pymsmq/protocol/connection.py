@@ -67,6 +67,10 @@ _ZERO_HEADER: Final = bytes(FRAME_HEADER_SIZE)
 _RESPONSE: Final = int(FrameType.RESPONSE)
 _REQUEST: Final = int(FrameType.REQUEST)
 _P = TypeVar("_P")
+# The fast lanes read magic, version and frame type as one 4-byte prefix.
+_LANE_HEADER: Final = struct.Struct("<4sHHII")
+_REQUEST_HEAD: Final = FRAME_MAGIC + bytes((FRAME_VERSION, _REQUEST))
+_RESPONSE_HEAD: Final = FRAME_MAGIC + bytes((FRAME_VERSION, _RESPONSE))
 
 
 class Role(Enum):
@@ -460,17 +464,10 @@ class ClientConnection(_Connection):
         """
         if self._buf or self._state is not _READY or len(data) < FRAME_HEADER_SIZE:
             return None
-        magic, version, kind, op, flags, frame_rid, length = _HEADER.unpack_from(data, 0)
-        if (
-            kind != _RESPONSE
-            or frame_rid != rid
-            or flags
-            or length != len(data) - FRAME_HEADER_SIZE
-            or magic != FRAME_MAGIC
-            or version != FRAME_VERSION
-            or length > self._recv_limit
-            or self.in_flight.get(rid) != op
-        ):
+        head, op, flags, frame_rid, length = _LANE_HEADER.unpack_from(data, 0)
+        if head != _RESPONSE_HEAD or frame_rid != rid or flags or length != len(data) - FRAME_HEADER_SIZE:
+            return None
+        if length > self._recv_limit or self.in_flight.get(rid) != op:
             return None
         value = parse(data[FRAME_HEADER_SIZE:])
         if value is not None:
@@ -575,21 +572,18 @@ class ServerConnection(_Connection):
         """
         if self._buf or self._state is not _READY or len(data) < FRAME_HEADER_SIZE:
             return None
-        magic, version, kind, op, flags, rid, length = _HEADER.unpack_from(data, 0)
+        head, op, flags, rid, length = _LANE_HEADER.unpack_from(data, 0)
         reader = _FAST_READERS.get(op)
         in_flight = self.in_flight
         if (
-            kind != _REQUEST
+            head != _REQUEST_HEAD
             or reader is None
             or flags
             or not rid
             or length != len(data) - FRAME_HEADER_SIZE
-            or magic != FRAME_MAGIC
-            or version != FRAME_VERSION
-            or length > self._recv_limit
-            or rid in in_flight
-            or len(in_flight) >= self.max_in_flight
         ):
+            return None
+        if length > self._recv_limit or rid in in_flight or len(in_flight) >= self.max_in_flight:
             return None
         request = reader(data[FRAME_HEADER_SIZE:])
         if request is None:

@@ -24,6 +24,7 @@ from typing import Any, Final
 from pymsmq.protocol._fields import Props, TransactionRef
 from pymsmq.protocol.codes import ACTIONS
 from pymsmq.protocol.messages import ReceiveRequest, ReceiveResponse, SendRequest, SendResponse
+from pymsmq.wire.base_header import BaseHeaderFlags
 from pymsmq.wire.propvariant import MAX_PROPERTIES, PropVariant, encode_props
 from pymsmq.wire.vartype import VarType
 
@@ -46,8 +47,10 @@ _ENTRY: Final = struct.Struct("<IH")
 _VERSION: Final = 0x10  # [MS-MQMQ] 2.2.19.1
 _SIGNATURE: Final = 0x524F494C
 _MAX_PACKET: Final = 0x00400000
-_B_IN: Final = 0x0080  # BaseHeader.Flags.IN (internal packet: not a UserMessage)
-_B_SH: Final = 0x0800  # BaseHeader.Flags.SH (a SessionHeader follows PacketSize)
+# [MS-MQMQ] 2.2.19.1 BaseHeader.Flags (as _fields.check_packet reads them; these were 0x80 and 0x800,
+# which let the hot reader take IN packets the general reader refuses).
+_B_IN: Final = int(BaseHeaderFlags.IN)  # internal packet: not a UserMessage
+_B_SH: Final = int(BaseHeaderFlags.SH)  # a SessionHeader follows PacketSize
 _ZERO4: Final = b"\x00\x00\x00\x00"
 _MAXU32: Final = 0xFFFFFFFF
 _XACT_NONE: Final = b"\x00"
