@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 import ssl
+import struct
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from pymsmq.client import many
-from pymsmq.client.transport import Pending, Transport, error_from, parse_url
+from pymsmq.client.transport import NOT_SENT, Pending, Transport, error_from, parse_url
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
@@ -28,12 +29,16 @@ from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
+from pymsmq.protocol.codes import Op
+from pymsmq.protocol.fast_packet import encode_simple
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
     PROPID_M_SENTTIME,
     decode_message,
     encode_packet,
+    parse_receive_answer,
+    parse_send_answer,
     props_dict,
 )
 from pymsmq.protocol.queue_props import attrs_to_props, properties_from_props
@@ -48,7 +53,13 @@ _ALL: Final = _RECEIVE | _SEND | _PEEK
 _A = Action
 _INFINITE_MS: Final = 0xFFFFFFFF
 _RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
+_SEND_OP: Final = int(Op.SEND)
+_RECEIVE_OP: Final = int(Op.RECEIVE)
+_U32: Final = struct.Struct("<I")
 _SERVER_STATS: Final = 0x7F000002
+_new: Final = object.__new__
+_set: Final = object.__setattr__
+_MISSING: Final = object()
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
 
 
@@ -159,6 +170,11 @@ class RemoteQueue:
         self._subqueue = subqueue
         self._closed = False
         self._cursor: RemoteCursor | None = None
+        #: The RECEIVE payload of the last ``receive`` and its (timeout ms, transaction).
+        self._receive_body = b""
+        self._receive_ms = -1
+        self._receive_timeout: object = _MISSING
+        self._receive_xact: TransactionRef = None
 
     def __repr__(self) -> str:
         return f"<RemoteQueue {self._format_name}{' closed' if self._closed else ''}>"
@@ -297,9 +313,25 @@ class RemoteQueue:
 
     def send(self, message: Message, transaction: RemoteTransaction | int | None = None) -> None:
         """Send ``message``; sets ``id``, ``sent_time``, ``source_machine_guid``, ``destination_queue``."""
-        # Fast path: write and wait on this thread (no Pending, no closure).
+        if not isinstance(message, Message):
+            raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        message.validate()
+        xact = None if transaction is None else _xact(self._qm, transaction)
+        if self._closed:
+            self._check()
+        # encode_packet(message): the simple shape first (a SEND packet never has a destination)
+        packet = encode_simple(message) or encode_packet(message)
         t = self._t
-        response = t.wait(t.send(self._send_request(message, transaction)))
+        # Fast lane: the payload bytes straight into a frame, the answer's facts in one unpack.
+        response = t.roundtrip(_SEND_OP, hot.send_request_body(self._handle, packet, xact), parse_send_answer)
+        if response is NOT_SENT:
+            response = t.wait(t.send(hot.send_request(self._handle, packet, xact)))
+        if type(response) is tuple:
+            message.id = self._qm._object_id(response[0])
+            message.sent_time = float(response[1])
+            message.source_machine_guid = self._qm.guid
+            message.destination_queue = self._format_name
+            return
         if type(response) is ErrorResponse:
             raise error_from(response)
         self._apply_sent(message, response)  # type: ignore[arg-type]
@@ -359,17 +391,31 @@ class RemoteQueue:
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
     ) -> Message:
         """Remove and return the first message (``timeout`` seconds; None = forever)."""
-        # Fast path: write and wait on this thread (no Pending, no closure).
-        ms = _timeout_ms(timeout)
-        xact = _xact(self._qm, transaction)
-        self._check()
+        # Fast lane: a cached payload for this (timeout, transaction), the answer decoded in one go.
+        ms = self._receive_ms if timeout is self._receive_timeout else _timeout_ms(timeout)
+        xact = None if transaction is None else _xact(self._qm, transaction)
+        if self._closed:
+            self._check()
         t = self._t
-        response = t.wait(
-            t.send(hot.receive_request(self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS))
-        )
-        if type(response) is ErrorResponse:
+        if ms != self._receive_ms or xact != self._receive_xact or not self._receive_body:
+            self._receive_body = hot.receive_request_body(
+                self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS
+            )
+            self._receive_ms, self._receive_xact = ms, xact
+            self._receive_timeout = timeout
+        response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer)
+        if response is NOT_SENT:
+            response = t.wait(
+                t.send(
+                    hot.receive_request(self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS)
+                )
+            )
+        if type(response) is Message:
+            m = response
+        elif type(response) is ErrorResponse:
             raise error_from(response)
-        m = decode_message(response.packet, response.properties)  # type: ignore[attr-defined]
+        else:
+            m = decode_message(response.packet, response.properties)  # type: ignore[attr-defined]
         m.destination_queue = m.destination_queue or self._format_name
         return m
 
@@ -566,6 +612,17 @@ class RemoteQueueManager:
         self.guid: uuid.UUID = hello.qm_guid
         self.machine_name: str = hello.machine_name
         self.machine_quota: int | None = None
+        self._guid_bytes = self.guid.bytes_le
+
+    def _object_id(self, raw: bytes) -> ObjectId:
+        # ObjectId.from_bytes(raw) of a 20-byte id from a SEND answer; the lineage is this server's
+        # GUID (its ids), so the UUID is not rebuilt.
+        if raw[:16] != self._guid_bytes:
+            return ObjectId.from_bytes(raw)
+        oid: ObjectId = _new(ObjectId)
+        _set(oid, "lineage", self.guid)
+        _set(oid, "uniquifier", _U32.unpack_from(raw, 16)[0])
+        return oid
 
     def __repr__(self) -> str:
         return f"<RemoteQueueManager {self.url} {self.machine_name}>"

@@ -6,6 +6,11 @@ finds nobody reading the socket becomes the reader, dispatches every answer it r
 ``Pending``, and hands over when its own answer has arrived.  One thread with one request in flight
 therefore pays no thread switch; many threads share one socket; ``submit`` many requests and then
 collect their results to pipeline.
+
+``roundtrip(op, payload, parse)`` is the lane of one request in flight (``RemoteQueue.send`` and
+``receive``): the caller's payload bytes go straight into a frame, and an answer that arrives alone
+goes to ``parse`` as payload bytes, without events or response objects
+(``ClientConnection.request_frame``/``response_payload``); anything else takes the general path.
 """
 
 from __future__ import annotations
@@ -31,13 +36,15 @@ from pymsmq.protocol import (
 )
 from pymsmq.protocol import messages as pm
 
-__all__ = ["DEFAULT_PORT", "Pending", "Transport", "error_from", "parse_url"]
+__all__ = ["DEFAULT_PORT", "NOT_SENT", "Pending", "Transport", "error_from", "parse_url"]
 
 DEFAULT_PORT: Final = 2103
 _RECV: Final = 1 << 18
 #: Requests per write in send_many.
 _CHUNK: Final = 64
 _MISSING: Final = object()
+#: What ``Transport.roundtrip`` returns when the request did not take the fast lane (nothing sent).
+NOT_SENT: Final = object()
 _NAME_ERRORS: Final = frozenset(
     {HResult.MQ_ERROR_ILLEGAL_FORMATNAME, HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME}
 )
@@ -110,9 +117,14 @@ class Transport:
                     f"TLS handshake failed: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                 ) from None
         self._sock = sock
+        #: Receive buffer (only the reading thread uses it).
+        self._rview = memoryview(bytearray(_RECV))
         self._conn = ClientConnection()
         self._send_lock = threading.Lock()
-        self._cond = threading.Condition(threading.Lock())
+        #: The lock of ``_cond``: ``with self._lock`` is ``with self._cond`` without its Python-level
+        #: ``__enter__``/``__exit__`` (for the hot path; wait/notify still go through ``_cond``).
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._done: dict[int, object] = {}
         self._reading = False
         #: Threads blocked in ``_cond.wait`` (the reader notifies only when there are some).
@@ -126,7 +138,7 @@ class Transport:
         self._sock.sendall(self._conn.send(ClientHello(token=token, client_name=name)))
         while True:
             try:
-                data = self._sock.recv(_RECV)
+                data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
                 events = self._conn.receive_data(data)
             except (OSError, ProtocolError) as exc:
                 self._sock.close()
@@ -211,8 +223,39 @@ class Transport:
                 self._pump(None)
         return ids
 
-    def wait(self, rid: int) -> object:
-        """The response (or ``ErrorResponse``) to request ``rid``."""
+    def roundtrip(self, op: int, body: bytes, parse: Callable[[bytes], T | None]) -> T | object:
+        """Fast lane of ``call``: write the REQUEST of ``op`` with payload ``body`` and wait for its answer.
+
+        ``body`` must encode a valid request of ``op`` (``ClientConnection.request_frame``).  Returns
+        ``parse(payload)`` when the answer arrives alone and ``parse`` takes it, else the decoded
+        ``Response`` or ``ErrorResponse`` (as ``wait``); ``NOT_SENT`` when the request could not
+        take the lane (window full, connection not ready or gone): then use ``send``/``wait``.
+        """
+        with self._send_lock:
+            if self._error is not None:
+                return NOT_SENT
+            framed = self._conn.request_frame(op, body)
+            if framed is None:
+                return NOT_SENT
+            rid, data = framed
+            try:
+                self._sock.sendall(data)
+            except OSError as exc:
+                self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
+                raise self._error from None  # type: ignore[misc]
+        # ``wait(rid, parse)``, its usual case inline: nobody else reading, so this thread reads.
+        with self._lock:
+            lead = not self._reading and self._error is None and rid not in self._done
+            if lead:
+                self._reading = True
+        if lead:
+            response = self._read_until(rid, parse)
+            if response is not _MISSING:
+                return response
+        return self.wait(rid, parse)
+
+    def wait(self, rid: int, parse: Callable[[bytes], object | None] | None = None) -> object:
+        """The response (or ``ErrorResponse``) to request ``rid`` (``parse``: see ``roundtrip``)."""
         cond = self._cond
         while True:
             with cond:
@@ -230,7 +273,7 @@ class Transport:
                     continue
                 self._reading = True
             # Fast path: the reader returns its own answer directly (it never enters ``_done``).
-            response = self._read_until(rid)
+            response = self._read_until(rid, parse)
             if response is not _MISSING:
                 return response
 
@@ -248,16 +291,21 @@ class Transport:
             self._reading = True
         self._read_until(rid)
 
-    def _read_until(self, rid: int | None) -> object:
+    def _read_until(self, rid: int | None, parse: Callable[[bytes], object | None] | None = None) -> object:
         # This thread is the reader until ``rid`` (or, for None, any answer) has arrived.  Returns
         # the answer to ``rid`` (kept out of ``_done``), or _MISSING.  Other threads are only
         # notified when some wait (``_waiters``): one thread alone pays no Condition.notify_all.
+        # With ``parse``: when ``rid``'s answer arrives alone, ``parse(payload)`` is returned if it
+        # takes it (ClientConnection.response_payload: no events, no response object).
         cond = self._cond
+        conn = self._conn
         mine: object = _MISSING
         try:
             while True:
                 try:
-                    data = self._sock.recv(_RECV)
+                    # Into the preallocated buffer: ``recv(_RECV)`` would allocate (and, being
+                    # above malloc's mmap threshold, map and unmap) 256 KiB per call.
+                    data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
                 except OSError as exc:
                     data = b""
                     if self._error is None:
@@ -267,7 +315,11 @@ class Transport:
                         return mine
                 try:
                     with self._send_lock:
-                        events = self._conn.receive_data(data)
+                        if parse is not None and rid is not None:
+                            fast = conn.response_payload(data, rid, parse)
+                            if fast is not None:
+                                return fast
+                        events = conn.receive_data(data)
                 except ProtocolError as exc:
                     self._fail(MSMQError(f"protocol error: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
                     return mine
@@ -293,7 +345,7 @@ class Transport:
                     if got or self._error is not None:
                         return mine
         finally:
-            with cond:
+            with self._lock:
                 self._reading = False
                 if self._waiters:
                     cond.notify_all()

@@ -14,11 +14,11 @@ nothing and emits no bytes.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
-from typing import Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias, TypeVar, cast
 
 from pymsmq.errors import WireError
 from pymsmq.hresult import HResult
@@ -35,7 +35,16 @@ from pymsmq.protocol.handshake import (
     ServerHello,
 )
 from pymsmq.protocol.hot import PAYLOAD_READERS, PAYLOAD_WRITERS
-from pymsmq.protocol.messages import REQUEST_TYPES, RESPONSE_TYPES, ErrorResponse, Op, Request, Response
+from pymsmq.protocol.messages import (
+    REQUEST_TYPES,
+    RESPONSE_TYPES,
+    ErrorResponse,
+    Op,
+    ReceiveRequest,
+    Request,
+    Response,
+    SendRequest,
+)
 from pymsmq.wire._buffer import Writer
 
 __all__ = [
@@ -57,6 +66,11 @@ _MAX_ID: Final = 0xFFFF_FFFF
 _ZERO_HEADER: Final = bytes(FRAME_HEADER_SIZE)
 _RESPONSE: Final = int(FrameType.RESPONSE)
 _REQUEST: Final = int(FrameType.REQUEST)
+_P = TypeVar("_P")
+# The fast lanes read magic, version and frame type as one 4-byte prefix.
+_LANE_HEADER: Final = struct.Struct("<4sHHII")
+_REQUEST_HEAD: Final = FRAME_MAGIC + bytes((FRAME_VERSION, _REQUEST))
+_RESPONSE_HEAD: Final = FRAME_MAGIC + bytes((FRAME_VERSION, _RESPONSE))
 
 
 class Role(Enum):
@@ -152,6 +166,11 @@ Event: TypeAlias = ClientHello | ServerHello | Goodbye | RequestReceived | Respo
 
 _TYPES: Final = {int(t): t for t in FrameType}
 _WITH_REQUEST: Final = frozenset({FrameType.REQUEST, FrameType.RESPONSE, FrameType.ERROR})
+#: op -> hot payload reader of the requests ``ServerConnection.request_fast`` takes.
+_FAST_READERS: Final[dict[int, Callable[[bytes], Any]]] = {
+    int(Op.SEND): PAYLOAD_READERS[SendRequest],
+    int(Op.RECEIVE): PAYLOAD_READERS[ReceiveRequest],
+}
 _FIXED_KIND: Final[dict[type, FrameType]] = {
     ClientHello: FrameType.CLIENT_HELLO,
     ServerHello: FrameType.SERVER_HELLO,
@@ -416,6 +435,45 @@ class ClientConnection(_Connection):
         self._enter(new)
         return request_id, data
 
+    def request_frame(self, op: int, body: bytes) -> tuple[int, bytes] | None:
+        """Fast lane: ``(request_id, frame bytes)`` of a REQUEST of ``op`` whose payload is ``body``.
+
+        ``body`` must be the encoding of a valid request of ``op`` (e.g. ``hot.send_body``); it is
+        not re-checked.  None (nothing changed) when the connection is not READY, the window is full
+        or the payload exceeds the server's limit: use ``send_request``, which says why.  The bytes
+        and state change are those of ``send_request(request)`` for the request ``body`` encodes.
+        """
+        in_flight = self.in_flight
+        length = len(body)
+        if self._state is not _READY or len(in_flight) >= self.max_in_flight or length > self._send_limit:
+            return None
+        rid = self._next_id
+        if rid in in_flight:
+            rid = self.next_request_id()
+        else:
+            self._next_id = rid + 1 if rid < _MAX_ID else 1
+        in_flight[rid] = op
+        return rid, _HEADER.pack(FRAME_MAGIC, FRAME_VERSION, _REQUEST, op, 0, rid, length) + body
+
+    def response_payload(self, data: bytes, rid: int, parse: Callable[[bytes], _P | None]) -> _P | None:
+        """Fast lane: ``parse(payload)`` when ``data`` is exactly one RESPONSE frame answering ``rid``.
+
+        ``parse`` returns None for a payload it does not handle (then nothing changes and ``data``
+        must go to ``receive_data``); otherwise the request is answered (no longer in flight), as
+        ``receive_data(data)`` would have done with ``[ResponseReceived(rid, ...)]``.
+        """
+        if self._buf or self._state is not _READY or len(data) < FRAME_HEADER_SIZE:
+            return None
+        head, op, flags, frame_rid, length = _LANE_HEADER.unpack_from(data, 0)
+        if head != _RESPONSE_HEAD or frame_rid != rid or flags or length != len(data) - FRAME_HEADER_SIZE:
+            return None
+        if length > self._recv_limit or self.in_flight.get(rid) != op:
+            return None
+        value = parse(data[FRAME_HEADER_SIZE:])
+        if value is not None:
+            del self.in_flight[rid]
+        return value
+
     def _on_message(self, kind: FrameType, op: int, rid: int, payload: bytes) -> Event:
         if kind is FrameType.SERVER_HELLO:
             hello = ServerHello.decode(payload)
@@ -504,6 +562,48 @@ class ServerConnection(_Connection):
         del self.in_flight[request_id]
         self._enter(new)
         return data
+
+    def request_fast(self, data: bytes) -> tuple[int, Request] | None:
+        """Fast lane: ``(request_id, request)`` when ``data`` is exactly one SEND or RECEIVE REQUEST.
+
+        The same checks and state change as ``receive_data(data)`` giving ``[RequestReceived(...)]``;
+        None (nothing changed) for anything else (another op, several or partial frames, a payload
+        the hot reader does not take, any error): then call ``receive_data(data)``.
+        """
+        if self._buf or self._state is not _READY or len(data) < FRAME_HEADER_SIZE:
+            return None
+        head, op, flags, rid, length = _LANE_HEADER.unpack_from(data, 0)
+        reader = _FAST_READERS.get(op)
+        in_flight = self.in_flight
+        if (
+            head != _REQUEST_HEAD
+            or reader is None
+            or flags
+            or not rid
+            or length != len(data) - FRAME_HEADER_SIZE
+        ):
+            return None
+        if length > self._recv_limit or rid in in_flight or len(in_flight) >= self.max_in_flight:
+            return None
+        request = reader(data[FRAME_HEADER_SIZE:])
+        if request is None:
+            return None
+        in_flight[rid] = op
+        return rid, request
+
+    def answer_frame(self, rid: int, op: int, body: bytes) -> bytes | None:
+        """Fast lane: the RESPONSE frame answering ``rid`` (of ``op``) with payload ``body``.
+
+        ``body`` must encode a valid response of ``op`` (e.g. ``hot.send_answer_body``).  The bytes
+        and state change of ``send(response, rid)``; None (nothing changed) when that would not
+        take its fast path (not READY, ``rid`` not awaiting an ``op`` answer, too long).
+        """
+        in_flight = self.in_flight
+        length = len(body)
+        if self._state is not _READY or in_flight.get(rid) != op or length > self._send_limit:
+            return None
+        del in_flight[rid]
+        return _HEADER.pack(FRAME_MAGIC, FRAME_VERSION, _RESPONSE, op, 0, rid, length) + body
 
     def _on_message(self, kind: FrameType, op: int, rid: int, payload: bytes) -> Event:
         if kind is FrameType.CLIENT_HELLO:

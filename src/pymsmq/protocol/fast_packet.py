@@ -27,7 +27,7 @@ from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import SIMPLE_ATTRIBUTES
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
 
-__all__ = ["SIMPLE_ATTRIBUTES", "decode_simple", "encode_simple"]
+__all__ = ["SIMPLE_ATTRIBUTES", "decode_simple", "encode_simple", "guid_bytes_le", "object_id"]
 
 #: BaseHeader (16) + UserHeader fixed part (48) + MessagePropertiesHeader fixed part (56).
 _HEAD: Final = struct.Struct("<BBHIII16s16sIIIIBBH20sIIIIIIII")
@@ -45,7 +45,9 @@ _NUL2: Final = b"\x00\x00"
 _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 
 _GUIDS: Final[dict[bytes, uuid.UUID]] = {}
+_BYTES_LE: Final[dict[int, bytes]] = {}
 _new: Final = object.__new__
+_set: Final = object.__setattr__
 
 
 def encode_simple(m: Message) -> bytes | None:
@@ -64,12 +66,13 @@ def encode_simple(m: Message) -> bytes | None:
     if mid is not None:
         # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
         u = mid.uniquifier
-        if not 0 < u <= _INFINITE or (source is not None and source != mid.lineage):
+        lineage = mid.lineage
+        if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
             return None
-        source_bytes = mid.lineage.bytes_le
+        source_bytes = guid_bytes_le(lineage)
     else:
         u = 0
-        source_bytes = _ZERO_GUID if source is None else source.bytes_le
+        source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
     sent = m.sent_time
     if sent is None:
         sent_time = 0
@@ -126,6 +129,26 @@ def encode_simple(m: Message) -> bytes | None:
     except struct.error:
         return None  # out of range: the general mapping raises the right error
     return b"".join((head, raw_label, extension, body, pad))
+
+
+def guid_bytes_le(value: uuid.UUID) -> bytes:
+    """``value.bytes_le`` ([MS-DTYP] 2.3.4.2 GUID layout), cached: a queue manager's ids share a few GUIDs."""
+    key = value.int
+    raw = _BYTES_LE.get(key)
+    if raw is None:
+        raw = value.bytes_le
+        if len(_BYTES_LE) >= 1024:
+            _BYTES_LE.clear()
+        _BYTES_LE[key] = raw
+    return raw
+
+
+def object_id(lineage: uuid.UUID, uniquifier: int) -> ObjectId:
+    """``ObjectId(lineage, uniquifier)`` of values known valid (a UUID, a u32 read by ``struct``)."""
+    oid: ObjectId = _new(ObjectId)
+    _set(oid, "lineage", lineage)
+    _set(oid, "uniquifier", uniquifier)
+    return oid
 
 
 def _guid(raw: bytes) -> uuid.UUID:
@@ -220,15 +243,15 @@ def decode_simple(data: bytes) -> Message | None:
         source = _guid(source_raw)
         d["source_machine_guid"] = source
         if message_id:
-            d["id"] = ObjectId(source, message_id)
+            d["id"] = object_id(source, message_id)
     elif message_id:
-        d["id"] = ObjectId(_guid(source_raw), message_id)
+        d["id"] = object_id(_guid(source_raw), message_id)
     if sent_time:
         d["sent_time"] = float(sent_time)
     if msg_class:
         d["msg_class"] = msg_class
     if correlation != _ZERO_ID:
-        d["correlation_id"] = ObjectId(_guid(correlation[:16]), int.from_bytes(correlation[16:], "little"))
+        d["correlation_id"] = object_id(_guid(correlation[:16]), int.from_bytes(correlation[16:], "little"))
     if body_type:
         d["body_type"] = body_type
     if app_tag:

@@ -24,6 +24,7 @@ from typing import Any, Final
 from pymsmq.protocol._fields import Props, TransactionRef
 from pymsmq.protocol.codes import ACTIONS
 from pymsmq.protocol.messages import ReceiveRequest, ReceiveResponse, SendRequest, SendResponse
+from pymsmq.wire.base_header import BaseHeaderFlags
 from pymsmq.wire.propvariant import MAX_PROPERTIES, PropVariant, encode_props
 from pymsmq.wire.vartype import VarType
 
@@ -31,8 +32,10 @@ __all__ = [
     "PAYLOAD_READERS",
     "PAYLOAD_WRITERS",
     "receive_request",
+    "receive_request_body",
     "receive_response",
     "send_request",
+    "send_request_body",
     "send_response",
 ]
 
@@ -44,11 +47,15 @@ _ENTRY: Final = struct.Struct("<IH")
 _VERSION: Final = 0x10  # [MS-MQMQ] 2.2.19.1
 _SIGNATURE: Final = 0x524F494C
 _MAX_PACKET: Final = 0x00400000
-_B_IN: Final = 0x0080  # BaseHeader.Flags.IN (internal packet: not a UserMessage)
-_B_SH: Final = 0x0800  # BaseHeader.Flags.SH (a SessionHeader follows PacketSize)
+# [MS-MQMQ] 2.2.19.1 BaseHeader.Flags (as _fields.check_packet reads them; these were 0x80 and 0x800,
+# which let the hot reader take IN packets the general reader refuses).
+_B_IN: Final = int(BaseHeaderFlags.IN)  # internal packet: not a UserMessage
+_B_SH: Final = int(BaseHeaderFlags.SH)  # a SessionHeader follows PacketSize
 _ZERO4: Final = b"\x00\x00\x00\x00"
 _MAXU32: Final = 0xFFFFFFFF
 _XACT_NONE: Final = b"\x00"
+_NO_XACT_NO_PROPS: Final = b"\x00\x00\x00\x00\x00"  # XACT kind 0, then a property count of 0
+_U32X4: Final = struct.Struct("<4I")
 _new: Final = object.__new__
 _set: Final = object.__setattr__
 
@@ -273,17 +280,23 @@ def read_send_request(data: bytes) -> SendRequest | None:
     if pos > end or not _packet_ok(data, 8, n):
         return None
     packet = data[8:pos]
-    xact = _read_xact(data, pos, end)
-    if xact is None:
-        return None
-    props = _read_props(data, xact[1], end)
-    if props is None or props[1] != end:
-        return None
+    if end - pos == 5 and data[pos:end] == _NO_XACT_NO_PROPS:
+        # The common tail: no transaction, no properties.
+        transaction: TransactionRef = None
+        properties: Props = ()
+    else:
+        xact = _read_xact(data, pos, end)
+        if xact is None:
+            return None
+        props = _read_props(data, xact[1], end)
+        if props is None or props[1] != end:
+            return None
+        transaction, properties = xact[0], props[0]
     req: SendRequest = _new(SendRequest)
     _set(req, "handle", handle)
     _set(req, "packet", packet)
-    _set(req, "transaction", xact[0])
-    _set(req, "properties", props[0])
+    _set(req, "transaction", transaction)
+    _set(req, "properties", properties)
     return req
 
 
@@ -313,7 +326,11 @@ def read_receive_request(data: bytes) -> ReceiveRequest | None:
     _set(req, "lookup_id", lookup_id)
     _set(req, "transaction", xact[0])
     _set(req, "flags", flags)
-    _set(req, "propids", struct.unpack_from(f"<{count}I", data, pos) if count else ())
+    if count == 4:
+        propids = _U32X4.unpack_from(data, pos)
+    else:
+        propids = struct.unpack_from(f"<{count}I", data, pos) if count else ()
+    _set(req, "propids", propids)
     return req
 
 
@@ -357,14 +374,43 @@ def _w_send_request(req: SendRequest) -> bytes:
     )
 
 
+def send_request_body(handle: int, packet: bytes, transaction: TransactionRef = None) -> bytes:
+    """The payload of ``send_request(handle, packet, transaction)`` (no properties), built directly."""
+    if transaction is None:
+        return b"".join((_U32U32.pack(handle, len(packet)), packet, _NO_XACT_NO_PROPS))
+    return b"".join((_U32U32.pack(handle, len(packet)), packet, _write_xact(transaction), _ZERO4))
+
+
 def _w_receive_request(req: ReceiveRequest) -> bytes:
-    propids = req.propids
+    return receive_request_body(
+        req.handle,
+        req.action,
+        req.request_timeout,
+        req.cursor,
+        req.lookup_id,
+        req.transaction,
+        req.propids,
+        req.flags,
+    )
+
+
+def receive_request_body(
+    handle: int,
+    action: int,
+    request_timeout: int,
+    cursor: int,
+    lookup_id: int,
+    transaction: TransactionRef,
+    propids: tuple[int, ...],
+    flags: int = 0,
+) -> bytes:
+    """The payload of ``receive_request(...)`` with these values, built directly."""
     n = len(propids)
     return b"".join(
         (
-            _RECEIVE_HEAD.pack(req.handle, req.action, req.request_timeout, req.cursor, req.lookup_id),
-            _write_xact(req.transaction),
-            _U32U32.pack(req.flags, n),
+            _RECEIVE_HEAD.pack(handle, action, request_timeout, cursor, lookup_id),
+            _write_xact(transaction),
+            _U32U32.pack(flags, n),
             struct.pack(f"<{n}I", *propids) if n else b"",
         )
     )

@@ -15,6 +15,7 @@ wins over the packet) but never sent.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from typing import Final
 
@@ -23,7 +24,8 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
 from pymsmq.protocol._fields import Props
-from pymsmq.protocol.fast_packet import decode_simple, encode_simple
+from pymsmq.protocol.fast_packet import decode_simple, encode_simple, guid_bytes_le
+from pymsmq.protocol.hot import _RECEIVE_FACTS, _SEND_FACTS
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.vartype import VarType
 
@@ -45,7 +47,11 @@ __all__ = [
     "encode_packet",
     "fact_properties",
     "needs_blob",
+    "parse_receive_answer",
+    "parse_send_answer",
     "props_dict",
+    "receive_answer_body",
+    "send_answer_body",
     "send_facts",
 ]
 
@@ -239,3 +245,112 @@ def _fact(m: Message, pid: int) -> PropVariant | None:
     if pid == PROPID_M_SENTTIME:
         return _pv(VarType.VT_UI4, _u32(m.sent_time))
     return None
+
+
+# ---------------------------------------------------------------------------- payload fast lanes
+# The SEND and RECEIVE answers of the common shape packed/unpacked in one ``struct`` call, without
+# PropVariant objects (docs/protocol.md 5; the fact arrays are [MS-MQCN] 2.2.3 PROPVALUE arrays).
+# Each builder gives exactly the bytes of the general writer, each parser exactly what the general
+# reader plus ``decode_message``/``apply_facts`` give, or None ("not this shape": use the general path).
+_U32S: Final = struct.Struct("<I")
+_VT_V: Final = int(VarType.VT_VECTOR_UI1)
+_VT_4: Final = int(VarType.VT_UI4)
+_VT_8: Final = int(VarType.VT_UI8)
+_MASK64: Final = 0xFFFFFFFFFFFFFFFF
+
+
+def send_answer_body(message: Message) -> bytes:
+    """The SEND answer payload carrying ``send_facts(message)`` (the bytes ``SendResponse.encode`` gives)."""
+    mid = message.id
+    return _SEND_FACTS.pack(
+        2,
+        PROPID_M_MSGID,
+        _VT_V,
+        20,
+        guid_bytes_le(mid.lineage) + _U32S.pack(mid.uniquifier) if mid is not None else _ZERO_ID,
+        PROPID_M_SENTTIME,
+        _VT_4,
+        _u32(message.sent_time),
+    )
+
+
+def receive_answer_body(packet: bytes | None, message: Message) -> bytes | None:
+    """The RECEIVE answer payload: ``packet`` and ``fact_properties(message, CLIENT_RECEIVE_PROPIDS)``.
+
+    The bytes ``ReceiveResponse.encode`` gives; None when a fact is not an int (general path).
+    """
+    m = message
+    try:
+        facts = _RECEIVE_FACTS.pack(
+            4,
+            PROPID_M_LOOKUPID,
+            _VT_8,
+            m.lookup_id & _MASK64,
+            PROPID_M_ARRIVEDTIME,
+            _VT_4,
+            _u32(m.arrived_time),
+            PROPID_M_ABORT_COUNT,
+            _VT_4,
+            min(max(m.abort_count, 0), _INFINITE),
+            PROPID_M_MOVE_COUNT,
+            _VT_4,
+            min(max(m.move_count, 0), _INFINITE),
+        )
+    except (struct.error, TypeError):
+        return None
+    if packet is None:
+        return b"\x00\x00\x00\x00" + facts
+    return b"".join((_U32S.pack(len(packet)), packet, facts))
+
+
+def parse_send_answer(payload: bytes) -> tuple[bytes, int] | None:
+    """``(message id bytes, sent time)`` of a SEND answer payload of the common shape, else None."""
+    if len(payload) != _SEND_FACTS.size:
+        return None
+    count, p1, vt1, size, msgid, p2, vt2, sent = _SEND_FACTS.unpack(payload)
+    if (
+        count != 2
+        or p1 != PROPID_M_MSGID
+        or vt1 != _VT_V
+        or size != 20
+        or p2 != PROPID_M_SENTTIME
+        or vt2 != _VT_4
+    ):
+        return None
+    return msgid, sent
+
+
+def parse_receive_answer(payload: bytes) -> Message | None:
+    """The message of a RECEIVE answer payload of the common shape (a simple packet and the facts
+    of ``CLIENT_RECEIVE_PROPIDS``), as ``decode_message`` makes it; None for anything else."""
+    n = len(payload)
+    if n < 4:
+        return None
+    end = 4 + _U32S.unpack_from(payload, 0)[0]
+    # No _packet_ok (the general reader's PACKET check) here: every packet decode_simple accepts
+    # passes it (version, signature, no IN/SH flags, PacketSize = its length, at most 4 MiB).
+    if n != end + _RECEIVE_FACTS.size or end == 4:
+        return None
+    count, p1, vt1, lookup, p2, vt2, arrived, p3, vt3, aborts, p4, vt4, moves = _RECEIVE_FACTS.unpack_from(
+        payload, end
+    )
+    if (
+        count != 4
+        or p1 != PROPID_M_LOOKUPID
+        or p2 != PROPID_M_ARRIVEDTIME
+        or p3 != PROPID_M_ABORT_COUNT
+        or p4 != PROPID_M_MOVE_COUNT
+        or vt1 != _VT_8
+        or vt2 != _VT_4
+        or vt3 != _VT_4
+        or vt4 != _VT_4
+    ):
+        return None
+    m = decode_simple(payload[4:end])
+    if m is None:
+        return None
+    m.lookup_id = lookup
+    m.arrived_time = float(arrived)
+    m.abort_count = aborts
+    m.move_count = moves
+    return m

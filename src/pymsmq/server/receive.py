@@ -17,8 +17,14 @@ from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.protocol import Action, hot
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.codes import ReceiveFlags
-from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, encode_packet, fact_properties
+from pymsmq.protocol.codes import Op, ReceiveFlags
+from pymsmq.protocol.message_codec import (
+    CLIENT_RECEIVE_PROPIDS,
+    DEFAULT_RECEIVE_PROPIDS,
+    encode_packet,
+    fact_properties,
+    receive_answer_body,
+)
 from pymsmq.qm.queue import Cursor
 from pymsmq.server.reads import reader
 from pymsmq.server.waits import ArrivalWait
@@ -41,6 +47,7 @@ _PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 _NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
 _RECEIVE: Final = int(Action.MQ_ACTION_RECEIVE)
+_RECEIVE_OP: Final = int(Op.RECEIVE)
 #: Receives that peek first after a handle met a recoverable message at its head.
 _DURABLE_HINT: Final = 64
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
@@ -53,6 +60,7 @@ class ReceiveMixin:
     """``_receive`` for ``Session``."""
 
     stats: ServerStats
+    handles: dict[int, Handle]
     cursors: dict[int, Any]
     loop: asyncio.AbstractEventLoop
     pending: int
@@ -65,13 +73,14 @@ class ReceiveMixin:
         def check(self, h: Handle, needed: int, what: str) -> None: ...
         def transaction(self, ref: object) -> Transaction | int | None: ...
         def answer(self, rid: int, response: pm.Response | ErrorResponse) -> None: ...
+        def answer_fast(self, rid: int, op: int, body: bytes | None) -> bool: ...
         def fail(self, rid: int, exc: BaseException) -> None: ...
         def off_loop(
             self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None, wait: bool = False
         ) -> None: ...
 
     def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
-        h = self.handle(req.handle)
+        h = self.handles.get(req.handle) or self.handle(req.handle)
         action = req.action
         if (
             action == _RECEIVE
@@ -99,7 +108,10 @@ class ReceiveMixin:
                 counters.bytes_out += len(message.body)
                 packet = None if req.flags & _NO_PACKET else encode_packet(message, h.format_name)
                 propids = req.propids or DEFAULT_RECEIVE_PROPIDS
-                self.answer(rid, hot.receive_response(packet, fact_properties(message, propids)))
+                if propids != CLIENT_RECEIVE_PROPIDS or not self.answer_fast(
+                    rid, _RECEIVE_OP, receive_answer_body(packet, message)
+                ):
+                    self.answer(rid, hot.receive_response(packet, fact_properties(message, propids)))
                 return
         peek = action in _PEEK_ACTIONS
         if peek:

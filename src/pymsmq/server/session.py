@@ -40,8 +40,10 @@ from pymsmq.protocol import (
 )
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
+from pymsmq.protocol.fast_packet import decode_simple
 from pymsmq.protocol.message_codec import (
     decode_message,
+    send_answer_body,
     send_facts,
 )
 from pymsmq.qm.queue import Cursor, Queue
@@ -65,6 +67,7 @@ _M = MQQueueAccessMask
 _INFINITE_MS: Final = 0xFFFFFFFF
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
 _WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
+_SEND_OP: Final = int(Op.SEND)
 
 
 class Handle:
@@ -139,6 +142,31 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self.closed:
+            return
+        fast = self.conn.request_fast(data)
+        if fast is not None:
+            # Fast lane: exactly one SEND or RECEIVE request arrived (one request in flight): no
+            # event list, no RequestReceived; the same bookkeeping as the general path below.
+            # Its answer is written at once by ``answer_fast`` when nothing else is waiting to go out.
+            stats = self.stats
+            self.last_activity = time.monotonic()
+            stats.bytes_in += len(data)
+            stats.requests += 1
+            self.partial_since = None
+            rid, req = fast
+            try:
+                # _dispatch, its SEND/RECEIVE arms inline
+                if self.server.closing:
+                    self._dispatch(rid, req)
+                elif type(req) is pm.SendRequest:
+                    self._send(rid, req)
+                else:
+                    self._receive(rid, req)  # type: ignore[arg-type]
+            except Exception as exc:
+                self.fail(rid, exc)
+            finally:
+                if self._out:
+                    self._flush()
             return
         now = time.monotonic()
         self.last_activity = now
@@ -222,6 +250,26 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
                 )
             except ProtocolError:
                 pass
+
+    def answer_fast(self, rid: int, op: int, body: bytes | None) -> bool:
+        """Write the RESPONSE to ``rid`` of ``op`` whose payload is ``body`` (fast lane); False: not done.
+
+        ``body`` is a payload built by ``message_codec`` (``send_answer_body``,
+        ``receive_answer_body``), the bytes the response object would encode to.  False (nothing
+        written) for None or whatever ``ServerConnection.answer_frame`` does not take: the caller
+        then uses ``answer`` with the response object.
+        """
+        if body is None or self.closed:
+            return False
+        frame = self.conn.answer_frame(rid, op, body)
+        if frame is None:
+            return False
+        if self._out or self._flush_pending or self.transport is None:
+            self._write(frame)  # behind what is already queued
+        else:
+            self.stats.bytes_out += len(frame)
+            self.transport.write(frame)
+        return True
 
     def fail(self, rid: int, exc: BaseException) -> None:
         """Answer request ``rid`` with the ERROR frame of ``exc``."""
@@ -437,17 +485,21 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
 
     # ------------------------------------------------------------------ SEND
     def _send(self, rid: int, req: pm.SendRequest) -> None:
-        h = self.handle(req.handle)
-        self.check(h, _WRITE, "send to")
+        h = self.handles.get(req.handle) or self.handle(req.handle)
+        if _WRITE & ~h.rights:
+            self.check(h, _WRITE, "send to")
         if len(req.packet) > self.server.config.max_message_size:
             raise MSMQError(
                 "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             )
         try:
-            message = decode_message(req.packet, req.properties)
+            # decode_message, the common case first (no properties beside a simple packet)
+            message = (None if req.properties else decode_simple(req.packet)) or decode_message(
+                req.packet, req.properties
+            )
         except WireError as exc:
             raise MSMQError(f"malformed message: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
-        tx = self.transaction(req.transaction)
+        tx = None if req.transaction is None else self.transaction(req.transaction)
         counters = self.stats.queue(h.format_name)
         size = len(message.body)
         queue = h.queue
@@ -457,7 +509,8 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
             queue.send(message, tx)
             counters.sent += 1
             counters.bytes_in += size
-            self.answer(rid, hot.send_response(send_facts(message)))
+            if not self.answer_fast(rid, _SEND_OP, send_answer_body(message)):
+                self.answer(rid, hot.send_response(send_facts(message)))
             return
 
         if not isinstance(tx, Transaction):
