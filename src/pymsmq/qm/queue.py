@@ -287,15 +287,21 @@ class Queue:
                 state.index.remove(entry)
             raise
         with qm._lock:
-            entry.durable = True
-            if state.index.get(entry.lookup_id) is entry:
-                state.index.set_state(entry, AVAILABLE)
-                state.cond.notify_all()
-                m = entry.message
-                if m.ack & 1 or m.trace or m.journal & 2:
-                    qm._arrived(state, m)
-                if entry.expires_at is not None:
-                    qm._life.check_available(state, entry)
+            self._on_durable(entry)
+
+    def _on_durable(self, entry: Entry) -> None:
+        """Under qm._lock: a durably written send becomes available."""
+        qm = self._qm
+        state = self._state
+        entry.durable = True
+        if state.index.get(entry.lookup_id) is entry:
+            state.index.set_state(entry, AVAILABLE)
+            state.cond.notify_all()
+            m = entry.message
+            if m.ack & 1 or m.trace or m.journal & 2:
+                qm._arrived(state, m)
+            if entry.expires_at is not None:
+                qm._life.check_available(state, entry)
 
     def _enqueue(self, message: Message, tx: Transaction | object | None) -> Entry | None:
         # Under the lock.  Returns the entry when it still has to be written durably.
