@@ -400,3 +400,48 @@ def _positional(
 
 
 Message.__init__ = _make_init()  # type: ignore[method-assign]
+
+# CPython 3.11+ keeps an instance's attributes inline in the object, without a dict, while their
+# names are among the class's shared keys: the first 30 names ever set on any instance.  The queue's
+# copy of a sent message relies on it (one object instead of two for the garbage collector), so claim
+# the keys now, before any message exists, for the properties that send sets and those applications
+# set most; otherwise a process whose first messages carry many rare properties would fill the table.
+_COMMON_PROPERTIES: Final = (
+    "body",
+    "label",
+    "id",
+    "source_machine_guid",
+    "destination_queue",
+    "sent_time",
+    "arrived_time",
+    "lookup_id",
+    "priority",
+    "delivery",
+    "app_specific",
+    "correlation_id",
+    "max_time_to_receive",
+    "max_time_to_reach_queue",
+    "response_queue",
+    "admin_queue",
+    "ack",
+    "journal",
+    "body_type",
+    "extension",
+    "msg_class",
+    "transaction_id",
+    "is_first_in_transaction",
+    "is_last_in_transaction",
+    "abort_count",
+    "move_count",
+    "trace",
+    "dead_letter_queue",
+)
+
+
+def _claim_shared_keys() -> None:
+    seed: Message = _new(Message)
+    for name in _COMMON_PROPERTIES:
+        setattr(seed, name, None)
+
+
+_claim_shared_keys()
