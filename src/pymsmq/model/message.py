@@ -158,8 +158,13 @@ class Message:
         # Fast path: an instance stores only the properties set to something other than their
         # default (the defaults are class attributes), and each stored value passes a quick exact
         # type/range test; anything unusual takes the full check below, which normalises and raises.
+        # Properties whose whole check is an exact type (body, ids, GUIDs, queue names) match
+        # ``_EXACT_TYPES`` without a call; None and the rest go to their check in ``_CHECKS``.
+        exact = _EXACT_TYPES
         checks = _CHECKS
         for name, value in self.__dict__.items():
+            if type(value) is exact.get(name):
+                continue
             check = checks.get(name)
             if check is None or not check(value):
                 self._validate_slow()
@@ -348,6 +353,19 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
 
 
 _CHECKS: Final = _make_checks()
+# Properties for which an exact type is a pass of their ``_CHECKS`` test (which also accepts None).
+_EXACT_TYPES: Final[dict[str, type]] = {
+    "body": bytes,
+    "extension": bytes,
+    "is_first_in_transaction": bool,
+    "is_last_in_transaction": bool,
+    "correlation_id": ObjectId,
+    "id": ObjectId,
+    "transaction_id": ObjectId,
+    "connector_type_guid": uuid.UUID,
+    "source_machine_guid": uuid.UUID,
+    **dict.fromkeys(_OPT_STR, str),
+}
 
 
 def _make_init() -> Callable[..., None]:
@@ -359,6 +377,7 @@ def _make_init() -> Callable[..., None]:
     names = frozenset(_FIELD_NAMES)
     rest = _FIELD_NAMES[2:]
     d_body, d_label = Message.body, Message.label
+    max_label = MQ_MAX_MSG_LABEL_LEN
 
     def init(
         self: Message, body: object = d_body, label: object = d_label, *args: object, **props: object
@@ -368,6 +387,14 @@ def _make_init() -> Callable[..., None]:
             d["body"] = body
         if label is not d_label:
             d["label"] = label
+        if not props and not args:
+            # Only body and/or label: their checks in ``_CHECKS``, without the ``validate`` loop.
+            if (body is d_body or type(body) is bytes) and (
+                label is d_label or (type(label) is str and len(label) <= max_label)
+            ):
+                return
+            self.validate()
+            return
         if args:
             props = _positional(rest, args, props)
         if props:
