@@ -329,8 +329,8 @@ class QueueManager:
     def _sweep(self) -> None:
         # Under the lock, before a read: run timers that are already due (exact expiry moments
         # even when the timer thread has not woken yet).
-        heap = self._timers._heap
-        if heap and heap[0][0] <= self._clock():
+        heap = self._timers._heap  # distinct deadlines, earliest first
+        if heap and heap[0] <= self._clock():
             self.run_timers()
 
     def _arrived(self, state: _QueueState, message: Message) -> None:
