@@ -13,6 +13,7 @@ import gc
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -215,3 +216,31 @@ def test_add_new_is_add_of_a_new_entry(steps: list[tuple[int, int, int, int, flo
             assert fast.remove(a) and general.remove(b)
         assert _facts(fast) == _facts(general)
         assert fast.first() is fast.get(general.first().lookup_id) if general.first() else not fast.first()
+
+
+# ---------------------------------------------------------------- reserved id blocks
+def test_ids_cross_the_reserved_blocks(tmp_path: Path) -> None:
+    # Queue._enqueue steps the ordinal and the lookup id itself inside their durably reserved
+    # blocks and calls _next_ordinal / _next_lookup at the edge: ids stay consecutive and unique,
+    # and a restart continues after the reservation.
+    qm = QueueManager.open(tmp_path / "qm")
+    q = qm.create_queue(r".\private$\blocks")
+    state = q._state
+    qm._ordinal_reserved = qm._ordinal + 2
+    state.reserved_lookup = state.next_lookup + 1
+    sent = [Message(body=bytes([i])) for i in range(7)]
+    for m in sent:
+        q.send(m)
+    assert [m.id.uniquifier for m in sent] == list(range(sent[0].id.uniquifier, sent[0].id.uniquifier + 7))
+    got = [q.receive(timeout=0) for _ in sent]
+    assert [r.lookup_id for r in got] == list(range(got[0].lookup_id, got[0].lookup_id + 7))
+    assert [r.id for r in got] == [m.id for m in sent]
+    assert qm._ordinal_reserved >= qm._ordinal and state.reserved_lookup >= state.next_lookup - 1
+    last_ordinal, last_lookup = sent[-1].id.uniquifier, got[-1].lookup_id
+    qm.close()
+    qm = QueueManager.open(tmp_path / "qm")
+    q = qm.queue(r".\private$\blocks")
+    m = Message(body=b"after")
+    q.send(m)
+    assert m.id.uniquifier > last_ordinal and q.receive(timeout=0).lookup_id > last_lookup
+    qm.close()

@@ -332,8 +332,10 @@ class Queue:
                     qm._quota_rejected(state, message, exc.msg_class, tx is not None)
                 raise
         m = _queued_copy(message)
-        txn = tx if isinstance(tx, Transaction) else None  # None also for MQ_SINGLE_MESSAGE
+        txn = None  # also None for MQ_SINGLE_MESSAGE
         if tx is not None:
+            if isinstance(tx, Transaction):
+                txn = tx
             # Transactional messages are recoverable and keep send order: priority is ignored
             # ([MS-MQDMPR] 3.1.7.1.32: BaseHeader.Flags.PR is 0 when a TransactionHeader is present).
             m.delivery = 1
@@ -348,11 +350,21 @@ class Queue:
         # [MC-MQAC] 3.17.4.1.48 steps 7, 9, 10, 11: source machine, new id, destination, sent time.
         # (new_object_id: the queue manager's GUID and a 32-bit ordinal are valid by construction.)
         guid = qm.guid
-        m.id = message.id = new_object_id(guid, qm._next_ordinal())
+        # qm._next_ordinal() without the call while inside the durably reserved block.
+        ordinal = qm._ordinal
+        if ordinal < qm._ordinal_reserved:
+            qm._ordinal = ordinal = ordinal + 1
+            ordinal &= 0xFFFFFFFF
+        else:
+            ordinal = qm._next_ordinal()
+        m.id = message.id = new_object_id(guid, ordinal)
         m.source_machine_guid = message.source_machine_guid = guid
         m.destination_queue = message.destination_queue = state.format_name
         # [MS-MQMQ] 2.2.19.2 SentTime is whole seconds, and TimeToBeReceived counts from it.
-        sent = m.sent_time = message.sent_time = float(int(now))
+        # (For a clock value 0 < now < 2**52, ``now // 1.0`` is ``float(int(now))``, without calls.)
+        sent = m.sent_time = message.sent_time = (
+            now // 1.0 if type(now) is float and 0.0 < now < 4503599627370496.0 else float(int(now))
+        )
         m.arrived_time = now
         if m.abort_count or m.move_count:  # a received message sent again starts from zero
             m.abort_count = m.move_count = 0
@@ -369,7 +381,13 @@ class Queue:
             m.max_time_to_receive = ttbr = txn._first_ttbr
         expires_at = None if ttbr == INFINITE else sent + ttbr
         durable = m.delivery == 1
-        lid = m.lookup_id = qm._next_lookup(state)
+        # qm._next_lookup(state) without the call while inside the durably reserved block.
+        lid = state.next_lookup
+        if lid <= state.reserved_lookup:
+            state.next_lookup = lid + 1
+        else:
+            lid = qm._next_lookup(state)
+        m.lookup_id = lid
         entry = state.index.add_new(lid, m.priority, m, size, PENDING if durable else AVAILABLE, expires_at)
         if expires_at is not None:
             qm._life.arm(state, entry)

@@ -369,7 +369,8 @@ class QueueManager:
 
     def _next_lookup(self, state: _QueueState) -> int:
         # Lookup ids: strictly increasing per queue, never reused after a restart: ids are handed out
-        # from a durably reserved block ([MS-MQDMPR] 3.1.1.12 LookupIdentifier).
+        # from a durably reserved block ([MS-MQDMPR] 3.1.1.12 LookupIdentifier).  Queue._enqueue
+        # inlines the step inside the block (keep the two in step).
         lid = state.next_lookup
         state.next_lookup = lid + 1
         if lid > state.reserved_lookup:
@@ -380,6 +381,7 @@ class QueueManager:
 
     def _next_ordinal(self) -> int:
         # [MS-MQDMPR] 3.1.1.12 Identifier: {source QM GUID, u32 uniquifier}, unique per message.
+        # Queue._enqueue inlines the step inside the reserved block (keep the two in step).
         self._ordinal += 1
         if self._ordinal > self._ordinal_reserved:
             reserved = self._ordinal + _ORDINAL_BLOCK - 1
