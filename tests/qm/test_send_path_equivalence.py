@@ -109,7 +109,8 @@ def test_queued_copy_keeps_extra_attributes_and_wide_messages(props: dict[str, o
 
 
 @pytest.mark.skipif(
-    sys.implementation.name != "cpython" or sys.version_info < (3, 11), reason="CPython inline values"
+    sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info < (3, 14),
+    reason="CPython 3.11-3.13 inline instance values",
 )
 def test_queued_express_message_has_no_instance_dict() -> None:
     # The reason for _queued_copy: a queued express message is one GC-tracked object, not two.
