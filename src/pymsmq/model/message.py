@@ -158,8 +158,13 @@ class Message:
         # Fast path: an instance stores only the properties set to something other than their
         # default (the defaults are class attributes), and each stored value passes a quick exact
         # type/range test; anything unusual takes the full check below, which normalises and raises.
+        # Properties whose whole check is an exact type (body, ids, GUIDs, queue names) match
+        # ``_EXACT_TYPES`` without a call; None and the rest go to their check in ``_CHECKS``.
+        exact = _EXACT_TYPES
         checks = _CHECKS
         for name, value in self.__dict__.items():
+            if type(value) is exact.get(name):
+                continue
             check = checks.get(name)
             if check is None or not check(value):
                 self._validate_slow()
@@ -348,6 +353,19 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
 
 
 _CHECKS: Final = _make_checks()
+# Properties for which an exact type is a pass of their ``_CHECKS`` test (which also accepts None).
+_EXACT_TYPES: Final[dict[str, type]] = {
+    "body": bytes,
+    "extension": bytes,
+    "is_first_in_transaction": bool,
+    "is_last_in_transaction": bool,
+    "correlation_id": ObjectId,
+    "id": ObjectId,
+    "transaction_id": ObjectId,
+    "connector_type_guid": uuid.UUID,
+    "source_machine_guid": uuid.UUID,
+    **dict.fromkeys(_OPT_STR, str),
+}
 
 
 def _make_init() -> Callable[..., None]:
@@ -359,6 +377,7 @@ def _make_init() -> Callable[..., None]:
     names = frozenset(_FIELD_NAMES)
     rest = _FIELD_NAMES[2:]
     d_body, d_label = Message.body, Message.label
+    max_label = MQ_MAX_MSG_LABEL_LEN
 
     def init(
         self: Message, body: object = d_body, label: object = d_label, *args: object, **props: object
@@ -368,6 +387,14 @@ def _make_init() -> Callable[..., None]:
             d["body"] = body
         if label is not d_label:
             d["label"] = label
+        if not props and not args:
+            # Only body and/or label: their checks in ``_CHECKS``, without the ``validate`` loop.
+            if (body is d_body or type(body) is bytes) and (
+                label is d_label or (type(label) is str and len(label) <= max_label)
+            ):
+                return
+            self.validate()
+            return
         if args:
             props = _positional(rest, args, props)
         if props:
@@ -400,3 +427,39 @@ def _positional(
 
 
 Message.__init__ = _make_init()  # type: ignore[method-assign]
+
+# CPython 3.11+ keeps an instance's attributes inline in the object, without a dict, while their
+# names are among the class's shared keys.  That table is fixed early: it takes the first names set
+# on instances, and every instance created shrinks its room for new names, down to none.  The
+# queue's copy of a sent message relies on it (one object instead of two for the garbage collector),
+# so claim the table now, before any message exists, for the properties that send sets and the ones
+# applications set most; otherwise whatever the first messages of a process carry would decide.
+# Each name costs every instance a slot (8 bytes, about 4 ns to allocate), so the list is short;
+# a message with other properties simply gets a dict, as every message did before.
+_COMMON_PROPERTIES: Final = (
+    "body",
+    "label",
+    "id",
+    "source_machine_guid",
+    "destination_queue",
+    "sent_time",
+    "arrived_time",
+    "lookup_id",
+    "priority",
+    "delivery",
+    "max_time_to_receive",
+    "app_specific",
+    "correlation_id",
+    "response_queue",
+)
+
+
+def _claim_shared_keys() -> None:
+    seed: Message = _new(Message)
+    for name in _COMMON_PROPERTIES:
+        setattr(seed, name, None)
+    for _ in range(32):  # use up the room for names that the first messages would otherwise add
+        _new(Message)
+
+
+_claim_shared_keys()

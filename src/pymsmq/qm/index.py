@@ -33,6 +33,7 @@ LOCKED: Final = 1
 PENDING: Final = 2
 
 _COMPACT_MIN: Final = 1024
+_new: Final = object.__new__
 
 
 class Entry:
@@ -132,6 +133,40 @@ class MessageIndex:
             self.locked += 1
         elif entry.state == PENDING:
             self.pending += 1
+
+    def add_new(
+        self, lookup_id: int, priority: int, message: Message, size: int, state: int, expires_at: float | None
+    ) -> Entry:
+        """``add(Entry(lookup_id, priority, message, size, state, False, expires_at))``; returns the entry.
+
+        The send path's constructor: the entry of a message just enqueued (not durable yet, main
+        queue, no transaction facts), built without the keyword-defaulting ``Entry.__init__``.
+        """
+        entry: Entry = _new(Entry)
+        entry.lookup_id = lookup_id
+        entry.priority = priority
+        entry.message = message
+        entry.size = size
+        entry.state = state
+        entry.durable = False
+        entry.expires_at = expires_at
+        entry.subqueue = ""
+        entry.allow_peek = False
+        entry.purge_pending = False
+        entry.tx = None
+        # ``add`` inlined; a new lookup id is normally the largest of its priority: append.
+        lst = self._lists[priority]
+        if lst and lst[-1] >= lookup_id:
+            self.add(entry)
+            return entry
+        lst.append(lookup_id)
+        self._entries[lookup_id] = entry
+        self.total_bytes += size
+        if state == PENDING:
+            self.pending += 1
+        elif state == LOCKED:
+            self.locked += 1
+        return entry
 
     def set_state(self, entry: Entry, state: int) -> None:
         """Change ``entry.state`` keeping the counters right."""

@@ -330,8 +330,8 @@ class QueueManager:
     def _sweep(self) -> None:
         # Under the lock, before a read: run timers that are already due (exact expiry moments
         # even when the timer thread has not woken yet).
-        heap = self._timers._heap
-        if heap and heap[0][0] <= self._clock():
+        heap = self._timers._heap  # distinct deadlines, earliest first
+        if heap and heap[0] <= self._clock():
             self.run_timers()
 
     def _arrived(self, state: _QueueState, message: Message) -> None:
@@ -370,7 +370,8 @@ class QueueManager:
 
     def _next_lookup(self, state: _QueueState) -> int:
         # Lookup ids: strictly increasing per queue, never reused after a restart: ids are handed out
-        # from a durably reserved block ([MS-MQDMPR] 3.1.1.12 LookupIdentifier).
+        # from a durably reserved block ([MS-MQDMPR] 3.1.1.12 LookupIdentifier).  Queue._enqueue
+        # inlines the step inside the block (keep the two in step).
         lid = state.next_lookup
         state.next_lookup = lid + 1
         if lid > state.reserved_lookup:
@@ -381,6 +382,7 @@ class QueueManager:
 
     def _next_ordinal(self) -> int:
         # [MS-MQDMPR] 3.1.1.12 Identifier: {source QM GUID, u32 uniquifier}, unique per message.
+        # Queue._enqueue inlines the step inside the reserved block (keep the two in step).
         self._ordinal += 1
         if self._ordinal > self._ordinal_reserved:
             reserved = self._ordinal + _ORDINAL_BLOCK - 1

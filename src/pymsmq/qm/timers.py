@@ -4,8 +4,9 @@
 [MC-MQAC] 3.1.6.1.1 says what happens when it expires (see ``pymsmq.qm.lifecycle``).  pymsmq keeps
 every deadline in ONE binary heap per queue manager (no thread or timer object per message):
 
-* ``TimerHeap.push`` is a ``heapq.heappush`` of ``(deadline, seq, queue, entry)``: O(log n) and
-  allocation-light, so messages with timers cost about the same to send as messages without.
+* ``TimerHeap.push`` appends ``(queue, entry)`` to the bucket of its deadline (a heap of distinct
+  deadlines orders the buckets): O(1) for a deadline already present, O(log n) for a new one, and
+  no per-message object, so messages with timers cost about the same to send as messages without.
 * Receives do not search the heap: an entry that left its queue stays in the heap as a stale item
   and is skipped when it comes due (lazy deletion).  ``stale`` counts the known stale items; when
   they are more than half of the heap it is rebuilt (amortised O(1)).
@@ -20,7 +21,6 @@ every deadline in ONE binary heap per queue manager (no thread or timer object p
 from __future__ import annotations
 
 import heapq
-import itertools
 import threading
 import weakref
 from collections.abc import Callable
@@ -78,65 +78,102 @@ class FakeClock:
 class TimerHeap:
     """Deadlines of messages (absolute clock seconds) in a binary heap with lazy deletion.
 
+    Items with the same deadline share one bucket: the heap holds each distinct deadline once and
+    ``_buckets`` maps it to a flat list ``[queue, entry, queue, entry, ...]`` in push order.  Deadlines
+    are whole seconds in practice ([MS-MQMQ] 2.2.19.2: SentTime is whole seconds and TimeToBeReceived
+    a number of seconds), so a burst of sends fills a few buckets: a push is a dict look-up and two
+    list appends, with no per-message heap item for the garbage collector to track.  The order is
+    that of a heap of ``(deadline, push sequence)``.
+
     Not thread-safe by itself: the queue manager calls it with its lock held.
     """
 
-    __slots__ = ("_counter", "_heap", "_wake", "stale")
+    __slots__ = ("_buckets", "_count", "_heap", "_wake", "stale")
 
     def __init__(self, wake: Callable[[], None] | None = None) -> None:
-        self._heap: list[tuple[float, int, _QueueState, Entry]] = []
-        self._counter = itertools.count()
+        #: The distinct deadlines that have a bucket (a heap: ``_heap[0]`` is the earliest).
+        self._heap: list[float] = []
+        self._buckets: dict[float, list[_QueueState | Entry]] = {}
+        self._count = 0
         self._wake = wake
         #: Items known to be stale (their entry left its queue); drives compaction.
         self.stale = 0
 
     def __len__(self) -> int:
-        return len(self._heap)
+        """Timer items held, stale ones included."""
+        return self._count
 
     @property
     def next_deadline(self) -> float | None:
         """The earliest deadline in the heap (stale items included), or None."""
-        return self._heap[0][0] if self._heap else None
+        return self._heap[0] if self._heap else None
 
     def push(self, deadline: float, state: _QueueState, entry: Entry) -> None:
         """Arm a timer for ``entry`` of queue ``state``; wakes the timer thread if it is earliest."""
-        heap = self._heap
-        earliest = not heap or deadline < heap[0][0]
-        heapq.heappush(heap, (deadline, next(self._counter), state, entry))
-        if earliest and self._wake is not None:
-            self._wake()
+        bucket = self._buckets.get(deadline)
+        if bucket is None:
+            bucket = self._buckets[deadline] = []
+            heap = self._heap
+            earliest = not heap or deadline < heap[0]
+            heapq.heappush(heap, deadline)
+            if earliest and self._wake is not None:
+                self._wake()
+        bucket.append(state)
+        bucket.append(entry)
+        self._count += 1
 
     def due(self, now: float) -> bool:
         """True when at least one item's deadline is ``<= now``."""
         heap = self._heap
-        return bool(heap) and heap[0][0] <= now
+        return bool(heap) and heap[0] <= now
 
     def pop_due(self, now: float) -> list[tuple[_QueueState, Entry, float]]:
         """Remove and return (queue, entry, deadline) of every item due at ``now``, earliest first."""
         heap = self._heap
+        buckets = self._buckets
         out: list[tuple[_QueueState, Entry, float]] = []
         pop = heapq.heappop
-        while heap and heap[0][0] <= now:
-            deadline, _, state, entry = pop(heap)
-            out.append((state, entry, deadline))
+        while heap and heap[0] <= now:
+            deadline = pop(heap)
+            bucket = buckets.pop(deadline)
+            self._count -= len(bucket) // 2
+            items = iter(bucket)
+            for state, entry in zip(items, items, strict=True):
+                out.append((state, entry, deadline))  # type: ignore[arg-type]
         return out
 
     def removed(self, entry: Entry) -> None:
         """``entry`` left its queue for good: its heap item becomes stale (rebuild when most are)."""
         entry.expires_at = None
         self.stale += 1
-        if self.stale > _MIN_COMPACT and self.stale * 2 > len(self._heap):
+        if self.stale > _MIN_COMPACT and self.stale * 2 > self._count:
             self.compact()
 
     def compact(self) -> None:
         """Drop stale items (entries whose deadline was cleared, or that left their queue)."""
-        self._heap = [item for item in self._heap if item[3].expires_at == item[0] and not item[2].deleted]
+        buckets: dict[float, list[_QueueState | Entry]] = {}
+        count = 0
+        for deadline, bucket in self._buckets.items():
+            kept: list[_QueueState | Entry] = []
+            items = iter(bucket)
+            for state, entry in zip(items, items, strict=True):
+                if entry.expires_at == deadline and not state.deleted:  # type: ignore[union-attr]
+                    kept.append(state)
+                    kept.append(entry)
+            if kept:
+                buckets[deadline] = kept
+                count += len(kept) // 2
+        self._buckets = buckets
+        self._heap = list(buckets)
         heapq.heapify(self._heap)
+        self._count = count
         self.stale = 0
 
     def clear(self) -> None:
         """Forget every timer."""
         self._heap.clear()
+        self._buckets.clear()
+        self._count = 0
         self.stale = 0
 
 
