@@ -19,7 +19,7 @@ Times are POSIX seconds (floats); ``None`` means "not set" (MC-MQAC's 0xFFFFFFFF
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields
 from typing import Final
 
@@ -92,6 +92,11 @@ def _opt_id(value: object, what: str) -> ObjectId | None:
     if isinstance(value, bytes | bytearray | memoryview | str):
         return ObjectId.coerce(value)
     raise _fail(what, value, HResult.MQ_ERROR_ILLEGAL_PROPERTY_SIZE)
+
+
+def _member(value: object, valid: Collection[int]) -> bool:
+    """``value`` is one of ``valid``: an int that is not a bool (an unhashable value is just invalid)."""
+    return isinstance(value, int) and type(value) is not bool and value in valid
 
 
 @dataclass(eq=True)
@@ -187,19 +192,19 @@ class Message:
         # [MC-MQAC] 3.17.4.1.18 put_Priority: 0 <= p <= 7, else MQ_ERROR_ILLEGAL_PROPERTY_VALUE.
         if type(self.priority) is not int or not 0 <= self.priority <= 7:
             raise _fail("priority", self.priority)
-        if self.delivery not in _DELIVERIES or type(self.delivery) is bool:
+        if not _member(self.delivery, _DELIVERIES):
             raise _fail("delivery", self.delivery)
-        if self.ack not in VALID_ACK_VALUES or type(self.ack) is bool:
+        if not _member(self.ack, VALID_ACK_VALUES):
             raise _fail("ack", self.ack)
-        if self.journal not in _JOURNALS or type(self.journal) is bool:
+        if not _member(self.journal, _JOURNALS):
             raise _fail("journal", self.journal)
-        if self.trace not in _TRACES or type(self.trace) is bool:
+        if not _member(self.trace, _TRACES):
             raise _fail("trace", self.trace)
-        if self.priv_level not in _PRIV_LEVELS or type(self.priv_level) is bool:
+        if not _member(self.priv_level, _PRIV_LEVELS):
             raise _fail("priv_level", self.priv_level)
-        if self.auth_level not in _AUTH_LEVELS or type(self.auth_level) is bool:
+        if not _member(self.auth_level, _AUTH_LEVELS):
             raise _fail("auth_level", self.auth_level)
-        if self.sender_id_type not in _SENDERID_TYPES or type(self.sender_id_type) is bool:
+        if not _member(self.sender_id_type, _SENDERID_TYPES):
             raise _fail("sender_id_type", self.sender_id_type)
         # AppSpecific is a COM long and a u32 on the wire (MessagePropertiesHeader.ApplicationTag):
         # accept both signed and unsigned 32-bit values and keep the unsigned form.
