@@ -313,6 +313,7 @@ class _WindowTexts:
         rows = raw[:1] if self.same else raw
         self.body = rows.view("<u2")[:, :width]  # (rows, width) code units
         self.fallback: _Texts | None = None
+        self.chars: np.ndarray | None = None
 
     @staticmethod
     def fits(starts: np.ndarray, ends: np.ndarray) -> bool:
@@ -325,8 +326,10 @@ class _WindowTexts:
 
     def _chars(self) -> np.ndarray:
         # chars[i, j]: unit j of field i is a character (before the terminator).
-        lengths = self.lengths[:1] if self.same else self.lengths
-        return np.arange(self.width) < lengths[:, None]  # type: ignore[no-any-return]
+        if self.chars is None:
+            lengths = self.lengths[:1] if self.same else self.lengths
+            self.chars = np.arange(self.width) < lengths[:, None]
+        return self.chars
 
     def inner_nul_rows(self) -> np.ndarray:
         """Positions (0..count-1) of fields with a NUL before their terminator."""
