@@ -97,7 +97,7 @@ def test_window_texts_fit_only_short_similar_fields() -> None:
     assert not _WindowTexts.fits(s[:0], s[:0])
 
 
-@given(st.binary(max_size=100), st.lists(st.integers(0, 99), min_size=1, max_size=6), st.integers(1, 40))
+@given(st.binary(max_size=100), st.lists(st.integers(0, 99), min_size=1, max_size=6), st.integers(1, 120))
 def test_data_window_reads_zeros_past_the_end(data: bytes, positions: list[int], width: int) -> None:
     d = _Data(pa.py_buffer(data))
     padded = np.frombuffer(data.ljust(64, b"\0") + bytes(200), np.uint8)  # _Data pads short data to 64
