@@ -140,6 +140,26 @@ class _Data:
             )
         return view[np.clip(positions, 0, self.limit - width)].view(dtype)  # type: ignore[no-any-return]
 
+    def window(self, positions: np.ndarray, width: int) -> np.ndarray:
+        """(n, width) bytes starting at each of ``positions``, zero past the end of the data."""
+        view = self.views.get(width)
+        if view is None:
+            view = self.views[width] = np.ndarray(
+                (max(self.limit - width + 1, 0),), np.dtype(f"V{width}"), buffer=self.bytes, strides=(1,)
+            )
+        over = positions > self.limit - width
+        if not over.any():
+            return view[positions].view(np.uint8).reshape(-1, width)  # type: ignore[no-any-return]
+        # A window running past the end (the last rows only): read those from a zero-padded tail copy.
+        base = max(self.limit - width, 0)
+        tail = np.zeros(self.limit - base + width, np.uint8)
+        tail[: self.limit - base] = self.bytes[base:]
+        out = np.empty((len(positions), width), np.uint8)
+        out[~over] = view[positions[~over]].view(np.uint8).reshape(-1, width)
+        for row, pos in zip(np.flatnonzero(over).tolist(), positions[over].tolist(), strict=True):
+            out[row] = tail[pos - base : pos - base + width]
+        return out
+
     def u16(self, positions: np.ndarray) -> np.ndarray:
         return self.gather(positions, _U16).astype(np.int64)
 
@@ -163,11 +183,8 @@ def _guid_text(raw: np.ndarray, table: np.ndarray = _HEX2) -> np.ndarray:
     """(n, 16) GUID bytes in the [MS-DTYP] 2.3.4 packet layout -> (n, 36) ASCII of the canonical text.
 
     Data1 (4 bytes), Data2 and Data3 (2 each) are little-endian, so the text prints them reversed.
-    A batch usually repeats one GUID (the sending queue manager): then it is formatted once.
     """
     n = len(raw)
-    if n > 1 and (raw == raw[0]).all():
-        return np.broadcast_to(_guid_text(raw[:1], table), (n, 36))
     text = np.empty((n, 36), np.uint8)
     text[:, 8] = text[:, 13] = text[:, 18] = text[:, 23] = ord("-")
     for src, dst in (
@@ -179,6 +196,20 @@ def _guid_text(raw: np.ndarray, table: np.ndarray = _HEX2) -> np.ndarray:
     ):
         text[:, dst] = table[src].view(np.uint8).reshape(n, -1)
     return text
+
+
+def _all_equal(raw: np.ndarray) -> bool:
+    """Whether every row of ``raw`` ((n, 16) bytes, e.g. a GUID field) equals the first."""
+    words = np.ascontiguousarray(raw).view(np.uint64)
+    return bool((words == words[0]).all())
+
+
+def _guid_column(raw: np.ndarray, same: bool) -> pa.StringArray:
+    """The GUID text column of ``raw``; a batch usually repeats one GUID (``same``): formatted once."""
+    if same:
+        text = _guid_text(raw[:1])[0].tobytes().decode("ascii")
+        return pa.repeat(pa.scalar(text, pa.string()), len(raw))
+    return _fixed_strings(_guid_text(raw))
 
 
 def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
@@ -248,6 +279,94 @@ class _Texts:
         return pc.binary_join_element_wise(prefix, arr, "") if prefix else arr
 
 
+# The windowed text path reads every field through a fixed window of the longest field's size: used
+# when that window is short and not much longer than the average field.
+_WINDOW_MAX_UNITS: Final = 256
+
+
+def _rows_equal(raw: np.ndarray, size: int) -> bool:
+    """Whether the first ``size`` bytes of every row of ``raw`` (rows of 8-aligned width) are equal."""
+    words = raw.view(np.uint64)
+    full, rest = divmod(size, 8)
+    if not (words[:, :full] == words[0, :full]).all():
+        return False
+    if not rest:
+        return True
+    mask = np.uint64((1 << (8 * rest)) - 1)  # the low-order bytes come first (little-endian)
+    return bool(not ((words[:, full] ^ words[0, full]) & mask).any())
+
+
+class _WindowTexts:
+    """Like ``_Texts`` (same interface and results), for short fields: each field is read through a
+    fixed-width window (one gather), so checking and narrowing ASCII text are 2-D numpy operations.
+    A field repeated in every row (a batch sent to one queue) is checked and decoded once."""
+
+    def __init__(self, col_data: _Data, dbuf: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.count = len(starts)
+        self.starts, self.ends, self.dbuf = starts, ends, dbuf
+        self.lengths = (ends - starts) // 2 - 1  # characters per field, terminator excluded (>= 0)
+        width = int(self.lengths.max())
+        self.width = width
+        span = (2 * width + 9) & ~7  # the window, in bytes: every field with its terminator, 8-aligned
+        raw = col_data.window(starts, span)
+        self.same = bool((self.lengths == width).all()) and _rows_equal(raw, 2 * width + 2)
+        rows = raw[:1] if self.same else raw
+        self.body = rows.view("<u2")[:, :width]  # (rows, width) code units
+        self.fallback: _Texts | None = None
+        self.chars: np.ndarray | None = None
+
+    @staticmethod
+    def fits(starts: np.ndarray, ends: np.ndarray) -> bool:
+        """Whether the windowed path suits these fields (short, and of similar lengths)."""
+        if not len(starts):
+            return False
+        units = (ends - starts) // 2
+        longest = int(units.max())
+        return longest <= _WINDOW_MAX_UNITS and longest * len(units) <= 2 * int(units.sum()) + 16 * len(units)
+
+    def _chars(self) -> np.ndarray:
+        # chars[i, j]: unit j of field i is a character (before the terminator).
+        if self.chars is None:
+            lengths = self.lengths[:1] if self.same else self.lengths
+            self.chars = np.arange(self.width) < lengths[:, None]
+        return self.chars
+
+    def inner_nul_rows(self) -> np.ndarray:
+        """Positions (0..count-1) of fields with a NUL before their terminator."""
+        bad = np.flatnonzero(((self.body == 0) & self._chars()).any(axis=1))
+        if self.same:
+            return np.arange(self.count) if len(bad) else bad
+        return bad
+
+    def array(self, prefix: str = "") -> pa.StringArray:
+        """The fields (terminators dropped, ``prefix`` before each) as an Arrow string array."""
+        chars = self._chars()
+        if ((self.body >= 0x80) & chars).any():  # not ASCII: the general path
+            if self.fallback is None:
+                self.fallback = _Texts(self.dbuf, self.starts, self.ends)
+            return self.fallback.array(prefix)
+        n = self.count
+        head = prefix.encode("ascii")
+        if self.same:
+            text = head + self.body[0].astype(np.uint8).tobytes()
+            return pa.repeat(pa.scalar(text.decode("ascii"), pa.string()), n)
+        out = np.empty((n, len(head) + self.width), np.uint8)
+        out[:, : len(head)] = np.frombuffer(head, np.uint8)
+        out[:, len(head) :] = self.body
+        keep = np.ones(out.shape, np.bool_)
+        keep[:, len(head) :] = chars
+        offsets = np.zeros(n + 1, np.int32)
+        np.cumsum(self.lengths + len(head), out=offsets[1:])
+        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(out[keep])])
+
+
+def _texts(col_data: _Data, dbuf: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> _Texts | _WindowTexts:
+    """The text fields ``[starts, ends)`` of some rows, through the windowed path when it suits them."""
+    if _WindowTexts.fits(starts, ends):
+        return _WindowTexts(col_data, dbuf, starts, ends)
+    return _Texts(dbuf, starts, ends)
+
+
 def _scatter_strings(present: np.ndarray, values: pa.StringArray) -> pa.StringArray:
     """``values`` (one per present row) spread over ``len(present)`` rows, null where not present."""
     if present.all():
@@ -291,6 +410,9 @@ def _fast_columns(
     names: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for shift in (10, 13, 16):
         present = ((uflags >> shift) & 7) == 7
+        if not present.any():  # no row has this queue: nothing to read
+            names.append((present, pos, pos))
+            continue
         count = col_data.u16(pos)
         stop = pos + 2 + count
         field_end = stop + ((-(stop - starts)) & 3)
@@ -302,7 +424,7 @@ def _fast_columns(
     pos = pos + np.where(uflags & _U_CQ, 16, 0)
     # TransactionHeader: 20 bytes, 36 with Flags.CG ([MS-MQMQ] 2.2.20.5).
     has_tx = (uflags & _U_TH) != 0
-    tx_flags = col_data.u32(pos)
+    tx_flags = col_data.u32(pos) if has_tx.any() else np.zeros(n, np.int64)
     tx_size = 20 + np.where(tx_flags & 1, 16, 0)
     ok &= ~has_tx | (pos + tx_size <= end)
     pos = np.where(has_tx, pos + tx_size, pos)
@@ -328,13 +450,14 @@ def _fast_columns(
     ok &= (mclass != 0xFF) & (mclass < 0x4000)
     # SessionHeader.WindowSize MUST be 1..0xFFFF ([MS-MQMQ] 2.2.20.4).
     has_session = (bflags & _B_SH) != 0
-    ok &= ~has_session | (col_data.u16(end + 12) != 0)
+    if has_session.any():
+        ok &= ~has_session | (col_data.u16(end + 12) != 0)
 
     # Text fields: NUL inside a label or a name sends the row to the slow path.
-    texts: list[tuple[np.ndarray, _Texts | None]] = []
+    texts: list[tuple[np.ndarray, _Texts | _WindowTexts | None]] = []
     for present, s, e in [*names, (has_label, label_start, label_end)]:
         sel = ok & present
-        t = _Texts(dbuf, s[sel], e[sel]) if sel.any() else None
+        t = _texts(col_data, dbuf, s[sel], e[sel]) if sel.any() else None
         if t is not None:
             bad = t.inner_nul_rows()
             if len(bad):
@@ -363,7 +486,7 @@ def _fast_columns(
             continue
         rows = fast[sel_fast]
         if t is None or t.count != len(rows):
-            t = _Texts(dbuf, s[rows], e[rows])
+            t = _texts(col_data, dbuf, s[rows], e[rows])
         text_cols.append(_scatter_strings(sel_fast, t.array(prefix)))
     bf = f["bflags"].astype(np.int32)
     uf = f["uflags"].astype(np.int64)
@@ -373,12 +496,13 @@ def _fast_columns(
     out["priority"] = pa.array(bf & 7)
     out["flags"] = pa.array(bf)
     out["time_to_reach_queue"] = pa.array(f["ttrq"].astype(np.int64))
-    lower = _guid_text(sqm)
-    out["source_queue_manager"] = _fixed_strings(lower)
-    out["destination_queue_manager"] = _fixed_strings(_guid_text(f["qma"]))
+    same_sqm = _all_equal(sqm)
+    out["source_queue_manager"] = _guid_column(sqm, same_sqm)
+    qma = f["qma"]
+    out["destination_queue_manager"] = _guid_column(qma, _all_equal(qma))
     ordinal = pc.cast(pa.array(f["message_id"]), pa.string())
-    if m > 1 and (sqm == sqm[0]).all():  # one sending queue manager: one "{GUID}\" prefix
-        prefix = "{" + bytes(lower[0]).decode("ascii").upper() + "}\\"
+    if same_sqm:  # one sending queue manager: one "{GUID}\" prefix
+        prefix = "{" + _guid_text(sqm[:1], _HEX2_UPPER)[0].tobytes().decode("ascii") + "}\\"
         out["message_id"] = pc.binary_join_element_wise(pa.scalar(prefix, pa.string()), ordinal, "")
     else:
         upper = _guid_text(sqm, _HEX2_UPPER)

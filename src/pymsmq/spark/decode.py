@@ -69,6 +69,13 @@ def decode_packets(df: DataFrame, column: str = "packet", *, keep_input: bool = 
     label, body, body_type, app_specific, extension, acknowledgements, transactional,
     first_in_transaction, last_in_transaction, error.  Raises ``ValueError`` if ``column`` is missing or
     not binary, or if an input column to keep has the name of a decoded column.
+
+    Throughput: most of the cost is Spark moving the packets to the Python workers and the decoded
+    columns back (Arrow batches of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows).  Setting
+    ``spark.sql.execution.arrow.maxBytesPerBatch`` to 2147483647 (Int.MaxValue) stops Spark from
+    re-measuring the batch after every row it writes, and the session settings
+    ``spark.python.unix.domain.socket.enabled=true`` and ``spark.buffer.size=1048576`` make the transfer
+    itself cheaper (see bench/spark.py).
     """
     fields = {f.name: f for f in df.schema.fields}
     if column not in fields:
