@@ -130,3 +130,49 @@ def test_take_available_checks_and_errors() -> None:
         assert info.value.hresult == HResult.MQ_ERROR_INVALID_HANDLE
     finally:
         qm.close()
+
+
+@settings(max_examples=100)
+@given(st.lists(_send, max_size=30), st.integers(0, 35), st.booleans())
+def test_queue_receive_many_equals_receives(
+    sends: list[tuple[int, int, int, bool, int]], count: int, journal: bool
+) -> None:
+    # Queue.receive_many (take_available for the express messages, receive for a recoverable one)
+    # gives what ``count`` receive(0) calls give.
+    clock = FakeClock(1_000_000.0)
+    one = QueueManager.open(":memory:", clock)
+    many = QueueManager.open(":memory:", clock)
+    try:
+        (q1, a1), (q2, a2) = _world(one, journal), _world(many, journal)
+        for i, s in enumerate(sends):
+            q1.send(_message(i, a1, *s))
+            q2.send(_message(i, a2, *s))
+        clock.advance(10)
+        expected: list[Message] = []
+        for _ in range(count):
+            try:
+                expected.append(q1.receive(0))
+            except MSMQError as e:
+                assert e.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+        got = q2.receive_many(count)
+        assert [_key(m) for m in got] == [_key(m) for m in expected]
+        assert _rest(many) == _rest(one)
+    finally:
+        one.close()
+        many.close()
+
+
+def test_queue_receive_many_closed_handle_and_transactional() -> None:
+    qm = QueueManager.open(":memory:")
+    try:
+        tx = qm.create_queue(r".\private$\tx", transactional=True)
+        tx.send(Message(body=b"t"), 3)
+        assert [m.body for m in tx.receive_many(5)] == [b"t"]
+        q = qm.create_queue(_Q)
+        q.send(Message(body=b"a"))
+        q.close()
+        with pytest.raises(MSMQError) as info:
+            q.receive_many(3)
+        assert info.value.hresult == HResult.MQ_ERROR_INVALID_HANDLE
+    finally:
+        qm.close()
