@@ -31,7 +31,7 @@ from pymsmq.protocol.batch_ops import (
     send_result,
 )
 from pymsmq.protocol.codes import Action, ManyFlags
-from pymsmq.protocol.fast_packet import encode_simple
+from pymsmq.protocol.fast_packet import decode_simple, encode_simple
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_available
@@ -107,7 +107,8 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             )
             continue
         try:
-            message = decode_message(packet, props)
+            # decode_message(packet, props), its fast case first: a simple packet, no properties.
+            message = (None if props else decode_simple(packet)) or decode_message(packet, props)
         except WireError as exc:
             work.append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
             continue
