@@ -5,7 +5,8 @@
 One server process (``pymsmq serve``), one client: each round is ``q.send_many(batch)`` then
 ``q.receive_many(len(batch))`` (bench/server.py's "express pipelined" row).  Wall-clock rates on a
 shared host vary several-fold, so this also reports CPU time per message: the client's
-``time.process_time()`` and the server's utime+stime from /proc/<pid>/stat, and the best round (the
+user+system time (``os.times()``) and the server's utime+stime from /proc/<pid>/stat, each split
+in user and system (kernel) time, and the best round (the
 least disturbed by other load).  The asyncio echo floor of bench/server.py is measured in the same run.
 """
 
@@ -26,9 +27,11 @@ from server import echo_probe, start_pymsmq
 Q = ".\\private$\\bench-pipelined"
 
 
-def _cpu(pid: int) -> float:
+def _cpu(pid: int) -> tuple[float, float]:
+    # (user, system) CPU seconds of process ``pid`` (/proc/<pid>/stat utime, stime).
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def main() -> None:
@@ -53,7 +56,7 @@ def main() -> None:
             for _ in range(2):  # warm up (and learn how many messages one RECEIVE_MANY answer holds)
                 q.send_many(batch)
                 q.receive_many(len(batch))
-            server0, client0, wall0 = _cpu(proc.pid), time.process_time(), time.perf_counter()
+            server0, client0, wall0 = _cpu(proc.pid), os.times(), time.perf_counter()
             best = float("inf")
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -63,8 +66,11 @@ def main() -> None:
                 assert len(got) == len(batch)
             wall = time.perf_counter() - wall0
             n = args.rounds * len(batch)
-            client = (time.process_time() - client0) / n * 1e6
-            server = (_cpu(proc.pid) - server0) / n * 1e6
+            client1, server1 = os.times(), _cpu(proc.pid)
+            cuser = (client1.user - client0.user) / n * 1e6
+            csys = (client1.system - client0.system) / n * 1e6
+            suser = (server1[0] - server0[0]) / n * 1e6
+            ssys = (server1[1] - server0[1]) / n * 1e6
             qm.close()
         finally:
             proc.kill()
@@ -72,7 +78,10 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"express pipelined, {args.batch} x {args.body}-byte bodies, {args.rounds} rounds, load {load:.1f}")
     print(f"  messages/s: {n / wall:,.0f} overall, {len(batch) / best:,.0f} in the best round")
-    print(f"  CPU per message: client {client:.2f} us, server {server:.2f} us")
+    print(
+        f"  CPU per message: client {cuser + csys:.2f} us (user {cuser:.2f}, system {csys:.2f}),"
+        f" server {suser + ssys:.2f} us (user {suser:.2f}, system {ssys:.2f})"
+    )
     print(f"  asyncio echo floor: {echo['echo pipelined']:,.0f} msgs/s pipelined")
 
 

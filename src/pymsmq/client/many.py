@@ -15,7 +15,7 @@ from typing import Final, cast
 from pymsmq.client.transport import Transport, error_from
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
-from pymsmq.model.ids import ObjectId
+from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.protocol import ErrorResponse, TransactionRef
 from pymsmq.protocol import messages as pm
@@ -79,10 +79,7 @@ def _object_id(raw: bytes) -> ObjectId:
             _LINEAGES.clear()
         lineage = _LINEAGES[key] = uuid.UUID(bytes_le=key)
     # In range by construction (16 bytes, a u32): ObjectId's checks are skipped.
-    oid: ObjectId = _new(ObjectId)
-    _set(oid, "lineage", lineage)
-    _set(oid, "uniquifier", int.from_bytes(raw[16:], "little"))
-    return oid
+    return new_object_id(lineage, int.from_bytes(raw[16:], "little"))
 
 
 def send_batches(
@@ -130,6 +127,7 @@ def send_batches(
         write(start + len(packets))
     first: MSMQError | None = None
     wait = t.wait
+    lineages = _LINEAGES
     for rid, a, b in frames:
         response = wait(rid)
         if type(response) is ErrorResponse:
@@ -151,7 +149,12 @@ def send_batches(
                 continue
             # What _apply_sent sets from a SEND answer's facts.
             if mid is not None and len(mid) == 20:
-                message.id = _object_id(mid)
+                lineage = lineages.get(mid[:16])
+                message.id = (
+                    _object_id(mid)
+                    if lineage is None
+                    else new_object_id(lineage, int.from_bytes(mid[16:], "little"))
+                )
             if sent is not None:
                 message.sent_time = float(sent)
             message.source_machine_guid = source

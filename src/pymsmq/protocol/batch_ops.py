@@ -32,6 +32,7 @@ from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
 from pymsmq.protocol.codes import ManyFlags, Op
+from pymsmq.protocol.fast_packet import decode_simple
 from pymsmq.protocol.hot import _pv, _read_props, _write_props
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
@@ -305,7 +306,7 @@ def decode_received(data: bytes) -> list[Message]:
                 and v4 == _VT_UI4
             ):
                 # message_codec.apply_facts of these four values, without the property array.
-                m = decode_packet_message(packet)
+                m = decode_simple(packet) or decode_packet_message(packet)  # the first is its fast case
                 m.lookup_id = lookup_id
                 m.arrived_time = float(arrived)
                 m.abort_count = aborts

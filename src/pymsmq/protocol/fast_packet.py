@@ -210,7 +210,6 @@ def decode_simple(data: bytes) -> Message | None:
         return None
     pos = _HEAD_SIZE
     m: Message = _new(Message)
-    d = m.__dict__
     if label_length:
         end = pos + 2 * label_length
         if end > n or data[end - 2 : end] != _NUL2:
@@ -219,47 +218,47 @@ def decode_simple(data: bytes) -> Message | None:
         if "\x00" in label:
             return None
         if label:
-            d["label"] = label
+            m.label = label
         pos = end
     end = pos + ext_size + message_size
     # The MessagePropertiesHeader starts 4-aligned (at 64), so its padding ends at the next multiple of 4.
     if end > n or (end + 3) & ~3 != n:
         return None  # the body must end the packet (plus 4-padding): no extension section
     if ext_size:
-        d["extension"] = data[pos : pos + ext_size]
+        m.extension = data[pos : pos + ext_size]
         pos += ext_size
-    d["body"] = data[pos:end]
-    d["priority"] = bflags
+    m.body = data[pos:end]
+    m.priority = bflags
     if ttrq != _INFINITE:
-        d["max_time_to_reach_queue"] = ttrq
+        m.max_time_to_reach_queue = ttrq
     if ttbr != _INFINITE:
-        d["max_time_to_receive"] = ttbr
+        m.max_time_to_receive = ttbr
     if (uflags >> 5) & 3 == 1:
-        d["delivery"] = 1
+        m.delivery = 1
     journal = (uflags >> 8) & 3
     if journal:
-        d["journal"] = journal
+        m.journal = journal
     if source_raw != _ZERO_GUID:
         source = _guid(source_raw)
-        d["source_machine_guid"] = source
+        m.source_machine_guid = source
         if message_id:
-            d["id"] = object_id(source, message_id)
+            m.id = object_id(source, message_id)
     elif message_id:
-        d["id"] = object_id(_guid(source_raw), message_id)
+        m.id = object_id(_guid(source_raw), message_id)
     if sent_time:
-        d["sent_time"] = float(sent_time)
+        m.sent_time = float(sent_time)
     if msg_class:
-        d["msg_class"] = msg_class
+        m.msg_class = msg_class
     if correlation != _ZERO_ID:
-        d["correlation_id"] = object_id(_guid(correlation[:16]), int.from_bytes(correlation[16:], "little"))
+        m.correlation_id = object_id(_guid(correlation[:16]), int.from_bytes(correlation[16:], "little"))
     if body_type:
-        d["body_type"] = body_type
+        m.body_type = body_type
     if app_tag:
-        d["app_specific"] = app_tag
+        m.app_specific = app_tag
     if privacy:
-        d["priv_level"] = privacy
+        m.priv_level = privacy
     if hash_alg != 0x8004:
-        d["hash_algorithm"] = hash_alg
+        m.hash_algorithm = hash_alg
     if enc_alg != 0x6801:
-        d["encrypt_algorithm"] = enc_alg
+        m.encrypt_algorithm = enc_alg
     return m

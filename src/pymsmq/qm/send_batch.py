@@ -18,13 +18,14 @@ message of it is written again in a batch of its own, so that one bad message ca
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import canonical_queues
+from pymsmq.qm.receive_batch import DURABLE, take_available
 from pymsmq.qm.store.base import Batch, StoredMessage
 from pymsmq.qm.transaction import Transaction
 from pymsmq.qm.waiters import normalize_timeout
@@ -171,6 +172,16 @@ def send_many(
         raise first
 
 
+def _taker(out: list[Message]) -> Callable[[Message], bool]:
+    append = out.append
+
+    def accept(m: Message) -> bool:
+        append(m)
+        return True
+
+    return accept
+
+
 def receive_many(
     queue: Queue, count: int, timeout: float | None = 0, transaction: Transaction | int | None = None
 ) -> list[Message]:
@@ -187,7 +198,29 @@ def receive_many(
     deadline = None if timeout is None or timeout <= 0 else time.monotonic() + timeout
     out: list[Message] = []
     first: MSMQError | None = None
-    for _ in range(count):
+    todo = count
+    if todo and not queue._state.transactional:
+        # The express messages already there: taken as these receives would take them, under one
+        # lock acquisition (qm/receive_batch.py); a recoverable one, a wait or an error goes the
+        # general way below.
+        try:
+            direct = queue._transaction(transaction, receive=True) is None
+        except MSMQError:
+            direct = False
+        while direct and todo:
+            try:
+                why = take_available(queue, todo, _taker(out))
+            except MSMQError:
+                break  # the receives below meet (and report) the same error
+            todo = count - len(out)
+            if why != DURABLE or not todo:
+                break
+            try:
+                out.append(queue.receive(0, transaction))
+            except MSMQError:
+                break  # retried below, as the next receive of the loop
+            todo -= 1
+    for _ in range(todo):
         wait = timeout if deadline is None else max(0.0, deadline - time.monotonic())
         try:
             out.append(queue.receive(wait, transaction))

@@ -31,9 +31,11 @@ from pymsmq.protocol.batch_ops import (
     send_result,
 )
 from pymsmq.protocol.codes import Action, ManyFlags
-from pymsmq.protocol.fast_packet import encode_simple
+from pymsmq.protocol.fast_packet import decode_simple, encode_simple
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
+from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_available
+from pymsmq.qm.waiters import not_found
 from pymsmq.server.reads import reader
 from pymsmq.server.waits import ArrivalWait
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
@@ -105,7 +107,8 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             )
             continue
         try:
-            message = decode_message(packet, props)
+            # decode_message(packet, props), its fast case first: a simple packet, no properties.
+            message = (None if props else decode_simple(packet)) or decode_message(packet, props)
         except WireError as exc:
             work.append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
             continue
@@ -175,48 +178,45 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     # message surely fits (queues may hold packets up to MAX_PACKET_SIZE, whatever this server's
     # max_message_size: embedded senders are not bound by it).
     budget = MAX_PAYLOAD - MAX_PACKET_SIZE - _ENTRY_SLACK
+    parts: list[bytes] = []
+    append = parts.append
+    pack = _U32.pack
+    n = size = body = more = hresult = 0
+    text = ""
+    durable = False
 
-    def collect(first: Message, take: Callable[[], Message], on_loop: bool) -> ReceiveManyResponse:
-        parts: list[bytes] = []
-        append = parts.append
-        pack = _U32.pack
-        n = size = body = more = hresult = 0
-        text = ""
-        durable = False
-        m = first
-        while True:
-            # encode_packet(m, fmt), its fast case inline: the simple shape, stored in this queue.
-            dest = m.destination_queue
-            packet = encode_simple(m) if dest is None or dest == fmt else None
-            if packet is None:
-                try:
-                    packet = encode_packet(m, fmt)
-                except MSMQError as exc:
-                    if not n:
-                        raise  # as RECEIVE answers a message it cannot encode
-                    hresult, text = exc.hresult, exc.message[:2000]  # keep the ones taken before
-                    break
-            entry = pack(len(packet)) + packet + receive_facts(m, propids)
-            append(entry)
-            n += 1
-            size += len(entry)
-            body += len(m.body)
-            if m.delivery:
-                durable = True
-                if on_loop:  # a recoverable message: the rest goes the slow way (next request)
-                    more = 1
-                    break
-            if n >= max_count:
-                break
-            if size > budget:
-                more = 1
-                break
+    def add(m: Message, on_loop: bool) -> bool:
+        # Put one message taken into the answer; False when the answer is complete.
+        nonlocal n, size, body, more, hresult, text, durable
+        # encode_packet(m, fmt), its fast case inline: the simple shape, stored in this queue.
+        dest = m.destination_queue
+        packet = encode_simple(m) if dest is None or dest == fmt else None
+        if packet is None:
             try:
-                m = take()
+                packet = encode_packet(m, fmt)
             except MSMQError as exc:
-                if exc.hresult not in _NO_MESSAGE:
-                    hresult, text = exc.hresult, exc.message[:2000]
-                break
+                if not n:
+                    raise  # as RECEIVE answers a message it cannot encode
+                hresult, text = exc.hresult, exc.message[:2000]  # keep the ones taken before
+                return False
+        entry = pack(len(packet)) + packet + receive_facts(m, propids)
+        append(entry)
+        n += 1
+        size += len(entry)
+        body += len(m.body)
+        if m.delivery:
+            durable = True
+            if on_loop:  # a recoverable message: the rest goes the slow way (next request)
+                more = 1
+                return False
+        if n >= max_count:
+            return False
+        if size > budget:
+            more = 1
+            return False
+        return True
+
+    def finish() -> ReceiveManyResponse:
         if peek:
             counters.peeked += n
         else:
@@ -229,6 +229,18 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         parts.insert(0, pack(n))
         return _receive_many_response(more, hresult, text, b"".join(parts))
 
+    def collect(first: Message, take: Callable[[], Message]) -> ReceiveManyResponse:
+        nonlocal hresult, text
+        m = first
+        while add(m, False):
+            try:
+                m = take()
+            except MSMQError as exc:
+                if exc.hresult not in _NO_MESSAGE:
+                    hresult, text = exc.hresult, exc.message[:2000]
+                break
+        return finish()
+
     waits = timeout != 0
     free = h.tail is None or h.tail.done()
     if (
@@ -240,30 +252,47 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         and not h.journal
     ):
         # Express head of a non-transactional queue: received on the loop (nothing durable is
-        # written for express messages), as RECEIVE's fast path does.
+        # written for express messages), as RECEIVE's fast path does, all the express messages
+        # of the answer under one lock acquisition (qm/receive_batch.py).
         queue = h.queue
 
-        def take() -> Message:
-            return queue.receive(0, None)
+        def accept(m: Message) -> bool:
+            return add(m, True)
+
+        def fast() -> ReceiveManyResponse | None:
+            # The answer, or None when there is no message (nothing taken).
+            nonlocal hresult, text
+            why = take_available(queue, max_count, accept)
+            if why != DURABLE:
+                return None if why == EMPTY and not n else finish()
+            # A recoverable message next: taken as RECEIVE takes it (its delete is durable first).
+            try:
+                m = queue.receive(0, None)
+            except MSMQError as exc:
+                if not n and exc.hresult == _NOT_FOUND:
+                    return None
+                if not n:
+                    raise
+                if exc.hresult not in _NO_MESSAGE:
+                    hresult, text = exc.hresult, exc.message[:2000]
+                return finish()
+            add(m, True)
+            return finish()
 
         def attempt(remaining: float | None) -> bool:
-            try:
-                first = take()
-            except MSMQError as exc:
-                if exc.hresult != _NOT_FOUND:
-                    raise
+            answer = fast()
+            if answer is None:
                 return False
-            s.answer(rid, collect(first, take, True))
+            s.answer(rid, answer)
             return True
 
-        try:
-            first = take()
-        except MSMQError as exc:
-            if exc.hresult != _NOT_FOUND or not waits:
-                raise  # no message and no wait: MQ_ERROR_MESSAGE_NOT_FOUND, as for RECEIVE
+        answer = fast()
+        if answer is None:
+            if not waits:  # no message and no wait: MQ_ERROR_MESSAGE_NOT_FOUND, as for RECEIVE
+                raise not_found(0)
             ArrivalWait(s, rid, h, attempt, timeout)
             return
-        s.answer(rid, collect(first, take, True))
+        s.answer(rid, answer)
         # Write this answer now, not when every request of this read is done: the client decodes
         # it while the next RECEIVE_MANY of its window is served (client and server overlap).
         s._flush()
@@ -280,7 +309,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
 
     def run() -> ReceiveManyResponse:
         # No message in time: the MQ_ERROR_IO_TIMEOUT / MQ_ERROR_MESSAGE_NOT_FOUND of RECEIVE.
-        return collect(first_read(timeout), next_read, False)
+        return collect(first_read(timeout), next_read)
 
     if waits:
         s.off_loop(rid, run, None, wait=True)

@@ -1,0 +1,73 @@
+"""Many head receives under one lock acquisition: ``take_available``.
+
+``take_available(queue, count, accept)`` does what ``count`` calls of ``queue.receive(0)`` (no
+transaction) do, one after the other, for the express messages at the head of ``queue``
+([MS-MQDMPR] 3.1.7.1.10 Dequeue Message: the first Available message in priority order, removed
+from the queue; [MS-MQDMPR] 3.1.7.3.1 acknowledgements and journal copies of a received message
+happen through ``QueueManager._on_removed``), but under ONE acquisition of the queue manager's lock
+instead of two per message.  The batch happens at one instant: timers due at that instant run first
+(as ``receive`` runs them), and no other thread sees the messages between "locked" and "deleted".
+
+It stops, leaving the message in place, at a recoverable message (its delete must be written
+durably outside the lock: the caller takes it with ``queue.receive``), when the queue has no more
+available messages, after ``count`` messages, or as soon as ``accept`` (called under the lock with
+each message just taken) answers False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pymsmq.model.message import Message
+    from pymsmq.qm.queue import Queue
+
+__all__ = ["DONE", "DURABLE", "EMPTY", "REFUSED", "take_available"]
+
+_RECEIVE_ACCESS: Final = 1  # MQ_RECEIVE_ACCESS
+
+#: Why ``take_available`` stopped: ``count`` messages were taken.
+DONE: Final = 0
+#: The queue has no available message left.
+EMPTY: Final = 1
+#: The next available message is recoverable (left in place for ``queue.receive``).
+DURABLE: Final = 2
+#: ``accept`` answered False for the last message taken.
+REFUSED: Final = 3
+
+
+def take_available(queue: Queue, count: int, accept: Callable[[Message], bool]) -> int:
+    """Receive up to ``count`` express head messages of ``queue``, passing each to ``accept``.
+
+    Equivalent to that many ``queue.receive(0)`` calls without a transaction (same checks, same
+    errors: raised only when nothing was taken, before any message is), stopping early as the module
+    docstring says.  Returns why it stopped: ``DONE``, ``EMPTY``, ``DURABLE`` or ``REFUSED``.  The
+    queue must not be transactional (a non-transactional receive from a transactional queue is not
+    a case of this function: it raises ``ValueError``).  An exception from ``accept`` propagates; the
+    messages taken up to and including its argument stay received.
+    """
+    qm = queue._qm
+    with qm._lock:
+        # Queue._read: the handle checks, then timers already due, then the head (Dequeue Message).
+        queue._check(_RECEIVE_ACCESS)
+        if queue._state.transactional:
+            raise ValueError("take_available is for non-transactional queues")
+        qm._sweep()
+        index = queue._index()
+        first = index.first
+        remove = index.remove
+        on_removed = qm._on_removed
+        state = queue._state
+        for _ in range(count):
+            entry = first(False)
+            if entry is None:
+                return EMPTY
+            if entry.durable:
+                return DURABLE
+            # Queue._take then Queue._finish_take of an express message, at one instant.
+            remove(entry)
+            on_removed(state, entry)
+            if not accept(entry.message):
+                return REFUSED
+    return DONE
