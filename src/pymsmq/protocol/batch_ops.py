@@ -202,6 +202,33 @@ def _bad_packet(data: bytes, pos: int, n: int) -> WireError:
     return WireError("MESSAGE_LIST: bad packet", pos)  # pragma: no cover - the caller found it bad
 
 
+def _entry_packet(data: bytes, pos: int, end: int) -> tuple[bytes, int]:
+    """The length-prefixed UserMessage packet of a MESSAGE_LIST entry at ``pos`` and the position after it.
+
+    The BaseHeader is checked as ``check_packet`` does ([MS-MQMQ] 2.2.19.1: Version 0x10, Signature
+    "LIOR", not an internal packet, PacketSize within 4 MB and equal to the bytes given).
+    """
+    if pos + 4 > end:
+        raise WireError("truncated MESSAGE_LIST packet length", pos)
+    (n,) = _U32.unpack_from(data, pos)
+    pos += 4
+    stop = pos + n
+    if stop > end:
+        raise WireError(f"truncated MESSAGE_LIST packet: need {n} bytes, {end - pos} left", pos)
+    if n < 16:
+        raise _bad_packet(data, pos, n)
+    version, _, flags, signature, size = _PACKET_HEAD.unpack_from(data, pos)
+    if not (
+        version == _VERSION
+        and signature == _SIGNATURE
+        and not flags & _B_IN
+        and 16 <= size <= _MAX_PACKET
+        and n == size + (16 if flags & _B_SH else 0)
+    ):
+        raise _bad_packet(data, pos, n)
+    return data[pos:stop], stop
+
+
 def decode_messages(data: bytes) -> list[tuple[bytes, Props]]:
     """The (packet, properties) pairs of a MESSAGE_LIST; ``WireError`` if malformed (trailing bytes too)."""
     end = len(data)
@@ -212,29 +239,9 @@ def decode_messages(data: bytes) -> list[tuple[bytes, Props]]:
         raise WireError(f"MESSAGE_LIST count {count} exceeds the {end - 4} bytes present", 0)
     out: list[tuple[bytes, Props]] = []
     append = out.append
-    unpack_head = _PACKET_HEAD.unpack_from
     pos = 4
     for _ in range(count):
-        if pos + 4 > end:
-            raise WireError("truncated MESSAGE_LIST packet length", pos)
-        (n,) = _U32.unpack_from(data, pos)
-        pos += 4
-        stop = pos + n
-        if stop > end:
-            raise WireError(f"truncated MESSAGE_LIST packet: need {n} bytes, {end - pos} left", pos)
-        if n < 16:
-            raise _bad_packet(data, pos, n)
-        version, _, flags, signature, size = unpack_head(data, pos)
-        if not (
-            version == _VERSION
-            and signature == _SIGNATURE
-            and not flags & _B_IN
-            and 16 <= size <= _MAX_PACKET
-            and n == size + (16 if flags & _B_SH else 0)
-        ):
-            raise _bad_packet(data, pos, n)
-        packet = data[pos:stop]
-        pos = stop
+        packet, pos = _entry_packet(data, pos, end)
         if data[pos : pos + 4] == _ZERO4:
             append((packet, ()))
             pos += 4
@@ -267,31 +274,11 @@ def decode_received(data: bytes) -> list[Message]:
         raise WireError(f"MESSAGE_LIST count {count} exceeds the {end - 4} bytes present", 0)
     out: list[Message] = []
     append = out.append
-    unpack_head = _PACKET_HEAD.unpack_from
     unpack_facts = _RECEIVE_FACTS.unpack_from
     facts_size = _RECEIVE_FACTS.size
     pos = 4
     for _ in range(count):
-        if pos + 4 > end:
-            raise WireError("truncated MESSAGE_LIST packet length", pos)
-        (n,) = _U32.unpack_from(data, pos)
-        pos += 4
-        stop = pos + n
-        if stop > end:
-            raise WireError(f"truncated MESSAGE_LIST packet: need {n} bytes, {end - pos} left", pos)
-        if n < 16:
-            raise _bad_packet(data, pos, n)
-        version, _, flags, signature, size = unpack_head(data, pos)
-        if not (
-            version == _VERSION
-            and signature == _SIGNATURE
-            and not flags & _B_IN
-            and 16 <= size <= _MAX_PACKET
-            and n == size + (16 if flags & _B_SH else 0)
-        ):
-            raise _bad_packet(data, pos, n)
-        packet = data[pos:stop]
-        pos = stop
+        packet, pos = _entry_packet(data, pos, end)
         if pos + facts_size <= end:
             c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(data, pos)
             if (
