@@ -228,6 +228,52 @@ def _proc_cpu(pid: int) -> float:
         return float("nan")
 
 
+def _loop_thread_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid``'s main thread (the server's event loop) from /proc; NaN elsewhere.
+
+    The rest of the server's CPU (``_proc_cpu`` minus this) is its other threads: mostly the send
+    batcher's, which writes the recoverable sends.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def commit_cpu_probe(directory: str, seconds: float = 1.0) -> float:
+    """CPU microseconds of one bare SQLite commit of one 200-byte row (WAL, ``synchronous=FULL``).
+
+    The CPU floor of a durable send when every send has a commit of its own (1 client): mostly the
+    kernel's work for the WAL fdatasync (on this VM, tens of microseconds even though the wait for
+    the disk is not CPU).
+    """
+    import sqlite3
+
+    path = os.path.join(directory, "commit-probe.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE m (id INTEGER PRIMARY KEY, body BLOB)")
+        n = 0
+        cpu = time.process_time()
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO m (body) VALUES (?)", (BODY,))
+            conn.execute("COMMIT")
+            n += 1
+        return (time.process_time() - cpu) / max(1, n) * 1e6
+    finally:
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(path + suffix)
+            except FileNotFoundError:
+                pass
+
+
 def _send_batches(url: str) -> tuple[int, int]:
     """(batches, sends) the server's send batcher wrote so far (STATS)."""
     from pymsmq.client import connect
@@ -464,14 +510,17 @@ def concurrent(
     while time.time() < start_at:
         time.sleep(0.001)
     server_cpu = _proc_cpu(server_pid) if server_pid is not None else 0.0
+    loop_cpu = _loop_thread_cpu(server_pid) if server_pid is not None else 0.0
     results = [out.get(timeout=seconds + 120) for _ in procs]
     if server_pid is not None:
         server_cpu = _proc_cpu(server_pid) - server_cpu
+        loop_cpu = _loop_thread_cpu(server_pid) - loop_cpu
     for p in procs:
         p.join(30)
     total = sum(r[0] if isinstance(r, tuple) else r for r in results)
     if cpu is not None and total:
         cpu["server us/msg"] = server_cpu / total * 1e6
+        cpu["server loop thread us/msg"] = loop_cpu / total * 1e6
         cpu["clients us/msg"] = sum(r[1] for r in results if isinstance(r, tuple)) / total * 1e6
     return float(total) / seconds
 
@@ -525,6 +574,7 @@ def main() -> None:
         print("floors:", {k: round(v) for k, v in f.items()}, flush=True)
 
     probe()
+    commit_us = commit_cpu_probe(tmp)
     proc, url = start_pymsmq(os.path.join(tmp, "qm"))
     try:
         pymsmq_prepare(url)
@@ -538,10 +588,12 @@ def main() -> None:
             after = _send_batches(url)
             per = (after[1] - before[1]) / max(1, after[0] - before[0])
             durable_cpu[n] = (cpu.get("server us/msg", 0.0), cpu.get("clients us/msg", 0.0), per)
+            loop_us = cpu.get("server loop thread us/msg", 0.0)
             print(
                 f"pymsmq recoverable, {n} clients: {rate:.0f}/s; CPU per message: server "
-                f"{durable_cpu[n][0]:.0f} us, clients {durable_cpu[n][1]:.0f} us; {per:.1f} sends per "
-                f"commit; load {os.getloadavg()[0]:.1f}",
+                f"{durable_cpu[n][0]:.0f} us (loop thread {loop_us:.0f}, other threads "
+                f"{durable_cpu[n][0] - loop_us:.0f}), clients {durable_cpu[n][1]:.0f} us; {per:.1f} sends "
+                f"per commit (a bare SQLite commit: {commit_us:.0f} us CPU); load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
         print("pymsmq:", {k: round(v) for k, v in results["pymsmq"].items()}, flush=True)

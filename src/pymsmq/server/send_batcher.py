@@ -27,11 +27,12 @@ import asyncio
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.protocol import hot
-from pymsmq.protocol.message_codec import send_facts
+from pymsmq.protocol.codes import Op
+from pymsmq.protocol.message_codec import send_answer_body, send_facts
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
@@ -48,6 +49,7 @@ log = logging.getLogger("pymsmq.server")
 #: _MAX_WAIT seconds.
 _WAIT_SHARE = 0.5
 _MAX_WAIT = 0.002
+_SEND_OP: Final = int(Op.SEND)
 
 # One queued send: session, request id, queue, message, transaction argument, counters, body size.
 _Send = tuple["Session", int, "Queue", "Message", "int | None", "QueueCounters", int]
@@ -172,8 +174,9 @@ class SendBatcher:
             outcomes: list[Any]
             try:
                 errors = send_batch([(s[2], s[3], s[4]) for s in batch])
+                # The answer's payload (the bytes its SendResponse encodes to), built off the loop.
                 outcomes = [
-                    hot.send_response(send_facts(s[3])) if err is None else err
+                    send_answer_body(s[3]) if err is None else err
                     for s, err in zip(batch, errors, strict=True)
                 ]
             except BaseException as exc:  # never leave a sender unanswered
@@ -191,7 +194,7 @@ class SendBatcher:
     def _done(self, batch: list[_Send], outcomes: list[Any], fut: asyncio.Future[None] | None) -> None:
         self.batches += 1
         self.sends += len(batch)
-        for (session, rid, _, _, _, counters, size), outcome in zip(batch, outcomes, strict=True):
+        for (session, rid, _, message, _, counters, size), outcome in zip(batch, outcomes, strict=True):
             session.pending -= 1
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, MSMQError):
@@ -200,7 +203,11 @@ class SendBatcher:
             else:
                 counters.sent += 1
                 counters.bytes_in += size
-                session.answer(rid, outcome)
+                # The session's last awaited answer goes out at once (``answer_fast``: one write,
+                # behind anything already queued); answers with more to follow are queued and
+                # leave in one write at the end of the loop turn.
+                if session.pending or not session.answer_fast(rid, _SEND_OP, outcome):
+                    session.answer(rid, hot.send_response(send_facts(message)))
         if fut is not None:
             self._unanswered.discard(fut)
             if not fut.done():
