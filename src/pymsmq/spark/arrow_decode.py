@@ -76,7 +76,6 @@ _MPH: Final = np.dtype(
         ("ext_size", "<u4"),
     ]
 )
-_DELIVERY: Final = pa.array(list(DELIVERY_NAMES), pa.string())
 
 _SIGNATURE: Final = 0x524F494C
 _MAX_PACKET: Final = 0x00400000
@@ -119,15 +118,20 @@ class _Data:
     gather is one fancy-index copy of ``itemsize`` bytes per position, not a byte-by-byte window copy.
     """
 
-    __slots__ = ("bytes", "limit", "views")
+    __slots__ = ("aligned", "bytes", "limit", "u16s", "u32s", "views")
 
-    def __init__(self, buffer: pa.Buffer) -> None:
+    def __init__(self, buffer: pa.Buffer, starts: np.ndarray | None = None) -> None:
         data = np.frombuffer(buffer, np.uint8)
         if len(data) < 64:
             data = np.concatenate([data, np.zeros(64 - len(data), np.uint8)])
         self.bytes = data
         self.limit = len(data)
         self.views: dict[int, np.ndarray] = {}
+        # Every packet 4-aligned in memory (the usual Arrow layout: packet sizes are multiples of 4):
+        # u16/u32 fields at even/4-aligned offsets of a packet are read through typed views.
+        self.aligned = starts is not None and data.ctypes.data % 4 == 0 and not (starts & 3).any()
+        self.u16s = data[: self.limit // 2 * 2].view(_U16) if self.aligned else None
+        self.u32s = data[: self.limit // 4 * 4].view(_U32) if self.aligned else None
 
     def gather(self, positions: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
         """One ``dtype`` value at each of ``positions``; positions past the end are clipped (such rows
@@ -161,15 +165,28 @@ class _Data:
         return out
 
     def u16(self, positions: np.ndarray) -> np.ndarray:
+        """The u16 at each of ``positions`` (as int64).
+
+        With ``aligned`` data, an odd position reads the unit at position - 1: callers read at odd
+        positions only for rows they reject anyway (an odd count, a PacketSize not a multiple of 4).
+        """
+        if self.u16s is not None:
+            return self.u16s[np.clip(positions, 0, self.limit - 2) >> 1].astype(np.int64)
         return self.gather(positions, _U16).astype(np.int64)
 
     def u32(self, positions: np.ndarray) -> np.ndarray:
+        """The u32 at each of ``positions`` (as int64); with ``aligned`` data, every position given is
+        4-aligned in its packet (the TransactionHeader)."""
+        if self.u32s is not None:
+            return self.u32s[np.clip(positions, 0, self.limit - 4) >> 2].astype(np.int64)
         return self.gather(positions, _U32).astype(np.int64)
 
 
 _U16: Final = np.dtype("<u2")
 _U32: Final = np.dtype("<u4")
 
+
+_DELIVERY: Final = pa.array(list(DELIVERY_NAMES), pa.string())
 
 _HEX: Final = b"0123456789abcdef"
 # Byte -> its two lower-case hex digits as one little-endian u16 (first digit in the low byte).
@@ -217,6 +234,13 @@ def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
     offsets = (np.arange(n + 1, dtype=np.int32) * width).astype(np.int32)
     return pa.Array.from_buffers(
         pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(chars))]
+    )
+
+
+def _empty_binary(n: int) -> pa.BinaryArray:
+    """``n`` empty (not null) binary values: all-zero offsets, no data, no copy."""
+    return pa.Array.from_buffers(
+        pa.binary(), n, [None, pa.py_buffer(np.zeros(n + 1, np.int32)), pa.py_buffer(b"")]
     )
 
 
@@ -417,7 +441,7 @@ def _fast_columns(
         stop = pos + 2 + count
         field_end = stop + ((-(stop - starts)) & 3)
         good = (pos + 2 <= end) & (count >= 2) & ((count & 1) == 0) & (field_end <= end)
-        good &= col_data.gather(stop - 2, _U16) == 0
+        good &= col_data.u16(stop - 2) == 0
         ok &= ~present | good
         names.append((present, pos + 2, stop))
         pos = np.where(present, field_end, pos)
@@ -442,7 +466,7 @@ def _fast_columns(
     ok &= (ll <= 0xFA) & (label_end <= end) & (alloc >= msize) & (ext <= end - label_end)
     ok &= alloc <= end - label_end - ext
     has_label = ll > 0
-    ok &= ~has_label | (col_data.gather(label_end - 2, _U16) == 0)
+    ok &= ~has_label | (col_data.u16(label_end - 2) == 0)
     body_start = label_end + ext
     mph_end = body_start + alloc
     ok &= mph_end + ((-(mph_end - mph_start)) & 3) == end  # nothing after the MessagePropertiesHeader
@@ -525,7 +549,8 @@ def _fast_columns(
     out["body_type"] = pa.array(mf["body_type"].astype(np.int64))
     out["app_specific"] = pa.array(mf["app"].astype(np.int64))
     ls = label_end[fast]
-    out["extension"] = slice_ranges(dbuf, ls, ls + ext[fast])
+    ext_fast = ext[fast]
+    out["extension"] = _empty_binary(m) if not ext_fast.any() else slice_ranges(dbuf, ls, ls + ext_fast)
     out["acknowledgements"] = pa.array(mf["flags"].astype(np.int32))
     tx = has_tx[fast]
     txf = tx_flags[fast]
@@ -556,8 +581,8 @@ def decode_array(packets: pa.Array) -> pa.RecordBatch:
     offsets = np.frombuffer(obuf, np.int32, count=n + 1, offset=4 * packets.offset).astype(np.int64)
     if dbuf is None:
         dbuf = pa.py_buffer(b"")
-    col_data = _Data(dbuf)
     starts = offsets[:-1]
+    col_data = _Data(dbuf, starts)
     lens = offsets[1:] - starts
     fixed = col_data.gather(starts, _FIXED)
     valid = np.asarray(packets.is_valid()) if packets.null_count else np.ones(n, np.bool_)
