@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pymsmq.spark.arrow_decode import _Data, decode_array
+from pymsmq.spark.arrow_layout import U16, U32, PacketBytes
 from pymsmq.spark.columns import packet_row
 from pymsmq.wire import UserMessage
 
@@ -85,3 +86,16 @@ def test_empty_extension_column_is_empty_not_null() -> None:
     got = decode_both_ways(packets)
     assert [row["extension"] for row in got] == [b""] * 5
     assert got == [packet_row(p) for p in packets]
+
+
+@given(st.binary(min_size=0, max_size=200), st.lists(st.integers(0, 199), max_size=20))
+def test_packet_bytes_typed_reads_match_the_byte_gathers(raw: bytes, positions: list[int]) -> None:
+    # Typed reads are exact at even (u16) / 4-aligned (u32) positions, on any buffer length.
+    buffer = pa.py_buffer(raw)
+    typed = PacketBytes(buffer, np.zeros(1, np.int64))
+    plain = PacketBytes(buffer)
+    assert typed.aligned and not plain.aligned
+    pos = np.array(positions, np.int64)
+    even, quad = pos & ~1, pos & ~3
+    assert typed.u16(even).tolist() == plain.u16(even).tolist() == plain.gather(even, U16).tolist()
+    assert typed.u32(quad).tolist() == plain.u32(quad).tolist() == plain.gather(quad, U32).tolist()

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
+from pymsmq.spark.arrow_layout import PacketBytes as _Data
 from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, clean_text, packet_row
 
 __all__ = ["ARROW_SCHEMA", "decode_array", "slice_ranges"]
@@ -108,82 +109,8 @@ def slice_ranges(data: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.Bi
     offsets[1 : 2 * n : 2] = ends
     offsets[2 * n] = offsets[2 * n - 1]
     view = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(offsets), data])
-    return view.take(pa.array(np.arange(0, 2 * n, 2)))
-
-
-class _Data:
-    """The batch's data buffer as numpy, with fixed-width values gathered at many positions at once.
-
-    Each layout is read through a byte-strided view (stride 1: a record may start at any byte), so a
-    gather is one fancy-index copy of ``itemsize`` bytes per position, not a byte-by-byte window copy.
-    """
-
-    __slots__ = ("aligned", "bytes", "limit", "u16s", "u32s", "views")
-
-    def __init__(self, buffer: pa.Buffer, starts: np.ndarray | None = None) -> None:
-        data = np.frombuffer(buffer, np.uint8)
-        if len(data) < 64:
-            data = np.concatenate([data, np.zeros(64 - len(data), np.uint8)])
-        self.bytes = data
-        self.limit = len(data)
-        self.views: dict[int, np.ndarray] = {}
-        # Every packet 4-aligned in memory (the usual Arrow layout: packet sizes are multiples of 4):
-        # u16/u32 fields at even/4-aligned offsets of a packet are read through typed views.
-        self.aligned = starts is not None and data.ctypes.data % 4 == 0 and not (starts & 3).any()
-        self.u16s = data[: self.limit // 2 * 2].view(_U16) if self.aligned else None
-        self.u32s = data[: self.limit // 4 * 4].view(_U32) if self.aligned else None
-
-    def gather(self, positions: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
-        """One ``dtype`` value at each of ``positions``; positions past the end are clipped (such rows
-        are never on the fast path: every read is also checked against the packet's end)."""
-        width = dtype.itemsize
-        view = self.views.get(width)
-        if view is None:  # opaque "V<width>" items: the gather is a plain memcpy per position
-            view = self.views[width] = np.ndarray(
-                (self.limit - width + 1,), np.dtype(f"V{width}"), buffer=self.bytes, strides=(1,)
-            )
-        return view[np.clip(positions, 0, self.limit - width)].view(dtype)  # type: ignore[no-any-return]
-
-    def window(self, positions: np.ndarray, width: int) -> np.ndarray:
-        """(n, width) bytes starting at each of ``positions``, zero past the end of the data."""
-        view = self.views.get(width)
-        if view is None:
-            view = self.views[width] = np.ndarray(
-                (max(self.limit - width + 1, 0),), np.dtype(f"V{width}"), buffer=self.bytes, strides=(1,)
-            )
-        over = positions > self.limit - width
-        if not over.any():
-            return view[positions].view(np.uint8).reshape(-1, width)  # type: ignore[no-any-return]
-        # A window running past the end (the last rows only): read those from a zero-padded tail copy.
-        base = max(self.limit - width, 0)
-        tail = np.zeros(self.limit - base + width, np.uint8)
-        tail[: self.limit - base] = self.bytes[base:]
-        out = np.empty((len(positions), width), np.uint8)
-        out[~over] = view[positions[~over]].view(np.uint8).reshape(-1, width)
-        for row, pos in zip(np.flatnonzero(over).tolist(), positions[over].tolist(), strict=True):
-            out[row] = tail[pos - base : pos - base + width]
-        return out
-
-    def u16(self, positions: np.ndarray) -> np.ndarray:
-        """The u16 at each of ``positions`` (as int64).
-
-        With ``aligned`` data, an odd position reads the unit at position - 1: callers read at odd
-        positions only for rows they reject anyway (an odd count, a PacketSize not a multiple of 4).
-        """
-        if self.u16s is not None:
-            return self.u16s[np.clip(positions, 0, self.limit - 2) >> 1].astype(np.int64)
-        return self.gather(positions, _U16).astype(np.int64)
-
-    def u32(self, positions: np.ndarray) -> np.ndarray:
-        """The u32 at each of ``positions`` (as int64); with ``aligned`` data, every position given is
-        4-aligned in its packet (the TransactionHeader)."""
-        if self.u32s is not None:
-            return self.u32s[np.clip(positions, 0, self.limit - 4) >> 2].astype(np.int64)
-        return self.gather(positions, _U32).astype(np.int64)
-
-
-_U16: Final = np.dtype("<u2")
-_U32: Final = np.dtype("<u4")
+    # int32 indices (2n < 2**31: the offsets are int32 already) take measurably less than int64 ones.
+    return view.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int32)))
 
 
 _DELIVERY: Final = pa.array(list(DELIVERY_NAMES), pa.string())
@@ -215,10 +142,15 @@ def _guid_text(raw: np.ndarray, table: np.ndarray = _HEX2) -> np.ndarray:
     return text
 
 
-def _all_equal(raw: np.ndarray) -> bool:
-    """Whether every row of ``raw`` ((n, 16) bytes, e.g. a GUID field) equals the first."""
-    words = np.ascontiguousarray(raw).view(np.uint64)
-    return bool((words == words[0]).all())
+def _same_words(words: np.ndarray, first: int) -> bool:
+    """Whether words ``first`` and ``first + 1`` of every row of ``words`` ((n, k) u64) equal row 0's."""
+    pair = words[:, first : first + 2]
+    return bool((pair[:, 0] == pair[0, 0]).all() and (pair[:, 1] == pair[0, 1]).all())
+
+
+def _direct_or_absent(code: np.ndarray) -> np.ndarray:
+    """Queue type code 0 (absent) or 7 (direct) per row ([MS-MQMQ] 2.2.19.2 UserHeader.Flags)."""
+    return (code == 0) | (code == 7)  # type: ignore[no-any-return]
 
 
 def _guid_column(raw: np.ndarray, same: bool) -> pa.StringArray:
@@ -424,8 +356,8 @@ def _fast_columns(
         & ((uflags & _U_MP) != 0)
         & ((uflags & _U_OTHER_HEADERS) == 0)
         & (((uflags >> 10) & 7) == 7)
-        & np.isin((uflags >> 13) & 7, (0, 7))
-        & np.isin((uflags >> 16) & 7, (0, 7))
+        & _direct_or_absent((uflags >> 13) & 7)
+        & _direct_or_absent((uflags >> 16) & 7)
     )
     end = starts + psize  # absolute end of PacketSize
     pos = starts + 64
@@ -520,10 +452,13 @@ def _fast_columns(
     out["priority"] = pa.array(bf & 7)
     out["flags"] = pa.array(bf)
     out["time_to_reach_queue"] = pa.array(f["ttrq"].astype(np.int64))
-    same_sqm = _all_equal(sqm)
+    # The GUIDs as two u64 words each of the contiguous 64-byte rows (SQM words 2-3, QMA words 4-5):
+    # compared in place, without copying the (strided) GUID fields out first.
+    words = np.ascontiguousarray(f).view(np.uint64).reshape(m, _FIXED.itemsize // 8)
+    same_sqm = _same_words(words, 2)
     out["source_queue_manager"] = _guid_column(sqm, same_sqm)
     qma = f["qma"]
-    out["destination_queue_manager"] = _guid_column(qma, _all_equal(qma))
+    out["destination_queue_manager"] = _guid_column(qma, _same_words(words, 4))
     ordinal = pc.cast(pa.array(f["message_id"]), pa.string())
     if same_sqm:  # one sending queue manager: one "{GUID}\" prefix
         prefix = "{" + _guid_text(sqm[:1], _HEX2_UPPER)[0].tobytes().decode("ascii") + "}\\"
