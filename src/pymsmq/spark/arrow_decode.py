@@ -270,6 +270,7 @@ class _WindowTexts:
         self.body = rows.view("<u2")[:, :width]  # (rows, width) code units
         self.fallback: _Texts | None = None
         self.chars: np.ndarray | None = None
+        self.plain: bool | None = None
 
     @staticmethod
     def fits(starts: np.ndarray, ends: np.ndarray) -> bool:
@@ -287,8 +288,16 @@ class _WindowTexts:
             self.chars = np.arange(self.width) < lengths[:, None]
         return self.chars
 
+    def _plain(self) -> bool:
+        # Every character ASCII and not NUL (the common case), in one pass: NUL wraps to 0xFFFF.
+        if self.plain is None:
+            self.plain = not (((self.body - np.uint16(1)) >= 0x7F) & self._chars()).any()
+        return self.plain
+
     def inner_nul_rows(self) -> np.ndarray:
         """Positions (0..count-1) of fields with a NUL before their terminator."""
+        if self._plain():
+            return np.zeros(0, np.int64)
         bad = np.flatnonzero(((self.body == 0) & self._chars()).any(axis=1))
         if self.same:
             return np.arange(self.count) if len(bad) else bad
@@ -297,7 +306,7 @@ class _WindowTexts:
     def array(self, prefix: str = "") -> pa.StringArray:
         """The fields (terminators dropped, ``prefix`` before each) as an Arrow string array."""
         chars = self._chars()
-        if ((self.body >= 0x80) & chars).any():  # not ASCII: the general path
+        if not self._plain() and ((self.body >= 0x80) & chars).any():  # not ASCII: the general path
             if self.fallback is None:
                 self.fallback = _Texts(self.dbuf, self.starts, self.ends)
             return self.fallback.array(prefix)
