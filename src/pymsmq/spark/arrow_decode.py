@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
+from pymsmq.spark.arrow_layout import PacketBytes as _Data
 from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, clean_text, packet_row
 
 __all__ = ["ARROW_SCHEMA", "decode_array", "slice_ranges"]
@@ -76,7 +77,6 @@ _MPH: Final = np.dtype(
         ("ext_size", "<u4"),
     ]
 )
-_DELIVERY: Final = pa.array(list(DELIVERY_NAMES), pa.string())
 
 _SIGNATURE: Final = 0x524F494C
 _MAX_PACKET: Final = 0x00400000
@@ -109,67 +109,11 @@ def slice_ranges(data: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.Bi
     offsets[1 : 2 * n : 2] = ends
     offsets[2 * n] = offsets[2 * n - 1]
     view = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(offsets), data])
-    return view.take(pa.array(np.arange(0, 2 * n, 2)))
+    # int32 indices (2n < 2**31: the offsets are int32 already) take measurably less than int64 ones.
+    return view.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int32)))
 
 
-class _Data:
-    """The batch's data buffer as numpy, with fixed-width values gathered at many positions at once.
-
-    Each layout is read through a byte-strided view (stride 1: a record may start at any byte), so a
-    gather is one fancy-index copy of ``itemsize`` bytes per position, not a byte-by-byte window copy.
-    """
-
-    __slots__ = ("bytes", "limit", "views")
-
-    def __init__(self, buffer: pa.Buffer) -> None:
-        data = np.frombuffer(buffer, np.uint8)
-        if len(data) < 64:
-            data = np.concatenate([data, np.zeros(64 - len(data), np.uint8)])
-        self.bytes = data
-        self.limit = len(data)
-        self.views: dict[int, np.ndarray] = {}
-
-    def gather(self, positions: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
-        """One ``dtype`` value at each of ``positions``; positions past the end are clipped (such rows
-        are never on the fast path: every read is also checked against the packet's end)."""
-        width = dtype.itemsize
-        view = self.views.get(width)
-        if view is None:  # opaque "V<width>" items: the gather is a plain memcpy per position
-            view = self.views[width] = np.ndarray(
-                (self.limit - width + 1,), np.dtype(f"V{width}"), buffer=self.bytes, strides=(1,)
-            )
-        return view[np.clip(positions, 0, self.limit - width)].view(dtype)  # type: ignore[no-any-return]
-
-    def window(self, positions: np.ndarray, width: int) -> np.ndarray:
-        """(n, width) bytes starting at each of ``positions``, zero past the end of the data."""
-        view = self.views.get(width)
-        if view is None:
-            view = self.views[width] = np.ndarray(
-                (max(self.limit - width + 1, 0),), np.dtype(f"V{width}"), buffer=self.bytes, strides=(1,)
-            )
-        over = positions > self.limit - width
-        if not over.any():
-            return view[positions].view(np.uint8).reshape(-1, width)  # type: ignore[no-any-return]
-        # A window running past the end (the last rows only): read those from a zero-padded tail copy.
-        base = max(self.limit - width, 0)
-        tail = np.zeros(self.limit - base + width, np.uint8)
-        tail[: self.limit - base] = self.bytes[base:]
-        out = np.empty((len(positions), width), np.uint8)
-        out[~over] = view[positions[~over]].view(np.uint8).reshape(-1, width)
-        for row, pos in zip(np.flatnonzero(over).tolist(), positions[over].tolist(), strict=True):
-            out[row] = tail[pos - base : pos - base + width]
-        return out
-
-    def u16(self, positions: np.ndarray) -> np.ndarray:
-        return self.gather(positions, _U16).astype(np.int64)
-
-    def u32(self, positions: np.ndarray) -> np.ndarray:
-        return self.gather(positions, _U32).astype(np.int64)
-
-
-_U16: Final = np.dtype("<u2")
-_U32: Final = np.dtype("<u4")
-
+_DELIVERY: Final = pa.array(list(DELIVERY_NAMES), pa.string())
 
 _HEX: Final = b"0123456789abcdef"
 # Byte -> its two lower-case hex digits as one little-endian u16 (first digit in the low byte).
@@ -198,10 +142,15 @@ def _guid_text(raw: np.ndarray, table: np.ndarray = _HEX2) -> np.ndarray:
     return text
 
 
-def _all_equal(raw: np.ndarray) -> bool:
-    """Whether every row of ``raw`` ((n, 16) bytes, e.g. a GUID field) equals the first."""
-    words = np.ascontiguousarray(raw).view(np.uint64)
-    return bool((words == words[0]).all())
+def _same_words(words: np.ndarray, first: int) -> bool:
+    """Whether words ``first`` and ``first + 1`` of every row of ``words`` ((n, k) u64) equal row 0's."""
+    pair = words[:, first : first + 2]
+    return bool((pair[:, 0] == pair[0, 0]).all() and (pair[:, 1] == pair[0, 1]).all())
+
+
+def _direct_or_absent(code: np.ndarray) -> np.ndarray:
+    """Queue type code 0 (absent) or 7 (direct) per row ([MS-MQMQ] 2.2.19.2 UserHeader.Flags)."""
+    return (code == 0) | (code == 7)  # type: ignore[no-any-return]
 
 
 def _guid_column(raw: np.ndarray, same: bool) -> pa.StringArray:
@@ -217,6 +166,13 @@ def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
     offsets = (np.arange(n + 1, dtype=np.int32) * width).astype(np.int32)
     return pa.Array.from_buffers(
         pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(chars))]
+    )
+
+
+def _empty_binary(n: int) -> pa.BinaryArray:
+    """``n`` empty (not null) binary values: all-zero offsets, no data, no copy."""
+    return pa.Array.from_buffers(
+        pa.binary(), n, [None, pa.py_buffer(np.zeros(n + 1, np.int32)), pa.py_buffer(b"")]
     )
 
 
@@ -314,6 +270,7 @@ class _WindowTexts:
         self.body = rows.view("<u2")[:, :width]  # (rows, width) code units
         self.fallback: _Texts | None = None
         self.chars: np.ndarray | None = None
+        self.plain: bool | None = None
 
     @staticmethod
     def fits(starts: np.ndarray, ends: np.ndarray) -> bool:
@@ -331,8 +288,16 @@ class _WindowTexts:
             self.chars = np.arange(self.width) < lengths[:, None]
         return self.chars
 
+    def _plain(self) -> bool:
+        # Every character ASCII and not NUL (the common case), in one pass: NUL wraps to 0xFFFF.
+        if self.plain is None:
+            self.plain = not (((self.body - np.uint16(1)) >= 0x7F) & self._chars()).any()
+        return self.plain
+
     def inner_nul_rows(self) -> np.ndarray:
         """Positions (0..count-1) of fields with a NUL before their terminator."""
+        if self._plain():
+            return np.zeros(0, np.int64)
         bad = np.flatnonzero(((self.body == 0) & self._chars()).any(axis=1))
         if self.same:
             return np.arange(self.count) if len(bad) else bad
@@ -341,7 +306,7 @@ class _WindowTexts:
     def array(self, prefix: str = "") -> pa.StringArray:
         """The fields (terminators dropped, ``prefix`` before each) as an Arrow string array."""
         chars = self._chars()
-        if ((self.body >= 0x80) & chars).any():  # not ASCII: the general path
+        if not self._plain() and ((self.body >= 0x80) & chars).any():  # not ASCII: the general path
             if self.fallback is None:
                 self.fallback = _Texts(self.dbuf, self.starts, self.ends)
             return self.fallback.array(prefix)
@@ -400,8 +365,8 @@ def _fast_columns(
         & ((uflags & _U_MP) != 0)
         & ((uflags & _U_OTHER_HEADERS) == 0)
         & (((uflags >> 10) & 7) == 7)
-        & np.isin((uflags >> 13) & 7, (0, 7))
-        & np.isin((uflags >> 16) & 7, (0, 7))
+        & _direct_or_absent((uflags >> 13) & 7)
+        & _direct_or_absent((uflags >> 16) & 7)
     )
     end = starts + psize  # absolute end of PacketSize
     pos = starts + 64
@@ -417,7 +382,7 @@ def _fast_columns(
         stop = pos + 2 + count
         field_end = stop + ((-(stop - starts)) & 3)
         good = (pos + 2 <= end) & (count >= 2) & ((count & 1) == 0) & (field_end <= end)
-        good &= col_data.gather(stop - 2, _U16) == 0
+        good &= col_data.u16(stop - 2) == 0
         ok &= ~present | good
         names.append((present, pos + 2, stop))
         pos = np.where(present, field_end, pos)
@@ -442,7 +407,7 @@ def _fast_columns(
     ok &= (ll <= 0xFA) & (label_end <= end) & (alloc >= msize) & (ext <= end - label_end)
     ok &= alloc <= end - label_end - ext
     has_label = ll > 0
-    ok &= ~has_label | (col_data.gather(label_end - 2, _U16) == 0)
+    ok &= ~has_label | (col_data.u16(label_end - 2) == 0)
     body_start = label_end + ext
     mph_end = body_start + alloc
     ok &= mph_end + ((-(mph_end - mph_start)) & 3) == end  # nothing after the MessagePropertiesHeader
@@ -496,10 +461,13 @@ def _fast_columns(
     out["priority"] = pa.array(bf & 7)
     out["flags"] = pa.array(bf)
     out["time_to_reach_queue"] = pa.array(f["ttrq"].astype(np.int64))
-    same_sqm = _all_equal(sqm)
+    # The GUIDs as two u64 words each of the contiguous 64-byte rows (SQM words 2-3, QMA words 4-5):
+    # compared in place, without copying the (strided) GUID fields out first.
+    words = np.ascontiguousarray(f).view(np.uint64).reshape(m, _FIXED.itemsize // 8)
+    same_sqm = _same_words(words, 2)
     out["source_queue_manager"] = _guid_column(sqm, same_sqm)
     qma = f["qma"]
-    out["destination_queue_manager"] = _guid_column(qma, _all_equal(qma))
+    out["destination_queue_manager"] = _guid_column(qma, _same_words(words, 4))
     ordinal = pc.cast(pa.array(f["message_id"]), pa.string())
     if same_sqm:  # one sending queue manager: one "{GUID}\" prefix
         prefix = "{" + _guid_text(sqm[:1], _HEX2_UPPER)[0].tobytes().decode("ascii") + "}\\"
@@ -525,7 +493,8 @@ def _fast_columns(
     out["body_type"] = pa.array(mf["body_type"].astype(np.int64))
     out["app_specific"] = pa.array(mf["app"].astype(np.int64))
     ls = label_end[fast]
-    out["extension"] = slice_ranges(dbuf, ls, ls + ext[fast])
+    ext_fast = ext[fast]
+    out["extension"] = _empty_binary(m) if not ext_fast.any() else slice_ranges(dbuf, ls, ls + ext_fast)
     out["acknowledgements"] = pa.array(mf["flags"].astype(np.int32))
     tx = has_tx[fast]
     txf = tx_flags[fast]
@@ -556,8 +525,8 @@ def decode_array(packets: pa.Array) -> pa.RecordBatch:
     offsets = np.frombuffer(obuf, np.int32, count=n + 1, offset=4 * packets.offset).astype(np.int64)
     if dbuf is None:
         dbuf = pa.py_buffer(b"")
-    col_data = _Data(dbuf)
     starts = offsets[:-1]
+    col_data = _Data(dbuf, starts)
     lens = offsets[1:] - starts
     fixed = col_data.gather(starts, _FIXED)
     valid = np.asarray(packets.is_valid()) if packets.null_count else np.ones(n, np.bool_)
