@@ -321,7 +321,9 @@ class Queue:
     def send_many(self, messages: Iterable[Message], transaction: Transaction | int | None = None) -> None:
         """Send many messages (recoverable ones share one durable write); raises the first error.
 
-        Every message is tried; those that succeed are sent (and get their ids) even when another fails.
+        Every message is validated first (an invalid one raises before anything is sent); then every
+        valid message is tried, those that succeed are sent (and get their ids) even when another
+        fails, and the first error is raised.  Same semantics as the remote client's SEND_MANY.
         """
         send_many(self, messages, transaction)
 
@@ -482,11 +484,11 @@ class Queue:
     def receive_many(
         self, count: int, timeout: float | None = 0, transaction: Transaction | int | None = None
     ) -> list[Message]:
-        """Up to ``count`` messages, each receive waiting at most ``timeout`` seconds from the call.
+        """Up to ``count`` messages: waits up to ``timeout`` for the first, then takes those available.
 
-        Receives that find no message in time are left out of the list; any other error is raised
-        after all were tried (the messages received so far are then lost to the caller, as with a
-        failed ``receive``: use a transaction to keep them).
+        None in time gives ``[]``.  An error other than "no message" ends the batch and is raised (the
+        messages received so far are then lost to the caller, as with a failed ``receive``: use a
+        transaction to keep them).  Same semantics as the remote client's RECEIVE_MANY.
         """
         return receive_many(self, count, timeout, transaction)
 

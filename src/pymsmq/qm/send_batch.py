@@ -17,7 +17,6 @@ message of it is written again in a batch of its own, so that one bad message ca
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -154,8 +153,16 @@ def send_batch(qm: QueueManager, sends: Sequence[SendItem]) -> list[MSMQError | 
 def send_many(
     queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None = None
 ) -> None:
-    """``Queue.send_many``: send every message; after all were tried, raise the first error."""
+    """``Queue.send_many``: the remote client's semantics.
+
+    Every message is validated first (an invalid one raises before anything is sent); then every
+    valid message is sent and the first error is raised after all were tried.
+    """
     batch = list(messages)
+    for message in batch:
+        if not isinstance(message, Message):
+            raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        message.validate()
     first: MSMQError | None = None
     if isinstance(transaction, Transaction):
         # Sends in a transaction are written when it commits: nothing to share now.
@@ -185,17 +192,16 @@ def _taker(out: list[Message]) -> Callable[[Message], bool]:
 def receive_many(
     queue: Queue, count: int, timeout: float | None = 0, transaction: Transaction | int | None = None
 ) -> list[Message]:
-    """``Queue.receive_many``: up to ``count`` messages, each receive waiting at most ``timeout``.
+    """``Queue.receive_many``: up to ``count`` messages, with the remote client's semantics.
 
-    Like the remote client's ``count`` pipelined RECEIVEs, every receive may wait until ``timeout``
-    seconds after the call; those that find no message are left out of the list, any other error is
-    raised after all of them were tried (the messages received so far are then lost to the caller,
-    as with a failed ``receive``: use a transaction to keep them).
+    Waits up to ``timeout`` for the first message, then takes the messages available, up to
+    ``count`` (RECEIVE_MANY, docs/protocol.md); none in time gives ``[]``.  An error other than "no
+    message" ends the batch and is raised (the messages received so far are then lost to the
+    caller, as with a failed ``receive``: use a transaction to keep them).
     """
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
     timeout = normalize_timeout(timeout)
-    deadline = None if timeout is None or timeout <= 0 else time.monotonic() + timeout
     out: list[Message] = []
     first: MSMQError | None = None
     todo = count
@@ -221,12 +227,13 @@ def receive_many(
                 break  # retried below, as the next receive of the loop
             todo -= 1
     for _ in range(todo):
-        wait = timeout if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            out.append(queue.receive(wait, transaction))
+            # Only the first message is waited for; after it, what is there already.
+            out.append(queue.receive(0.0 if out else timeout, transaction))
         except MSMQError as exc:
             if exc.hresult not in _NO_MESSAGE:
-                first = first or exc
+                first = exc
+            break
     if first is not None:
         raise first
     return out
