@@ -212,6 +212,19 @@ def test_send_batch_rejects_foreign_queue_and_non_message(qm: QueueManager) -> N
 
 
 def test_send_many_sends_all_then_raises_first(qm: QueueManager) -> None:
+    # A message the queue refuses (here: over the queue's 1 KB quota) does not stop the others.
+    q = qm.create_queue(r".\private$\q", quota=1)
+    msgs = [Message(body=b"a", delivery=1), Message(body=b"b" * 2048), Message(body=b"c")]
+    with pytest.raises(MSMQError) as e:
+        q.send_many(msgs)
+    assert e.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert msgs[0].id is not None and msgs[2].id is not None
+    assert [m.body for m in q.receive_many(5)] == [b"a", b"c"]
+    q.send_many(Message(body=b"%d" % i) for i in range(3))
+    assert [m.body for m in q.receive_many(5)] == [b"0", b"1", b"2"]
+
+
+def test_send_many_validates_every_message_before_sending_any(qm: QueueManager) -> None:
     q = qm.create_queue(r".\private$\q")
     bad = Message()
     bad.priority = 99
@@ -219,10 +232,8 @@ def test_send_many_sends_all_then_raises_first(qm: QueueManager) -> None:
     with pytest.raises(MSMQError) as e:
         q.send_many(msgs)
     assert e.value.hresult == HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
-    assert msgs[0].id is not None and msgs[2].id is not None
-    assert [m.body for m in q.receive_many(5)] == [b"a", b"c"]
-    q.send_many(Message(body=b"%d" % i) for i in range(3))
-    assert [m.body for m in q.receive_many(5)] == [b"0", b"1", b"2"]
+    assert msgs[0].id is None and msgs[2].id is None
+    assert q.receive_many(5) == []
 
 
 def test_send_many_in_a_transaction(qm: QueueManager) -> None:
