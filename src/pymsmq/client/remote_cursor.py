@@ -1,0 +1,59 @@
+"""``RemoteCursor``: a server-side cursor on a ``RemoteQueue``, the methods of ``pymsmq.Cursor``.
+
+Split out of ``pymsmq.client.remote`` (which re-exports it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pymsmq.errors import MSMQError
+from pymsmq.model.message import Message
+from pymsmq.protocol import Action
+from pymsmq.protocol import messages as pm
+
+if TYPE_CHECKING:
+    from pymsmq.client.remote_queue import RemoteQueue
+    from pymsmq.client.remote_transaction import RemoteTransaction
+
+__all__ = ["RemoteCursor"]
+
+_A = Action
+
+
+class RemoteCursor:
+    """A server-side cursor ([MS-MQDMPR] 3.2) on a ``RemoteQueue``: the methods of ``pymsmq.Cursor``."""
+
+    def __init__(self, queue: RemoteQueue) -> None:
+        self._queue = queue
+        self._id = 0
+
+    def _cursor_id(self) -> int:
+        if not self._id:
+            q = self._queue
+            q._check()
+            self._id = q._t.call(pm.CreateCursorRequest(q._handle)).cursor
+        return self._id
+
+    def reset(self) -> None:
+        """Back to Start, state Unread (a fresh server cursor)."""
+        if self._id:
+            old, self._id = self._id, 0
+            try:
+                self._queue._t.call(pm.CloseCursorRequest(old))
+            except MSMQError:
+                pass
+
+    def peek_current(self, timeout: float | None = None) -> Message:
+        """Peek the message at the cursor (the first one when Unread)."""
+        return self._queue._read(_A.MQ_ACTION_PEEK_CURRENT, timeout, None, self._cursor_id()).result()
+
+    def peek_next(self, timeout: float | None = None) -> Message:
+        """Move to the next message and peek it."""
+        return self._queue._read(_A.MQ_ACTION_PEEK_NEXT, timeout, None, self._cursor_id()).result()
+
+    def receive_current(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the message at the cursor."""
+        return self._queue._read(_A.MQ_ACTION_RECEIVE, timeout, transaction, self._cursor_id()).result()

@@ -1,0 +1,486 @@
+"""``RemoteQueue``: an open queue on a pymsmq server, the methods of ``pymsmq.Queue`` over the wire.
+
+Split out of ``pymsmq.client.remote`` (which re-exports it).  Each call is one or two requests of
+docs/protocol.md; ``send``/``receive`` take the one-request-in-flight fast lane of the transport.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
+
+from pymsmq.client import many
+from pymsmq.client.remote_cursor import RemoteCursor
+from pymsmq.client.remote_transaction import RemoteTransaction, _xact
+from pymsmq.client.transport import NOT_SENT, Pending, error_from
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.model.names import validate_subqueue_name
+from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.codes import Op
+from pymsmq.protocol.fast_packet import encode_simple
+from pymsmq.protocol.message_codec import (
+    CLIENT_RECEIVE_PROPIDS,
+    PROPID_M_MSGID,
+    PROPID_M_SENTTIME,
+    decode_message,
+    encode_packet,
+    parse_receive_answer,
+    parse_send_answer,
+    props_dict,
+)
+from pymsmq.qm.waiters import normalize_timeout
+
+if TYPE_CHECKING:
+    from pymsmq.client.remote import RemoteQueueManager
+
+__all__ = ["RemoteQueue"]
+
+_A = Action
+_INFINITE_MS: Final = 0xFFFFFFFF
+_RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
+_SEND_OP: Final = int(Op.SEND)
+_RECEIVE_OP: Final = int(Op.RECEIVE)
+_MISSING: Final = object()
+_NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
+
+
+def _timeout_ms(timeout: float | None) -> int:
+    t = normalize_timeout(timeout)
+    if t is None:
+        return _INFINITE_MS
+    return min(math.ceil(t * 1000), _INFINITE_MS - 1)
+
+
+def _check_lookup_id(lookup_id: object) -> int:
+    # [MC-MQAC] 3.11.4.1: LookupId 0 is rejected before any other check (as the embedded queue does).
+    if isinstance(lookup_id, str) and lookup_id.isdigit():
+        lookup_id = int(lookup_id)
+    if not isinstance(lookup_id, int) or isinstance(lookup_id, bool) or not 0 < lookup_id < 1 << 64:
+        raise MSMQError(f"invalid lookup id {lookup_id!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+    return lookup_id
+
+
+class RemoteQueue:
+    """An open queue on the server: the methods of ``pymsmq.Queue``."""
+
+    #: RECEIVE_MANY messages asked per request: what one answer held when the frame limit cut it.
+    _many_chunk = many.FIRST_CHUNK
+
+    def __init__(
+        self,
+        qm: RemoteQueueManager,
+        handle: int,
+        format_name: str,
+        props: QueueProperties,
+        access: int,
+        share: int,
+        subqueue: str | None,
+    ) -> None:
+        self._qm = qm
+        self._t = qm._t
+        self._handle = handle
+        self._format_name = format_name
+        self._path = props.path_name
+        self._transactional = props.transactional
+        self._access = access
+        self._share = share
+        self._subqueue = subqueue
+        self._closed = False
+        self._cursor: RemoteCursor | None = None
+        #: The RECEIVE payload of the last ``receive`` and its (timeout ms, transaction).
+        self._receive_body = b""
+        self._receive_ms = -1
+        self._receive_timeout: object = _MISSING
+        self._receive_xact: TransactionRef = None
+
+    def __repr__(self) -> str:
+        return f"<RemoteQueue {self._format_name}{' closed' if self._closed else ''}>"
+
+    # ------------------------------------------------------------------ description
+    @property
+    def format_name(self) -> str:
+        """The queue's format name."""
+        return self._format_name
+
+    @property
+    def path_name(self) -> str:
+        """The queue's path name (``;subqueue`` for a subqueue handle)."""
+        return f"{self._path};{self._subqueue}" if self._subqueue else self._path
+
+    @property
+    def properties(self) -> QueueProperties:
+        """The queue's current properties (asked from the server)."""
+        return self._qm.get_queue_properties(self._format_name)
+
+    @property
+    def label(self) -> str:
+        """PROPID_Q_LABEL."""
+        return self.properties.label
+
+    @property
+    def transactional(self) -> bool:
+        """PROPID_Q_TRANSACTION."""
+        return self._transactional
+
+    @property
+    def subqueue_name(self) -> str | None:
+        """The subqueue this handle reads, or None."""
+        return self._subqueue
+
+    @property
+    def access(self) -> int:
+        """The MQ_*_ACCESS bits of this handle."""
+        return self._access
+
+    @property
+    def share_mode(self) -> int:
+        """MQ_DENY_NONE (0) or MQ_DENY_RECEIVE_SHARE (1)."""
+        return self._share
+
+    @property
+    def is_open(self) -> bool:
+        """False after ``close`` or once the queue is deleted."""
+        return not self._closed and self._qm.queue_exists(self._format_name)
+
+    def _stats(self, *propids: int) -> dict[int, Any]:
+        self._check()
+        response = self._t.call(pm.StatsRequest(self._format_name, propids))
+        return props_dict(response.properties)
+
+    @property
+    def message_count(self) -> int:
+        """Messages in this queue (or subqueue), locked ones included."""
+        return int(self._stats(7).get(7, 0))
+
+    def __len__(self) -> int:
+        return self.message_count
+
+    @property
+    def journal(self) -> RemoteQueue:
+        """A handle on this queue's journal queue."""
+        self._check()
+        fmt = self._format_name.upper()
+        if self._subqueue or fmt.startswith("MACHINE=") or fmt.endswith(";JOURNAL"):
+            raise MSMQError("this queue has no journal", HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION)
+        return self._qm.queue(self._format_name + ";JOURNAL")
+
+    def subqueue(self, name: str) -> RemoteQueue:
+        """A handle on subqueue ``name`` of this queue."""
+        self._check()
+        fmt = self._format_name.upper()
+        if fmt.startswith("MACHINE=") or fmt.endswith(";JOURNAL"):
+            raise MSMQError(
+                "system and journal queues have no subqueues", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+            )
+        return self._qm.queue(f"{self._path};{validate_subqueue_name(name)}")
+
+    @property
+    def subqueue_names(self) -> list[str]:
+        """Names of the subqueues that hold messages."""
+        return sorted(self._stats(27).get(27, ()))
+
+    @property
+    def subqueue_count(self) -> int:
+        """Number of subqueues that hold messages."""
+        return len(self.subqueue_names)
+
+    def close(self) -> None:
+        """Close the handle (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._t.closed:
+            try:
+                self._t.call(pm.CloseQueueRequest(self._handle))
+            except MSMQError:
+                pass
+
+    def __enter__(self) -> RemoteQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check(self) -> None:
+        if self._closed:
+            raise MSMQError("the queue handle is closed", HResult.MQ_ERROR_INVALID_HANDLE)
+
+    # ------------------------------------------------------------------ send
+    def _send_request(self, message: Message, transaction: object) -> pm.SendRequest:
+        if not isinstance(message, Message):
+            raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        message.validate()
+        xact = _xact(self._qm, transaction)
+        self._check()
+        return hot.send_request(self._handle, encode_packet(message), xact)
+
+    def _apply_sent(self, message: Message, response: pm.SendResponse) -> None:
+        values = props_dict(response.properties)
+        msgid = values.get(PROPID_M_MSGID)
+        if isinstance(msgid, bytes) and len(msgid) == 20:
+            message.id = ObjectId.from_bytes(msgid)
+        sent = values.get(PROPID_M_SENTTIME)
+        if isinstance(sent, int):
+            message.sent_time = float(sent)
+        message.source_machine_guid = self._qm.guid
+        message.destination_queue = self._format_name
+
+    def _sent(self, message: Message) -> Any:
+        return lambda response: self._apply_sent(message, response)
+
+    def send(self, message: Message, transaction: RemoteTransaction | int | None = None) -> None:
+        """Send ``message``; sets ``id``, ``sent_time``, ``source_machine_guid``, ``destination_queue``."""
+        if not isinstance(message, Message):
+            raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        message.validate()
+        xact = None if transaction is None else _xact(self._qm, transaction)
+        if self._closed:
+            self._check()
+        # encode_packet(message): the simple shape first (a SEND packet never has a destination)
+        packet = encode_simple(message) or encode_packet(message)
+        t = self._t
+        # Fast lane: the payload bytes straight into a frame, the answer's facts in one unpack.
+        response = t.roundtrip(_SEND_OP, hot.send_request_body(self._handle, packet, xact), parse_send_answer)
+        if response is NOT_SENT:
+            response = t.wait(t.send(hot.send_request(self._handle, packet, xact)))
+        if type(response) is tuple:
+            message.id = self._qm._object_id(response[0])
+            message.sent_time = float(response[1])
+            message.source_machine_guid = self._qm.guid
+            message.destination_queue = self._format_name
+            return
+        if type(response) is ErrorResponse:
+            raise error_from(response)
+        self._apply_sent(message, response)  # type: ignore[arg-type]
+
+    def send_async(
+        self, message: Message, transaction: RemoteTransaction | int | None = None
+    ) -> Pending[None]:
+        """Write the SEND now; ``.result()`` waits for its answer."""
+        return self._t.submit(self._send_request(message, transaction), self._sent(message))
+
+    def send_many(
+        self, messages: Iterable[Message], transaction: RemoteTransaction | int | None = None
+    ) -> None:
+        """Send many messages in SEND_MANY batches (many per frame, frames pipelined).
+
+        Every message is validated first (an invalid one raises before anything is sent); then every
+        valid message is sent, each gets ``id``, ``sent_time``, ... as with ``send``, and the first
+        error the server reported is raised after all were answered.  A message whose values the
+        UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE from the encoder), or one
+        too large for the server's frame limit, stops the batch there: the frames already written
+        are answered, then that error is raised.
+        """
+        batch = list(messages)
+        for m in batch:
+            if not isinstance(m, Message):
+                raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+            m.validate()
+        xact = _xact(self._qm, transaction)
+        self._check()
+        many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
+
+    # ------------------------------------------------------------------ receive family
+    def _read(
+        self,
+        action: int,
+        timeout: float | None = 0,
+        transaction: object = None,
+        cursor: int = 0,
+        lookup_id: int = 0,
+    ) -> Pending[Message]:
+        ms = _timeout_ms(timeout)
+        xact = _xact(self._qm, transaction)
+        self._check()
+        request = hot.receive_request(
+            self._handle, action, ms, cursor, lookup_id, xact, CLIENT_RECEIVE_PROPIDS
+        )
+        fmt = self._format_name
+
+        def convert(response: pm.ReceiveResponse) -> Message:
+            m = decode_message(response.packet, response.properties)
+            m.destination_queue = m.destination_queue or fmt
+            return m
+
+        return self._t.submit(request, convert)
+
+    def receive(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Remove and return the first message (``timeout`` seconds; None = forever)."""
+        # Fast lane: a cached payload for this (timeout, transaction), the answer decoded in one go.
+        ms = self._receive_ms if timeout is self._receive_timeout else _timeout_ms(timeout)
+        xact = None if transaction is None else _xact(self._qm, transaction)
+        if self._closed:
+            self._check()
+        t = self._t
+        if ms != self._receive_ms or xact != self._receive_xact or not self._receive_body:
+            self._receive_body = hot.receive_request_body(
+                self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS
+            )
+            self._receive_ms, self._receive_xact = ms, xact
+            self._receive_timeout = timeout
+        response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer)
+        if response is NOT_SENT:
+            response = t.wait(
+                t.send(
+                    hot.receive_request(self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS)
+                )
+            )
+        if type(response) is Message:
+            m = response
+        elif type(response) is ErrorResponse:
+            raise error_from(response)
+        else:
+            m = decode_message(response.packet, response.properties)  # type: ignore[attr-defined]
+        m.destination_queue = m.destination_queue or self._format_name
+        return m
+
+    def receive_async(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Pending[Message]:
+        """Write the RECEIVE now; ``.result()`` waits for the message."""
+        return self._read(_A.MQ_ACTION_RECEIVE, timeout, transaction)
+
+    def receive_many(
+        self, count: int, timeout: float | None = 0, transaction: RemoteTransaction | int | None = None
+    ) -> list[Message]:
+        """Up to ``count`` messages, in RECEIVE_MANY batches (many messages per frame).
+
+        Waits up to ``timeout`` for the first message, then takes the messages available, up to
+        ``count``; none in time gives ``[]``.  An error (other than "no message") is raised after
+        every answer has arrived (the messages received so far are then lost to the caller, as with
+        a failed ``receive``: use a transaction to keep them).
+        """
+        if not isinstance(count, int) or count < 0:
+            raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        ms = _timeout_ms(timeout)
+        xact = _xact(self._qm, transaction)
+        self._check()
+        out, self._many_chunk = many.receive_batches(
+            self._t, self._handle, count, ms, xact, self._format_name, self._many_chunk
+        )
+        return out
+
+    def peek(self, timeout: float | None = None) -> Message:
+        """Return the first message without removing it."""
+        return self._read(_A.MQ_ACTION_PEEK_CURRENT, timeout).result()
+
+    def cursor(self) -> RemoteCursor:
+        """A new cursor on this handle."""
+        self._check()
+        return RemoteCursor(self)
+
+    def _default_cursor(self) -> RemoteCursor:
+        if self._cursor is None:
+            self._cursor = RemoteCursor(self)
+        return self._cursor
+
+    def peek_current(self, timeout: float | None = None) -> Message:
+        """PeekCurrent on the handle's own cursor."""
+        return self._default_cursor().peek_current(timeout)
+
+    def peek_next(self, timeout: float | None = None) -> Message:
+        """PeekNext on the handle's own cursor."""
+        return self._default_cursor().peek_next(timeout)
+
+    def receive_current(
+        self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """ReceiveCurrent on the handle's own cursor."""
+        return self._default_cursor().receive_current(timeout, transaction)
+
+    def reset(self) -> None:
+        """The handle's cursor goes back before the first message."""
+        self._check()
+        self._default_cursor().reset()
+
+    # ------------------------------------------------------------------ lookup ids
+    def _lookup(self, action: int, lookup_id: int = 0, transaction: object = None) -> Message:
+        return self._read(action, 0, transaction, 0, lookup_id).result()
+
+    def peek_by_lookup_id(self, lookup_id: int) -> Message:
+        """The message with ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_CURRENT, _check_lookup_id(lookup_id))
+
+    def peek_next_by_lookup_id(self, lookup_id: int) -> Message:
+        """The first message after ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_NEXT, _check_lookup_id(lookup_id))
+
+    def peek_previous_by_lookup_id(self, lookup_id: int) -> Message:
+        """The last message before ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_PREV, _check_lookup_id(lookup_id))
+
+    def peek_first_by_lookup_id(self) -> Message:
+        """The first message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_FIRST)
+
+    def peek_last_by_lookup_id(self) -> Message:
+        """The last message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_PEEK_LAST)
+
+    def receive_by_lookup_id(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the message with ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_CURRENT, _check_lookup_id(lookup_id), transaction)
+
+    def receive_next_by_lookup_id(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the first unlocked message after ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_NEXT, _check_lookup_id(lookup_id), transaction)
+
+    def receive_previous_by_lookup_id(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Receive the last unlocked message before ``lookup_id``."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_PREV, _check_lookup_id(lookup_id), transaction)
+
+    def receive_first_by_lookup_id(self, transaction: RemoteTransaction | int | None = None) -> Message:
+        """Receive the first unlocked message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_FIRST, 0, transaction)
+
+    def receive_last_by_lookup_id(self, transaction: RemoteTransaction | int | None = None) -> Message:
+        """Receive the last unlocked message (never waits)."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_LAST, 0, transaction)
+
+    def receive_by_lookup_id_allow_peek(
+        self, lookup_id: int, transaction: RemoteTransaction | int | None = None
+    ) -> Message:
+        """Like ``receive_by_lookup_id``; peeks still see the message until the transaction ends."""
+        return self._lookup(_A.MQ_LOOKUP_RECEIVE_ALLOW_PEEK, _check_lookup_id(lookup_id), transaction)
+
+    # ------------------------------------------------------------------ purge and move
+    def purge(self) -> None:
+        """Delete every message that is not locked."""
+        self._check()
+        self._t.call(pm.PurgeQueueRequest(self._handle))
+
+    def move(
+        self,
+        lookup_id: int,
+        target: RemoteQueue | str | None,
+        transaction: RemoteTransaction | int | None = None,
+    ) -> None:
+        """Move a message between this queue and one of its subqueues (move count + 1)."""
+        lookup_id = _check_lookup_id(lookup_id)
+        if isinstance(target, RemoteQueue):
+            if target._path.lower() != self._path.lower() or target._qm is not self._qm:
+                raise MSMQError(
+                    "moves stay within one queue and its subqueues", HResult.MQ_ERROR_INVALID_PARAMETER
+                )
+            name = target._subqueue or ""
+        elif target is None or isinstance(target, str):
+            name = validate_subqueue_name(target) if target else ""
+        else:
+            raise MSMQError(f"invalid move target {target!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        xact = _xact(self._qm, transaction)
+        self._check()
+        self._t.call(pm.MoveRequest(self._handle, lookup_id, name, xact))

@@ -1,0 +1,83 @@
+"""``RemoteTransaction``: an internal transaction on a pymsmq server, and the transaction-argument check.
+
+Split out of ``pymsmq.client.remote`` (which re-exports both names).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.protocol import TransactionRef
+from pymsmq.protocol import messages as pm
+
+if TYPE_CHECKING:
+    from pymsmq.client.remote import RemoteQueueManager
+
+__all__ = ["RemoteTransaction"]
+
+
+class RemoteTransaction:
+    """An internal transaction on the server (``qm.begin_transaction()``); commit on exit, abort on error."""
+
+    def __init__(self, qm: RemoteQueueManager, tid: uuid.UUID) -> None:
+        self._qm = qm
+        #: The transaction's id ([MS-MQDMPR] 3.1.1.14 Identifier), as the server assigned it.
+        self.id = tid
+        self.state = "active"
+
+    def __repr__(self) -> str:
+        return f"<RemoteTransaction {self.id} {self.state}>"
+
+    @property
+    def active(self) -> bool:
+        """True until commit or abort."""
+        return self.state == "active"
+
+    def commit(self) -> None:
+        """Commit durably (MQ_ERROR_TRANSACTION_SEQUENCE if already finished)."""
+        self._finish(pm.CommitTransactionRequest(self.id), "committed")
+
+    def abort(self) -> None:
+        """Abort: sends dropped, received messages back in their queues."""
+        self._finish(pm.AbortTransactionRequest(self.id), "aborted")
+
+    def _finish(self, request: pm.Request, state: str) -> None:
+        if self.state != "active":
+            raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+        self.state = "committing" if state == "committed" else state
+        try:
+            self._qm._t.call(request)
+        except MSMQError:
+            self.state = "aborted"
+            raise
+        self.state = state
+
+    def __enter__(self) -> RemoteTransaction:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        if self.state != "active":
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
+    if transaction is None:
+        return None
+    if isinstance(transaction, RemoteTransaction):
+        if transaction._qm is not qm:
+            raise MSMQError(
+                "the transaction belongs to another connection", HResult.MQ_ERROR_TRANSACTION_USAGE
+            )
+        if transaction.state != "active":
+            raise MSMQError(f"the transaction is {transaction.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+        return transaction.id
+    if isinstance(transaction, int) and not isinstance(transaction, bool) and 0 <= transaction <= 0xFF:
+        return transaction
+    raise MSMQError(f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
