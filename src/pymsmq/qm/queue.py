@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import new_object_id
@@ -26,13 +25,16 @@ from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues
 from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
+from pymsmq.qm.cursor import Cursor
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.lifecycle import NACK_Q_PURGED
+from pymsmq.qm.lookup_ids import LookupIdOps
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
 from pymsmq.qm.queue_manager import QuotaExceededError, _subqueue_format
 from pymsmq.qm.send_batch import receive_many, send_many
-from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
-from pymsmq.qm.transaction import MOVE, RECEIVE, SEND, Transaction
+from pymsmq.qm.store.base import Batch, MessageKey
+from pymsmq.qm.transaction import RECEIVE, SEND, Transaction
 from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
 
 if TYPE_CHECKING:
@@ -40,17 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Cursor", "Queue"]
 
-_RECEIVE: Final = 1  # MQ_RECEIVE_ACCESS
-_SEND: Final = 2  # MQ_SEND_ACCESS
-_PEEK: Final = 0x20  # MQ_PEEK_ACCESS
-_ALL: Final = _RECEIVE | _SEND | _PEEK
 _SINGLE: Final = object()
 _new: Final = object.__new__
-_FIRST, _LAST, _CURRENT, _NEXT, _PREVIOUS = range(5)  # MessageSeekAction ([MS-MQDMPR] 3.1.1.17)
-
-
-def _err(message: str, hresult: int) -> MSMQError:
-    return MSMQError(message, hresult)
 
 
 def _queued_copy(message: Message) -> Message:
@@ -65,16 +58,7 @@ def _queued_copy(message: Message) -> Message:
     return m
 
 
-def _check_lookup_id(lookup_id: object) -> int:
-    # [MC-MQAC] 3.11.4.1 lookup-id methods: LookupId 0 is rejected before any other check.
-    if isinstance(lookup_id, str) and lookup_id.isdigit():
-        lookup_id = int(lookup_id)
-    if not isinstance(lookup_id, int) or isinstance(lookup_id, bool) or not 0 < lookup_id < 1 << 64:
-        raise _err(f"invalid lookup id {lookup_id!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
-    return lookup_id
-
-
-class Queue:
+class Queue(LookupIdOps):
     """An open queue (or subqueue, or journal).  ``close()`` it, or use it as a context manager."""
 
     __slots__ = ("__weakref__", "_access", "_closed", "_cursor", "_qm", "_share", "_state", "_subqueue")
@@ -556,96 +540,7 @@ class Queue:
             self._check(0)
             self._default_cursor().reset()
 
-    # ------------------------------------------------------------------ lookup ids
-    def _by_lookup_id(
-        self, action: int, lookup_id: int, peek: bool, transaction: object = None, allow_peek: bool = False
-    ) -> Message:
-        # [MS-MQDMPR] 3.1.7.1.13 Read Message By Lookup Identifier; never waits.
-        tx = None if peek else self._transaction(transaction, receive=True)
-        qm = self._qm
-        with qm._lock:
-            self._check(_PEEK | _RECEIVE if peek else _RECEIVE)
-            qm._sweep()
-            index = self._index()
-            found: Entry | None
-            if action == _FIRST:
-                found = index.first(peek)
-            elif action == _LAST:
-                found = index.last(peek)
-            else:
-                anchor = index.get(lookup_id)
-                if anchor is None or anchor.state == PENDING:
-                    raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
-                if action == _CURRENT:
-                    if not anchor.visible(peek):
-                        # [MS-MQDMPR] 3.1.7.3.3 SeekCurrent: a Locked position -> MQ_ERROR_TRANSACTION_USAGE.
-                        raise _err(
-                            "the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE
-                        )
-                    found = anchor
-                elif action == _NEXT:
-                    found = index.after(anchor.priority, lookup_id, peek)
-                else:
-                    found = index.before(anchor.priority, lookup_id, peek)
-            if found is None:
-                raise _err("no such message", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
-            if peek:
-                return found.message.copy()
-            result = self._take(index, found, tx, allow_peek)
-        self._finish_take(index, found, tx)
-        return result
-
-    def peek_by_lookup_id(self, lookup_id: int) -> Message:
-        """The message with ``lookup_id`` (MQ_ERROR_MESSAGE_NOT_FOUND if it is not in the queue)."""
-        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), True)
-
-    def peek_next_by_lookup_id(self, lookup_id: int) -> Message:
-        """The first message after the one with ``lookup_id``."""
-        return self._by_lookup_id(_NEXT, _check_lookup_id(lookup_id), True)
-
-    def peek_previous_by_lookup_id(self, lookup_id: int) -> Message:
-        """The last message before the one with ``lookup_id``."""
-        return self._by_lookup_id(_PREVIOUS, _check_lookup_id(lookup_id), True)
-
-    def peek_first_by_lookup_id(self) -> Message:
-        """The first message of the queue (never waits)."""
-        return self._by_lookup_id(_FIRST, 0, True)
-
-    def peek_last_by_lookup_id(self) -> Message:
-        """The last message of the queue (never waits)."""
-        return self._by_lookup_id(_LAST, 0, True)
-
-    def receive_by_lookup_id(self, lookup_id: int, transaction: Transaction | int | None = None) -> Message:
-        """Receive the message with ``lookup_id``."""
-        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction)
-
-    def receive_next_by_lookup_id(
-        self, lookup_id: int, transaction: Transaction | int | None = None
-    ) -> Message:
-        """Receive the first unlocked message after the one with ``lookup_id``."""
-        return self._by_lookup_id(_NEXT, _check_lookup_id(lookup_id), False, transaction)
-
-    def receive_previous_by_lookup_id(
-        self, lookup_id: int, transaction: Transaction | int | None = None
-    ) -> Message:
-        """Receive the last unlocked message before the one with ``lookup_id``."""
-        return self._by_lookup_id(_PREVIOUS, _check_lookup_id(lookup_id), False, transaction)
-
-    def receive_first_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
-        """Receive the first unlocked message (never waits)."""
-        return self._by_lookup_id(_FIRST, 0, False, transaction)
-
-    def receive_last_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
-        """Receive the last unlocked message (never waits)."""
-        return self._by_lookup_id(_LAST, 0, False, transaction)
-
-    def receive_by_lookup_id_allow_peek(
-        self, lookup_id: int, transaction: Transaction | int | None = None
-    ) -> Message:
-        """Like ``receive_by_lookup_id``; inside a transaction peeks still see the message until it ends."""
-        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction, True)
-
-    # ------------------------------------------------------------------ purge and move
+    # ------------------------------------------------------------------ purge
     def purge(self) -> None:
         """Delete every message that is not locked ([MS-MQDMPR] 3.1.7.1.7 Purge Queue).
 
@@ -668,138 +563,3 @@ class Queue:
                     entry.purge_pending = True
             if batch:
                 qm._apply(batch)
-
-    def move(
-        self, lookup_id: int, target: Queue | str | None, transaction: Transaction | int | None = None
-    ) -> None:
-        """Move a message between this queue and one of its subqueues (``target``: a handle on the
-        same queue, a subqueue name, or None for the queue itself).  The lookup id is kept and the
-        message's move count grows by one ([MS-MQDMPR] 3.1.7.1.16 Move Message)."""
-        lookup_id = _check_lookup_id(lookup_id)
-        if isinstance(target, Queue):
-            if target._state is not self._state:
-                raise _err(
-                    "moves stay within one queue and its subqueues", HResult.MQ_ERROR_INVALID_PARAMETER
-                )
-            target_name = target._subqueue
-        elif target is None or isinstance(target, str):
-            target_name = validate_subqueue_name(target) if target else None
-        else:
-            raise _err(f"invalid move target {target!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
-        tx = self._transaction(transaction, receive=True)
-        qm = self._qm
-        state = self._state
-        with qm._lock:
-            self._check(_RECEIVE)
-            if state.kind in ("journal", "system"):
-                raise _err("system and journal queues have no subqueues", HResult.MQ_ERROR_INVALID_PARAMETER)
-            if (target_name or None) == (self._subqueue or None):
-                raise _err("source and target are the same queue", HResult.MQ_ERROR_INVALID_PARAMETER)
-            index = self._index()
-            entry = index.get(lookup_id)
-            if entry is None or entry.state == PENDING:
-                raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
-            if entry.state != AVAILABLE:
-                raise _err("the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE)
-            index.set_state(entry, LOCKED)
-            if isinstance(tx, Transaction):
-                tx._add(MOVE, state, index, entry, target_name)
-                return
-            durable = entry.durable
-            move_count = entry.message.move_count + 1
-        if durable:
-            key = MessageKey(state.queue_id, lookup_id)
-            try:
-                qm._apply(
-                    Batch(update=[MessageUpdate(key, subqueue=target_name or "", move_count=move_count)])
-                )
-            except BaseException:
-                with qm._lock:
-                    if index.get(lookup_id) is entry:
-                        index.set_state(entry, AVAILABLE)
-                raise
-        with qm._lock:
-            if not index.remove(entry) or state.deleted:
-                return
-            entry.message.move_count = move_count
-            entry.subqueue = target_name or ""
-            entry.state = AVAILABLE
-            state.index_for(target_name).add(entry)
-            state.cond.notify_all()
-
-
-class Cursor:
-    """A cursor ([MS-MQDMPR] 3.2): a position (Start, a message, End) and a state (Unread, Read)."""
-
-    __slots__ = ("_pos", "_queue", "_read")
-
-    def __init__(self, queue: Queue) -> None:
-        self._queue = queue
-        # [MS-MQDMPR] 3.2.7.1 Initialize: position Start, state Unread.
-        self._pos: tuple[int, int] | None = None
-        self._read = False
-
-    def reset(self) -> None:
-        """Back to Start, state Unread (the next ``peek_current`` returns the first message)."""
-        self._pos = None
-        self._read = False
-
-    def _seek(self, index: MessageIndex, peek: bool) -> Entry | None:
-        # Seek Available Message Position forward, exclusive of the current position.
-        if self._pos is None:
-            return index.first(peek)
-        return index.after(self._pos[0], self._pos[1], peek)
-
-    def _at(self, entry: Entry) -> None:
-        self._pos = (entry.priority, entry.lookup_id)
-
-    def _current(self, peek: bool) -> Entry:
-        assert self._pos is not None
-        entry = self._queue._index().get(self._pos[1])
-        if entry is None or not entry.visible(peek):
-            raise _err("the message at the cursor was removed", HResult.MQ_ERROR_MESSAGE_ALREADY_RECEIVED)
-        return entry
-
-    def _set_read(self, entry: Entry) -> None:
-        self._at(entry)
-        self._read = True
-
-    def peek_current(self, timeout: float | None = None) -> Message:
-        """[MS-MQDMPR] 3.2.7.2 Get Message For Peek."""
-        q = self._queue
-        with q._qm._lock:
-            q._check(_PEEK | _RECEIVE)
-            if self._read:
-                return self._current(True).message.copy()
-            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
-
-    def peek_next(self, timeout: float | None = None) -> Message:
-        """[MS-MQDMPR] 3.2.7.3 Get Next Message For Peek (Unread -> MQ_ERROR_ILLEGAL_CURSOR_ACTION)."""
-        q = self._queue
-        with q._qm._lock:
-            q._check(_PEEK | _RECEIVE)
-            if not self._read:
-                raise _err("peek_next needs a cursor on a message", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
-            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
-
-    def receive_current(
-        self, timeout: float | None = None, transaction: Transaction | int | None = None
-    ) -> Message:
-        """[MS-MQDMPR] 3.2.7.4 Get Next Message For Dequeue."""
-        q = self._queue
-        with q._qm._lock:
-            q._check(_RECEIVE)
-            if self._read:
-                entry = self._current(False)
-                self._read = False
-                return q._read(lambda index: entry, False, 0, transaction)
-        return q._read(
-            lambda index: self._seek(index, False), False, timeout, transaction, self._at, self._to_end
-        )
-
-    def _to_end(self, index: MessageIndex) -> None:
-        # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.
-        tail = index.tail_position()
-        if tail is not None:
-            self._pos = tail
-        self._read = False

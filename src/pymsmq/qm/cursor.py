@@ -1,0 +1,95 @@
+"""Cursors ([MS-MQDMPR] 3.2) on an embedded ``Queue`` (split out of ``pymsmq.qm.queue``, which re-exports
+``Cursor``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
+from pymsmq.qm.access import _PEEK, _RECEIVE, _err
+from pymsmq.qm.index import Entry, MessageIndex
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.transaction import Transaction
+
+__all__ = ["Cursor"]
+
+
+class Cursor:
+    """A cursor ([MS-MQDMPR] 3.2): a position (Start, a message, End) and a state (Unread, Read)."""
+
+    __slots__ = ("_pos", "_queue", "_read")
+
+    def __init__(self, queue: Queue) -> None:
+        self._queue = queue
+        # [MS-MQDMPR] 3.2.7.1 Initialize: position Start, state Unread.
+        self._pos: tuple[int, int] | None = None
+        self._read = False
+
+    def reset(self) -> None:
+        """Back to Start, state Unread (the next ``peek_current`` returns the first message)."""
+        self._pos = None
+        self._read = False
+
+    def _seek(self, index: MessageIndex, peek: bool) -> Entry | None:
+        # Seek Available Message Position forward, exclusive of the current position.
+        if self._pos is None:
+            return index.first(peek)
+        return index.after(self._pos[0], self._pos[1], peek)
+
+    def _at(self, entry: Entry) -> None:
+        self._pos = (entry.priority, entry.lookup_id)
+
+    def _current(self, peek: bool) -> Entry:
+        assert self._pos is not None
+        entry = self._queue._index().get(self._pos[1])
+        if entry is None or not entry.visible(peek):
+            raise _err("the message at the cursor was removed", HResult.MQ_ERROR_MESSAGE_ALREADY_RECEIVED)
+        return entry
+
+    def _set_read(self, entry: Entry) -> None:
+        self._at(entry)
+        self._read = True
+
+    def peek_current(self, timeout: float | None = None) -> Message:
+        """[MS-MQDMPR] 3.2.7.2 Get Message For Peek."""
+        q = self._queue
+        with q._qm._lock:
+            q._check(_PEEK | _RECEIVE)
+            if self._read:
+                return self._current(True).message.copy()
+            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+
+    def peek_next(self, timeout: float | None = None) -> Message:
+        """[MS-MQDMPR] 3.2.7.3 Get Next Message For Peek (Unread -> MQ_ERROR_ILLEGAL_CURSOR_ACTION)."""
+        q = self._queue
+        with q._qm._lock:
+            q._check(_PEEK | _RECEIVE)
+            if not self._read:
+                raise _err("peek_next needs a cursor on a message", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
+            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+
+    def receive_current(
+        self, timeout: float | None = None, transaction: Transaction | int | None = None
+    ) -> Message:
+        """[MS-MQDMPR] 3.2.7.4 Get Next Message For Dequeue."""
+        q = self._queue
+        with q._qm._lock:
+            q._check(_RECEIVE)
+            if self._read:
+                entry = self._current(False)
+                self._read = False
+                return q._read(lambda index: entry, False, 0, transaction)
+        return q._read(
+            lambda index: self._seek(index, False), False, timeout, transaction, self._at, self._to_end
+        )
+
+    def _to_end(self, index: MessageIndex) -> None:
+        # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.
+        tail = index.tail_position()
+        if tail is not None:
+            self._pos = tail
+        self._read = False

@@ -1,0 +1,194 @@
+"""The operations of a ``Queue`` addressed by lookup id: the Read Message By Lookup Identifier family
+([MS-MQDMPR] 3.1.7.1.13) and Move Message ([MS-MQDMPR] 3.1.7.1.16).
+
+A mixin of ``pymsmq.qm.queue.Queue`` (split out of that module; ``Queue`` is its only subclass).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
+from pymsmq.model.names import validate_subqueue_name
+from pymsmq.qm.access import _PEEK, _RECEIVE, _check_lookup_id, _err
+from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
+from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
+from pymsmq.qm.transaction import MOVE, Transaction
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+
+__all__ = ["LookupIdOps"]
+
+_FIRST, _LAST, _CURRENT, _NEXT, _PREVIOUS = range(5)  # MessageSeekAction ([MS-MQDMPR] 3.1.1.17)
+
+
+class LookupIdOps:
+    """``peek_*_by_lookup_id``, ``receive_*_by_lookup_id`` and ``move`` of ``Queue``."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # provided by Queue
+        _qm: QueueManager
+        _state: _QueueState
+        _subqueue: str | None
+
+        def _check(self, need: int) -> None: ...
+        def _index(self) -> MessageIndex: ...
+        def _transaction(self, transaction: object, receive: bool) -> Transaction | object | None: ...
+        def _take(
+            self, index: MessageIndex, entry: Entry, tx: Transaction | object | None, allow_peek: bool
+        ) -> Message: ...
+        def _finish_take(
+            self, index: MessageIndex, entry: Entry, tx: Transaction | object | None
+        ) -> None: ...
+
+    # ------------------------------------------------------------------ lookup ids
+    def _by_lookup_id(
+        self, action: int, lookup_id: int, peek: bool, transaction: object = None, allow_peek: bool = False
+    ) -> Message:
+        # [MS-MQDMPR] 3.1.7.1.13 Read Message By Lookup Identifier; never waits.
+        tx = None if peek else self._transaction(transaction, receive=True)
+        qm = self._qm
+        with qm._lock:
+            self._check(_PEEK | _RECEIVE if peek else _RECEIVE)
+            qm._sweep()
+            index = self._index()
+            found: Entry | None
+            if action == _FIRST:
+                found = index.first(peek)
+            elif action == _LAST:
+                found = index.last(peek)
+            else:
+                anchor = index.get(lookup_id)
+                if anchor is None or anchor.state == PENDING:
+                    raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+                if action == _CURRENT:
+                    if not anchor.visible(peek):
+                        # [MS-MQDMPR] 3.1.7.3.3 SeekCurrent: a Locked position -> MQ_ERROR_TRANSACTION_USAGE.
+                        raise _err(
+                            "the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE
+                        )
+                    found = anchor
+                elif action == _NEXT:
+                    found = index.after(anchor.priority, lookup_id, peek)
+                else:
+                    found = index.before(anchor.priority, lookup_id, peek)
+            if found is None:
+                raise _err("no such message", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+            if peek:
+                return found.message.copy()
+            result = self._take(index, found, tx, allow_peek)
+        self._finish_take(index, found, tx)
+        return result
+
+    def peek_by_lookup_id(self, lookup_id: int) -> Message:
+        """The message with ``lookup_id`` (MQ_ERROR_MESSAGE_NOT_FOUND if it is not in the queue)."""
+        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), True)
+
+    def peek_next_by_lookup_id(self, lookup_id: int) -> Message:
+        """The first message after the one with ``lookup_id``."""
+        return self._by_lookup_id(_NEXT, _check_lookup_id(lookup_id), True)
+
+    def peek_previous_by_lookup_id(self, lookup_id: int) -> Message:
+        """The last message before the one with ``lookup_id``."""
+        return self._by_lookup_id(_PREVIOUS, _check_lookup_id(lookup_id), True)
+
+    def peek_first_by_lookup_id(self) -> Message:
+        """The first message of the queue (never waits)."""
+        return self._by_lookup_id(_FIRST, 0, True)
+
+    def peek_last_by_lookup_id(self) -> Message:
+        """The last message of the queue (never waits)."""
+        return self._by_lookup_id(_LAST, 0, True)
+
+    def receive_by_lookup_id(self, lookup_id: int, transaction: Transaction | int | None = None) -> Message:
+        """Receive the message with ``lookup_id``."""
+        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction)
+
+    def receive_next_by_lookup_id(
+        self, lookup_id: int, transaction: Transaction | int | None = None
+    ) -> Message:
+        """Receive the first unlocked message after the one with ``lookup_id``."""
+        return self._by_lookup_id(_NEXT, _check_lookup_id(lookup_id), False, transaction)
+
+    def receive_previous_by_lookup_id(
+        self, lookup_id: int, transaction: Transaction | int | None = None
+    ) -> Message:
+        """Receive the last unlocked message before the one with ``lookup_id``."""
+        return self._by_lookup_id(_PREVIOUS, _check_lookup_id(lookup_id), False, transaction)
+
+    def receive_first_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
+        """Receive the first unlocked message (never waits)."""
+        return self._by_lookup_id(_FIRST, 0, False, transaction)
+
+    def receive_last_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
+        """Receive the last unlocked message (never waits)."""
+        return self._by_lookup_id(_LAST, 0, False, transaction)
+
+    def receive_by_lookup_id_allow_peek(
+        self, lookup_id: int, transaction: Transaction | int | None = None
+    ) -> Message:
+        """Like ``receive_by_lookup_id``; inside a transaction peeks still see the message until it ends."""
+        return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction, True)
+
+    # ------------------------------------------------------------------ move
+    def move(
+        self, lookup_id: int, target: Queue | str | None, transaction: Transaction | int | None = None
+    ) -> None:
+        """Move a message between this queue and one of its subqueues (``target``: a handle on the
+        same queue, a subqueue name, or None for the queue itself).  The lookup id is kept and the
+        message's move count grows by one ([MS-MQDMPR] 3.1.7.1.16 Move Message)."""
+        lookup_id = _check_lookup_id(lookup_id)
+        if isinstance(target, LookupIdOps):  # a Queue: its only subclass
+            if target._state is not self._state:
+                raise _err(
+                    "moves stay within one queue and its subqueues", HResult.MQ_ERROR_INVALID_PARAMETER
+                )
+            target_name = target._subqueue
+        elif target is None or isinstance(target, str):
+            target_name = validate_subqueue_name(target) if target else None
+        else:
+            raise _err(f"invalid move target {target!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        tx = self._transaction(transaction, receive=True)
+        qm = self._qm
+        state = self._state
+        with qm._lock:
+            self._check(_RECEIVE)
+            if state.kind in ("journal", "system"):
+                raise _err("system and journal queues have no subqueues", HResult.MQ_ERROR_INVALID_PARAMETER)
+            if (target_name or None) == (self._subqueue or None):
+                raise _err("source and target are the same queue", HResult.MQ_ERROR_INVALID_PARAMETER)
+            index = self._index()
+            entry = index.get(lookup_id)
+            if entry is None or entry.state == PENDING:
+                raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+            if entry.state != AVAILABLE:
+                raise _err("the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE)
+            index.set_state(entry, LOCKED)
+            if isinstance(tx, Transaction):
+                tx._add(MOVE, state, index, entry, target_name)
+                return
+            durable = entry.durable
+            move_count = entry.message.move_count + 1
+        if durable:
+            key = MessageKey(state.queue_id, lookup_id)
+            try:
+                qm._apply(
+                    Batch(update=[MessageUpdate(key, subqueue=target_name or "", move_count=move_count)])
+                )
+            except BaseException:
+                with qm._lock:
+                    if index.get(lookup_id) is entry:
+                        index.set_state(entry, AVAILABLE)
+                raise
+        with qm._lock:
+            if not index.remove(entry) or state.deleted:
+                return
+            entry.message.move_count = move_count
+            entry.subqueue = target_name or ""
+            entry.state = AVAILABLE
+            state.index_for(target_name).add(entry)
+            state.cond.notify_all()
