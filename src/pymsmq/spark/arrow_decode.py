@@ -29,6 +29,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from pymsmq.spark.arrow_layout import PacketBytes as _Data
+from pymsmq.spark.arrow_walk import walk_rows, walk_uniform
 from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, clean_text, packet_row
 
 __all__ = ["ARROW_SCHEMA", "decode_array", "slice_ranges"]
@@ -84,11 +85,9 @@ _MAX_PACKET: Final = 0x00400000
 _B_IN: Final = 0x0008
 _B_SH: Final = 0x0010
 _B_DH: Final = 0x0020
-# UserHeader.Flags: SH, TH, MP, CQ, MQ, AH, HH.
+# UserHeader.Flags: SH, MP, MQ, AH, HH (TH and CQ: arrow_walk).
 _U_SH: Final = 0x00080000
-_U_TH: Final = 0x00100000
 _U_MP: Final = 0x00200000
-_U_CQ: Final = 0x00400000
 _U_MQ: Final = 0x00800000
 _U_AH: Final = 0x02000000
 _U_HH: Final = 0x10000000
@@ -369,30 +368,10 @@ def _fast_columns(
         & _direct_or_absent((uflags >> 16) & 7)
     )
     end = starts + psize  # absolute end of PacketSize
-    pos = starts + 64
-    # Direct queue names: Count u16, NUL-terminated UTF-16LE, padding to 4 from the UserHeader start
-    # (the packet start + 16, itself 4-aligned) -- [MS-MQMQ] 2.2.18.1.5.2.
-    names: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for shift in (10, 13, 16):
-        present = ((uflags >> shift) & 7) == 7
-        if not present.any():  # no row has this queue: nothing to read
-            names.append((present, pos, pos))
-            continue
-        count = col_data.u16(pos)
-        stop = pos + 2 + count
-        field_end = stop + ((-(stop - starts)) & 3)
-        good = (pos + 2 <= end) & (count >= 2) & ((count & 1) == 0) & (field_end <= end)
-        good &= col_data.u16(stop - 2) == 0
-        ok &= ~present | good
-        names.append((present, pos + 2, stop))
-        pos = np.where(present, field_end, pos)
-    pos = pos + np.where(uflags & _U_CQ, 16, 0)
-    # TransactionHeader: 20 bytes, 36 with Flags.CG ([MS-MQMQ] 2.2.20.5).
-    has_tx = (uflags & _U_TH) != 0
-    tx_flags = col_data.u32(pos) if has_tx.any() else np.zeros(n, np.int64)
-    tx_size = 20 + np.where(tx_flags & 1, 16, 0)
-    ok &= ~has_tx | (pos + tx_size <= end)
-    pos = np.where(has_tx, pos + tx_size, pos)
+    # The queue names and the TransactionHeader: the offsets worked out once when the batch shares
+    # one layout, else row by row (the same answer, arrow_walk).
+    walked = walk_uniform(col_data, starts, psize, uflags, ok)
+    ok, names, pos, has_tx, tx_flags = walked or walk_rows(col_data, starts, end, uflags, ok)
     # MessagePropertiesHeader ([MS-MQMQ] 2.2.19.3).
     mph_start = pos
     ok &= pos + 56 <= end
