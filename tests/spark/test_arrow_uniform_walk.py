@@ -52,6 +52,9 @@ def build(layout: dict[str, object], i: int) -> bytes:
         label=f"label {i}" if i % 3 else None,
         source_queue_manager=QM,
         message_id=i,
+        priority=i % 8,  # BaseHeader.Flags and UserHeader.Flags bits outside the layout vary
+        recoverable=bool(i & 1),
+        journal_negative=bool(i & 2),
         body=bytes([i & 0xFF]) * (i * 7 % 23),
     ).encode()
 

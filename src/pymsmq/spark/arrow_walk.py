@@ -4,7 +4,7 @@ the MessagePropertiesHeader, over a whole Arrow batch of packets at once (numpy 
 Two walks give the same answer:
 
 - ``walk_rows``: every row walked on its own (its own flags, its own queue-name lengths), as arrays.
-- ``walk_uniform``: when every candidate row has the same UserHeader flags, the same
+- ``walk_uniform``: when every candidate row has the same UserHeader layout flags, the same
   queue-name Counts and the same TransactionHeader size (a batch sent by one application to one
   queue), each header sits at the same offset from every packet start: the offsets are worked out
   once, as scalars, and only the per-row checks stay vectorised.  ``None`` when the batch is not
@@ -26,6 +26,9 @@ _U_TH: Final = 0x00100000
 _U_CQ: Final = 0x00400000
 # The queue-type fields of UserHeader.Flags (destination, admin, response), 7 = direct format name.
 _QUEUE_SHIFTS: Final = (10, 13, 16)
+# The UserHeader.Flags bits that decide the walk (the three queue types, TH, CQ); the others
+# (delivery, journaling, ...) may vary from row to row in a uniform batch.
+_LAYOUT_BITS: Final = 0x1FF << 10 | _U_TH | _U_CQ
 
 #: (ok, names, mph_start, has_tx, tx_flags): the rows still on the fast path; per queue name
 #: (present, text start, text end incl. terminator); the MessagePropertiesHeader's position; whether
@@ -88,10 +91,11 @@ def walk_uniform(
     if not len(candidates):
         return None
     first = int(candidates[0])
-    if not _same(uflags, ok, first):
+    layout = uflags & _LAYOUT_BITS
+    if not _same(layout, ok, first):
         return None
     n = len(starts)
-    flags = int(uflags[first])
+    flags = int(layout[first])
     good = ok.copy()
     rel = 64  # offset from the packet start, the same in every row
     names: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
