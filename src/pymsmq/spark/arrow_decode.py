@@ -11,7 +11,8 @@ How it works, per batch:
    TransactionHeader (2.2.20.5) and ConnectorType; an optional trailing SessionHeader.  Every length
    field of those rows is walked vectorially and checked exactly as the codec checks it, so a row stays
    on the fast path only if ``pymsmq.wire.decode_packet`` would accept it and call it a UserMessage
-   (message classes that could be an OrderAck/FinalAck leave it).
+   (message classes that could be an OrderAck/FinalAck leave it).  A batch whose rows share one header
+   layout (``pymsmq.spark.arrow_walk.walk_uniform``) has its header offsets worked out once.
 3. Every other row (internal packets, other shapes, anything malformed) goes through
    ``columns.packet_row``, the per-row reference decoder built on ``pymsmq.wire``.
 
