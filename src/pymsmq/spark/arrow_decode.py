@@ -33,7 +33,7 @@ from pymsmq.spark.arrow_layout import PacketBytes as _Data
 from pymsmq.spark.arrow_walk import walk_rows, walk_uniform
 from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, clean_text, packet_row
 
-__all__ = ["ARROW_SCHEMA", "decode_array", "slice_ranges"]
+__all__ = ["ARROW_SCHEMA", "decode_array", "message_ids", "slice_ranges"]
 
 _ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     "string": pa.string(),
@@ -167,6 +167,32 @@ def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
     return pa.Array.from_buffers(
         pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(chars))]
     )
+
+
+def message_ids(prefixes: np.ndarray, ordinals: np.ndarray) -> pa.StringArray:
+    """The message id text "{QM GUID}\\ordinal" of each row, as ``columns.packet_row`` prints it (MSMQ
+    message id form): ``prefixes`` is (1 or n, width) ASCII (one row: shared by every id),
+    ``ordinals`` the n u32 ordinals.
+
+    When every ordinal has the same number of digits (a batch of consecutive ids, the usual case), the
+    result is fixed-width: the prefix and the digits are copied into one (n, width + digits) block;
+    otherwise the decimal texts are joined to the prefixes by Arrow.
+    """
+    n = len(ordinals)
+    digits = pc.cast(pa.array(ordinals), pa.string())
+    _validity, obuf, dbuf = digits.buffers()
+    offsets = np.frombuffer(obuf, np.int32, count=n + 1, offset=4 * digits.offset)
+    width = int(offsets[1] - offsets[0]) if n else 0
+    if n and digits.offset == 0 and int(offsets[-1]) == n * width and (np.diff(offsets) == width).all():
+        block = np.empty((n, prefixes.shape[1] + width), np.uint8)
+        block[:, : prefixes.shape[1]] = prefixes
+        block[:, prefixes.shape[1] :] = np.frombuffer(dbuf, np.uint8, count=n * width).reshape(n, width)
+        return _fixed_strings(block)
+    if len(prefixes) == 1:
+        head = pa.scalar(prefixes[0].tobytes().decode("ascii"), pa.string())
+    else:
+        head = _fixed_strings(prefixes)
+    return pc.binary_join_element_wise(head, digits, "")
 
 
 def _empty_binary(n: int) -> pa.BinaryArray:
@@ -448,18 +474,16 @@ def _fast_columns(
     out["source_queue_manager"] = _guid_column(sqm, same_sqm)
     qma = f["qma"]
     out["destination_queue_manager"] = _guid_column(qma, _same_words(words, 4))
-    ordinal = pc.cast(pa.array(f["message_id"]), pa.string())
     if same_sqm:  # one sending queue manager: one "{GUID}\" prefix
-        prefix = "{" + _guid_text(sqm[:1], _HEX2_UPPER)[0].tobytes().decode("ascii") + "}\\"
-        out["message_id"] = pc.binary_join_element_wise(pa.scalar(prefix, pa.string()), ordinal, "")
+        braced = np.empty((1, 39), np.uint8)
+        braced[:, 1:37] = _guid_text(sqm[:1], _HEX2_UPPER)
     else:
-        upper = _guid_text(sqm, _HEX2_UPPER)
         braced = np.empty((m, 39), np.uint8)
-        braced[:, 0] = ord("{")
-        braced[:, 1:37] = upper
-        braced[:, 37] = ord("}")
-        braced[:, 38] = ord("\\")
-        out["message_id"] = pc.binary_join_element_wise(_fixed_strings(braced), ordinal, "")
+        braced[:, 1:37] = _guid_text(sqm, _HEX2_UPPER)
+    braced[:, 0] = ord("{")
+    braced[:, 37] = ord("}")
+    braced[:, 38] = ord("\\")
+    out["message_id"] = message_ids(braced, f["message_id"])
     out["sent_time"] = pa.array(f["sent"].astype(np.int64) * 1_000_000, pa.timestamp("us", tz="UTC"))
     out["time_to_be_received"] = pa.array(f["ttbr"].astype(np.int64))
     out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
