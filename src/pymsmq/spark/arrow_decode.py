@@ -11,7 +11,8 @@ How it works, per batch:
    TransactionHeader (2.2.20.5) and ConnectorType; an optional trailing SessionHeader.  Every length
    field of those rows is walked vectorially and checked exactly as the codec checks it, so a row stays
    on the fast path only if ``pymsmq.wire.decode_packet`` would accept it and call it a UserMessage
-   (message classes that could be an OrderAck/FinalAck leave it).
+   (message classes that could be an OrderAck/FinalAck leave it).  A batch whose rows share one header
+   layout (``pymsmq.spark.arrow_walk.walk_uniform``) has its header offsets worked out once.
 3. Every other row (internal packets, other shapes, anything malformed) goes through
    ``columns.packet_row``, the per-row reference decoder built on ``pymsmq.wire``.
 
@@ -29,9 +30,10 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from pymsmq.spark.arrow_layout import PacketBytes as _Data
+from pymsmq.spark.arrow_walk import walk_rows, walk_uniform
 from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, clean_text, packet_row
 
-__all__ = ["ARROW_SCHEMA", "decode_array", "slice_ranges"]
+__all__ = ["ARROW_SCHEMA", "decode_array", "message_ids", "slice_ranges"]
 
 _ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     "string": pa.string(),
@@ -84,11 +86,9 @@ _MAX_PACKET: Final = 0x00400000
 _B_IN: Final = 0x0008
 _B_SH: Final = 0x0010
 _B_DH: Final = 0x0020
-# UserHeader.Flags: SH, TH, MP, CQ, MQ, AH, HH.
+# UserHeader.Flags: SH, MP, MQ, AH, HH (TH and CQ: arrow_walk).
 _U_SH: Final = 0x00080000
-_U_TH: Final = 0x00100000
 _U_MP: Final = 0x00200000
-_U_CQ: Final = 0x00400000
 _U_MQ: Final = 0x00800000
 _U_AH: Final = 0x02000000
 _U_HH: Final = 0x10000000
@@ -167,6 +167,32 @@ def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
     return pa.Array.from_buffers(
         pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(chars))]
     )
+
+
+def message_ids(prefixes: np.ndarray, ordinals: np.ndarray) -> pa.StringArray:
+    """The message id text "{QM GUID}\\ordinal" of each row, as ``columns.packet_row`` prints it (MSMQ
+    message id form): ``prefixes`` is (1 or n, width) ASCII (one row: shared by every id),
+    ``ordinals`` the n u32 ordinals.
+
+    When every ordinal has the same number of digits (a batch of consecutive ids, the usual case), the
+    result is fixed-width: the prefix and the digits are copied into one (n, width + digits) block;
+    otherwise the decimal texts are joined to the prefixes by Arrow.
+    """
+    n = len(ordinals)
+    digits = pc.cast(pa.array(ordinals), pa.string())
+    _validity, obuf, dbuf = digits.buffers()
+    offsets = np.frombuffer(obuf, np.int32, count=n + 1, offset=4 * digits.offset)
+    width = int(offsets[1] - offsets[0]) if n else 0
+    if n and digits.offset == 0 and int(offsets[-1]) == n * width and (np.diff(offsets) == width).all():
+        block = np.empty((n, prefixes.shape[1] + width), np.uint8)
+        block[:, : prefixes.shape[1]] = prefixes
+        block[:, prefixes.shape[1] :] = np.frombuffer(dbuf, np.uint8, count=n * width).reshape(n, width)
+        return _fixed_strings(block)
+    if len(prefixes) == 1:
+        head = pa.scalar(prefixes[0].tobytes().decode("ascii"), pa.string())
+    else:
+        head = _fixed_strings(prefixes)
+    return pc.binary_join_element_wise(head, digits, "")
 
 
 def _empty_binary(n: int) -> pa.BinaryArray:
@@ -369,30 +395,10 @@ def _fast_columns(
         & _direct_or_absent((uflags >> 16) & 7)
     )
     end = starts + psize  # absolute end of PacketSize
-    pos = starts + 64
-    # Direct queue names: Count u16, NUL-terminated UTF-16LE, padding to 4 from the UserHeader start
-    # (the packet start + 16, itself 4-aligned) -- [MS-MQMQ] 2.2.18.1.5.2.
-    names: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for shift in (10, 13, 16):
-        present = ((uflags >> shift) & 7) == 7
-        if not present.any():  # no row has this queue: nothing to read
-            names.append((present, pos, pos))
-            continue
-        count = col_data.u16(pos)
-        stop = pos + 2 + count
-        field_end = stop + ((-(stop - starts)) & 3)
-        good = (pos + 2 <= end) & (count >= 2) & ((count & 1) == 0) & (field_end <= end)
-        good &= col_data.u16(stop - 2) == 0
-        ok &= ~present | good
-        names.append((present, pos + 2, stop))
-        pos = np.where(present, field_end, pos)
-    pos = pos + np.where(uflags & _U_CQ, 16, 0)
-    # TransactionHeader: 20 bytes, 36 with Flags.CG ([MS-MQMQ] 2.2.20.5).
-    has_tx = (uflags & _U_TH) != 0
-    tx_flags = col_data.u32(pos) if has_tx.any() else np.zeros(n, np.int64)
-    tx_size = 20 + np.where(tx_flags & 1, 16, 0)
-    ok &= ~has_tx | (pos + tx_size <= end)
-    pos = np.where(has_tx, pos + tx_size, pos)
+    # The queue names and the TransactionHeader: the offsets worked out once when the batch shares
+    # one layout, else row by row (the same answer, arrow_walk).
+    walked = walk_uniform(col_data, starts, psize, uflags, ok)
+    ok, names, pos, has_tx, tx_flags = walked or walk_rows(col_data, starts, end, uflags, ok)
     # MessagePropertiesHeader ([MS-MQMQ] 2.2.19.3).
     mph_start = pos
     ok &= pos + 56 <= end
@@ -468,18 +474,16 @@ def _fast_columns(
     out["source_queue_manager"] = _guid_column(sqm, same_sqm)
     qma = f["qma"]
     out["destination_queue_manager"] = _guid_column(qma, _same_words(words, 4))
-    ordinal = pc.cast(pa.array(f["message_id"]), pa.string())
     if same_sqm:  # one sending queue manager: one "{GUID}\" prefix
-        prefix = "{" + _guid_text(sqm[:1], _HEX2_UPPER)[0].tobytes().decode("ascii") + "}\\"
-        out["message_id"] = pc.binary_join_element_wise(pa.scalar(prefix, pa.string()), ordinal, "")
+        braced = np.empty((1, 39), np.uint8)
+        braced[:, 1:37] = _guid_text(sqm[:1], _HEX2_UPPER)
     else:
-        upper = _guid_text(sqm, _HEX2_UPPER)
         braced = np.empty((m, 39), np.uint8)
-        braced[:, 0] = ord("{")
-        braced[:, 1:37] = upper
-        braced[:, 37] = ord("}")
-        braced[:, 38] = ord("\\")
-        out["message_id"] = pc.binary_join_element_wise(_fixed_strings(braced), ordinal, "")
+        braced[:, 1:37] = _guid_text(sqm, _HEX2_UPPER)
+    braced[:, 0] = ord("{")
+    braced[:, 37] = ord("}")
+    braced[:, 38] = ord("\\")
+    out["message_id"] = message_ids(braced, f["message_id"])
     out["sent_time"] = pa.array(f["sent"].astype(np.int64) * 1_000_000, pa.timestamp("us", tz="UTC"))
     out["time_to_be_received"] = pa.array(f["ttbr"].astype(np.int64))
     out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
