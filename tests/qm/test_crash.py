@@ -45,7 +45,9 @@ def _run_and_kill(db: Path, mode: str, first: int, rng: random.Random, qm: bool 
     )
     errors = db.with_name(f"{db.name}.child-stderr")
     with open(errors, "wb") as err_file:
-        proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=err_file)
+        # Unbuffered: a buffered readline of READY could swallow the first acknowledgements, which
+        # communicate() (it reads the raw pipe) would then never see.
+        proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=err_file, bufsize=0)
     assert proc.stdout is not None
     ready = proc.stdout.readline()
     if ready != b"READY\n":
