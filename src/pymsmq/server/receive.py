@@ -160,35 +160,18 @@ class ReceiveMixin:
             if head.delivery:
                 self.off_loop(rid, lambda: run(remaining), None, wait=True)
                 return True
-            try:
-                self.answer(rid, run(0))
-            except MSMQError as exc:
-                if exc.hresult != _NOT_FOUND:
-                    raise
-                return False
-            return True
+            return self._answer_now(rid, run) is None
 
         waits = not action & 0x40000000 and timeout != 0
         free = h.tail is None or h.tail.done()
         if peek and free:
-            try:
-                self.answer(rid, run(0))
+            missing = self._answer_now(rid, run)
+            if missing is None:
                 return
-            except MSMQError as exc:
-                if exc.hresult != _NOT_FOUND or not waits:
-                    raise
+            if not waits:
+                raise missing
             if cursor is None and action == _A.MQ_ACTION_PEEK_CURRENT:
-
-                def peek_again(remaining: float | None) -> bool:
-                    try:
-                        self.answer(rid, run(0))
-                    except MSMQError as exc:
-                        if exc.hresult != _NOT_FOUND:
-                            raise
-                        return False
-                    return True
-
-                ArrivalWait(self, rid, h, peek_again, timeout)
+                ArrivalWait(self, rid, h, lambda _remaining: self._answer_now(rid, run) is None, timeout)
                 return
             self.off_loop(rid, run, None, wait=True)
             return
@@ -226,15 +209,24 @@ class ReceiveMixin:
                 h.durable_hint = _DURABLE_HINT
             else:
                 h.durable_hint -= 1
-                try:
-                    self.answer(rid, run(0))
+                missing = self._answer_now(rid, run)
+                if missing is None:
                     return
-                except MSMQError as exc:
-                    if exc.hresult != _NOT_FOUND or not waits:
-                        raise
+                if not waits:
+                    raise missing
                 ArrivalWait(self, rid, h, receive_again, timeout)
                 return
         if waits:
             self.off_loop(rid, run, None, wait=True)
         else:
             self.off_loop(rid, run, None if peek else h)
+
+    def _answer_now(self, rid: int, run: Callable[[float | None], pm.Response]) -> MSMQError | None:
+        """Answer ``run(0)`` now; if no message is there, return that MQ_ERROR_MESSAGE_NOT_FOUND error."""
+        try:
+            self.answer(rid, run(0))
+        except MSMQError as exc:
+            if exc.hresult != _NOT_FOUND:
+                raise
+            return exc
+        return None
