@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pymsmq.errors import WireError
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
@@ -67,6 +68,7 @@ __all__ = [
     "error_result",
     "receive_facts",
     "send_result",
+    "sent_entry",
 ]
 
 SendResult = tuple[int, Props, str]
@@ -364,6 +366,31 @@ def send_result(message: Message) -> bytes:
 
 
 _LINEAGE_BYTES: Final[dict[uuid.UUID, bytes]] = {}
+
+
+def sent_entry(mid: ObjectId, sent: float) -> bytes:
+    """``send_result`` of a message whose ``id`` is ``mid`` and ``sent_time`` is ``sent`` (both set)."""
+    lineage = mid.lineage
+    head = _LINEAGE_BYTES.get(lineage)
+    if head is None:
+        if len(_LINEAGE_BYTES) > 1024:
+            _LINEAGE_BYTES.clear()
+        head = _LINEAGE_BYTES[lineage] = lineage.bytes_le
+    t = int(sent)
+    if not 0 <= t <= 0xFFFFFFFF:
+        t = min(max(t, 0), 0xFFFFFFFF)
+    return _SEND_OK.pack(
+        0,
+        2,
+        _PROPID_M_MSGID,
+        _VT_VECTOR_UI1,
+        20,
+        head + _U32.pack(mid.uniquifier),
+        _PROPID_M_SENTTIME,
+        _VT_UI4,
+        t,
+        0,
+    )
 
 
 def receive_facts(message: Message, propids: tuple[int, ...]) -> bytes:

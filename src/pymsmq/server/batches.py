@@ -29,12 +29,14 @@ from pymsmq.protocol.batch_ops import (
     error_result,
     receive_facts,
     send_result,
+    sent_entry,
 )
 from pymsmq.protocol.codes import Action, ManyFlags
-from pymsmq.protocol.fast_packet import decode_simple, encode_simple
+from pymsmq.protocol.fast_packet import decode_for_send, decode_simple, encode_simple
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_available
+from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.reads import reader
 from pymsmq.server.waits import ArrivalWait
@@ -42,7 +44,7 @@ from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
-    from pymsmq.server.session import Session
+    from pymsmq.server.session import Handle, Session
 
 __all__ = ["receive_many", "send_many"]
 
@@ -65,6 +67,9 @@ _DURABLE_HINT: Final = 64
 _ENTRY_SLACK: Final = 0x4000
 _new = object.__new__
 _set = object.__setattr__
+_TOO_LARGE: Final = error_result(
+    HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "the message is larger than the server accepts"
+)
 
 
 def _send_many_response(results: bytes) -> SendManyResponse:
@@ -97,24 +102,35 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     limit = s.server.config.max_message_size
     # Decoded messages, or the SEND_RESULTS entry of one refused before reaching the queue.
     work: list[Message | bytes] = []
+    append = work.append
     express = tx is None or tx in (0, 1, 2)
+    # Every message decoded by decode_for_send: valid, express, owned by nobody (send_express).
+    owned = express
     for packet, props in items:
         if len(packet) > limit:
-            work.append(
-                error_result(
-                    HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "the message is larger than the server accepts"
-                )
-            )
+            append(_TOO_LARGE)
             continue
+        if owned and not props:
+            message = decode_for_send(packet)
+            if message is not None and not message.delivery:
+                append(message)
+                continue
+            owned = False
         try:
             # decode_message(packet, props), its fast case first: a simple packet, no properties.
             message = (None if props else decode_simple(packet)) or decode_message(packet, props)
         except WireError as exc:
-            work.append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
+            append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
             continue
+        owned = False
         if message.delivery:
             express = False
-        work.append(message)
+        append(message)
+    if owned and (h.tail is None or h.tail.done()):
+        # Express messages outside a transaction, each decoded by decode_for_send: queued as they
+        # are (no copy, no validate: valid by construction), on the loop, under one lock hold.
+        s.answer(rid, _send_owned(s, h, work))
+        return
     stats = s.stats
     counters = stats.queue(h.format_name)
     queue = h.queue
@@ -153,6 +169,37 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
         s.answer(rid, run())
         return
     s.off_loop(rid, run, h)
+
+
+def _send_owned(s: Session, h: Handle, work: list[Message | bytes]) -> SendManyResponse:
+    # send_many's run() for a batch of owned express messages (send_batch.send_express): the same
+    # answer, counters and errors.
+    outcomes = iter(send_express(h.queue, [m for m in work if type(m) is not bytes]))  # type: ignore[misc]
+    parts = [_U32.pack(len(work))]
+    append = parts.append
+    sent = size = 0
+    peer = s.peer
+    for m in work:
+        if type(m) is bytes:
+            append(m)
+            continue
+        outcome = next(outcomes)
+        if type(outcome) is tuple:
+            sent += 1
+            size += len(m.body)  # type: ignore[union-attr]
+            append(sent_entry(outcome[0], outcome[1]))
+            continue
+        error: MSMQError = outcome  # type: ignore[assignment]
+        if error.hresult == HResult.MQ_ERROR and error.__cause__ is not None:
+            log.error("internal error serving %s", peer, exc_info=error.__cause__)
+        append(error_result(error.hresult, error.message[:2000]))
+    stats = s.stats
+    counters = stats.queue(h.format_name)
+    counters.sent += sent
+    counters.bytes_in += size
+    if sent < len(work):  # each refused message counts as the failed SEND it stands for
+        stats.errors += len(work) - sent
+    return _send_many_response(b"".join(parts))
 
 
 # ---------------------------------------------------------------------------------- RECEIVE_MANY

@@ -1,0 +1,76 @@
+"""``fast_packet.decode_for_send`` and ``batch_ops.sent_entry``: the SEND_MANY owned fast path.
+
+``decode_for_send(p)`` must be ``decode_simple(p)`` without the three properties sending overwrites
+(id, source machine, sent time), only for messages ``Message.validate`` leaves as they are.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import message_to_packet
+from pymsmq.protocol.batch_ops import send_result, sent_entry
+from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from test_client_fast_paths import simple_messages
+
+_OVERWRITTEN = ("id", "source_machine_guid", "sent_time")
+
+
+def _check(packet: bytes) -> None:
+    fast = decode_for_send(packet)
+    if fast is None:
+        return
+    general = decode_simple(packet)
+    assert general is not None
+    for name in _OVERWRITTEN:
+        general.__dict__.pop(name, None)
+    assert fast == general
+    assert fast.__dict__ == general.__dict__
+    before = dict(fast.__dict__)
+    fast.validate()  # valid by construction: no error, nothing normalised
+    assert fast.__dict__ == before
+
+
+@given(simple_messages)
+def test_decode_for_send_is_decode_simple_minus_what_sending_sets(m: Message) -> None:
+    m.validate()
+    packet = message_to_packet(m)
+    _check(packet)
+    if m.priv_level == 0:
+        assert decode_for_send(packet) is not None
+    else:
+        assert decode_for_send(packet) is None  # validate decides PrivacyLevel: the general path
+
+
+@given(simple_messages, st.data())
+def test_decode_for_send_on_damaged_packets(m: Message, data: st.DataObject) -> None:
+    m.validate()
+    packet = bytearray(message_to_packet(m))
+    i = data.draw(st.integers(0, len(packet) - 1))
+    packet[i] ^= data.draw(st.integers(1, 255))
+    cut = data.draw(st.integers(0, len(packet)))
+    for candidate in (bytes(packet), bytes(packet[:cut]), bytes(packet) + b"\x00\x00\x00\x00"):
+        _check(candidate)
+
+
+@given(st.binary(max_size=300))
+def test_decode_for_send_on_arbitrary_bytes(data: bytes) -> None:
+    _check(data)
+
+
+@given(st.uuids(), st.integers(0, 0xFFFFFFFF), st.floats(-10.0, 2.0**33, allow_nan=False))
+def test_sent_entry_is_send_result(lineage: uuid.UUID, ordinal: int, sent: float) -> None:
+    m = Message(body=b"x")
+    m.id = mid = ObjectId(lineage, ordinal)
+    m.sent_time = sent
+    assert sent_entry(mid, sent) == send_result(m)
