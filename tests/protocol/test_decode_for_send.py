@@ -17,19 +17,20 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet
 from pymsmq.protocol.batch_ops import send_result, sent_entry
-from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
+from pymsmq.protocol.fast_packet import decode_for_send, decode_simple, encode_simple, queued_packet
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from test_client_fast_paths import simple_messages
+from test_client_fast_paths import GUID, simple_messages
 
 _OVERWRITTEN = ("id", "source_machine_guid", "sent_time")
 
 
 def _check(packet: bytes) -> None:
-    fast = decode_for_send(packet)
-    if fast is None:
+    decoded = decode_for_send(packet)
+    if decoded is None:
         return
+    fast, canonical = decoded
     general = decode_simple(packet)
     assert general is not None
     for name in _OVERWRITTEN:
@@ -39,6 +40,21 @@ def _check(packet: bytes) -> None:
     before = dict(fast.__dict__)
     fast.validate()  # valid by construction: no error, nothing normalised
     assert fast.__dict__ == before
+    if canonical:
+        _queue(fast)
+        assert queued_packet(packet, fast) == encode_simple(fast)
+
+
+def _queue(m: Message, ordinal: int = 7, now: float = 1234.5) -> None:
+    # What Queue._enqueue sets on a queued express message ([MC-MQAC] 3.17.4.1.48 steps 7-12).
+    m.id = ObjectId(GUID, ordinal)
+    m.source_machine_guid = GUID
+    m.destination_queue = "PRIVATE=x"
+    m.sent_time = float(int(now))
+    m.arrived_time = now
+    m.lookup_id = 99
+    if 0xFFFFFFFF != m.max_time_to_reach_queue > m.max_time_to_receive:
+        m.max_time_to_receive = m.max_time_to_reach_queue
 
 
 @given(simple_messages)
@@ -47,7 +63,8 @@ def test_decode_for_send_is_decode_simple_minus_what_sending_sets(m: Message) ->
     packet = message_to_packet(m)
     _check(packet)
     if m.priv_level == 0:
-        assert decode_for_send(packet) is not None
+        decoded = decode_for_send(packet)
+        assert decoded is not None and decoded[1]  # what encode_simple writes is canonical
     else:
         assert decode_for_send(packet) is None  # validate decides PrivacyLevel: the general path
 
@@ -74,3 +91,29 @@ def test_sent_entry_is_send_result(lineage: uuid.UUID, ordinal: int, sent: float
     m.id = mid = ObjectId(lineage, ordinal)
     m.sent_time = sent
     assert sent_entry(mid, sent) == send_result(m)
+
+
+@given(simple_messages, st.integers(0, 119), st.integers(1, 255))
+def test_canonical_only_when_the_kept_packet_is_what_encode_simple_writes(
+    m: Message, i: int, flip: int
+) -> None:
+    m.validate()
+    packet = bytearray(message_to_packet(m))
+    packet[i] ^= flip  # any header byte, the fields sending sets included
+    _check(bytes(packet))
+    if len(packet) % 4 == 0 and len(packet) > 120 and decode_for_send(bytes(packet)) is not None:
+        packet[-1] ^= flip  # a padding byte, a body byte or the label terminator
+        _check(bytes(packet))
+
+
+def test_non_canonical_vectors() -> None:
+    m = Message(body=b"abc", label="L")
+    m.validate()
+    good = encode_simple(m)
+    assert good is not None
+    assert decode_for_send(good) is not None and decode_for_send(good)[1]  # type: ignore[index]
+    for pos, value in ((1, 1), (60, 0x40), (len(good) - 1, 1)):  # reserved, DeliveryMode 2, padding
+        bad = bytearray(good)
+        bad[pos] |= value
+        decoded = decode_for_send(bytes(bad))
+        assert decoded is not None and not decoded[1]

@@ -14,6 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pymsmq import HResult, Message, MSMQError, QueueManager
+from pymsmq.qm.index import Entry
+from pymsmq.qm.receive_batch import DONE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.timers import FakeClock
 
@@ -82,6 +84,30 @@ def test_send_express_refuses_recoverable_messages() -> None:
         q = qm.create_queue(r".\private$\owned")
         [err] = send_express(q, [Message(body=b"x", delivery=1)])
         assert isinstance(err, MSMQError) and err.hresult == HResult.MQ_ERROR
+        assert q.receive_many(10) == []
+    finally:
+        qm.close()
+
+
+def test_kept_packets_reach_take_entries() -> None:
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\owned")
+        q.send(Message(body=b"plain"))  # sent without a packet: None
+        seen: list[tuple[bytes, Message]] = []
+
+        def keep(packet: bytes, m: Message) -> bytes:
+            seen.append((packet, m))
+            return packet + b"!"
+
+        owned = [Message(body=b"a"), Message(body=b"b"), Message(body=b"c")]
+        send_express(q, owned, [b"A", None, b"C"], keep)
+        assert seen == [(b"A", owned[0]), (b"C", owned[2])]
+        got: list[Entry] = []
+        assert take_entries(q, 3, lambda e: got.append(e) is None) == DONE
+        assert [(e.message.body, e.packet) for e in got] == [(b"plain", None), (b"a", b"A!"), (b"b", None)]
+        assert take_entries(q, 5, lambda e: got.append(e) is None) == EMPTY
+        assert [e.packet for e in got[3:]] == [b"C!"]
         assert q.receive_many(10) == []
     finally:
         qm.close()

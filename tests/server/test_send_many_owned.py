@@ -7,6 +7,7 @@ same messages and answer the same results as SENDs of them one at a time.
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,15 @@ from pymsmq import Message, MSMQError
 from pymsmq.client import connect
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
+from pymsmq.protocol.batch_ops import (
+    ReceiveManyRequest,
+    SendManyRequest,
+    decode_received,
+    decode_send_results,
+    encode_packets,
+)
+from pymsmq.protocol.fast_packet import decode_simple
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
 
 _PLAIN = [
     Message(body=b"a" * i, label=f"L{i}" * (i % 3), priority=i % 8, app_specific=i, journal=i % 3)
@@ -91,4 +101,39 @@ def test_send_many_errors_on_the_fast_path(server: ThreadServer) -> None:
     q.close()
     with pytest.raises(MSMQError):
         q.send_many(_fresh(_PLAIN[:2]))
+    qm.close()
+
+
+def test_receive_many_answers_what_the_encoder_writes(server: ThreadServer) -> None:
+    # Kept packets (canonical SEND_MANY packets) and re-encoded ones (a non-canonical packet: reserved
+    # byte set, non-zero padding) give the packets encode_packet writes for the queued messages.
+    qm = connect(server.url)
+    q = qm.create_queue(".\\private$\\raw")
+    batch = [*_fresh(_PLAIN[:6]), Message(body=b"abc"), *_fresh(_ODD)]
+    packets = [encode_packet(m) for m in batch]
+    odd = bytearray(packets[1])
+    odd[1] = 1  # BaseHeader reserved byte
+    packets[1] = bytes(odd)
+    assert len(packets[6]) == 124  # 120 + 3 body bytes + 1 padding byte
+    packets[6] = packets[6][:-1] + b"\xee"
+    response = qm._t.call(SendManyRequest(q._handle, None, encode_packets(packets)))
+    assert [r[0] for r in decode_send_results(response.results)] == [0] * len(batch)
+    answer = qm._t.call(ReceiveManyRequest(q._handle, 100, 0, 0, None, CLIENT_RECEIVE_PROPIDS))
+    blob = answer.messages
+    (count,) = struct.unpack_from("<I", blob)
+    pos, got = 4, []
+    for _ in range(count):
+        (n,) = struct.unpack_from("<I", blob, pos)
+        got.append(blob[pos + 4 : pos + 4 + n])
+        pos += 4 + n + 48  # the four facts of CLIENT_RECEIVE_PROPIDS
+    assert len(got) == len(batch)
+    for packet in got:
+        m = decode_simple(packet)
+        assert m is not None
+        m.destination_queue = q.format_name
+        assert encode_packet(m, q.format_name) == packet
+    want = sorted(batch, key=lambda m: -m.priority)
+    assert [(m.body, m.label, m.priority) for m in decode_received(blob)] == [
+        (m.body, m.label, m.priority) for m in want
+    ]
     qm.close()

@@ -51,6 +51,9 @@ _ZERO_GUID: Final = bytes(16)
 _NUL2: Final = b"\x00\x00"
 _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 
+# UserHeader TimeToBeReceived, SentTime, MessageID (offsets 48-59 of a UserMessage packet).
+_SENT_FIELDS: Final = struct.Struct("<III")
+
 _GUIDS: Final[dict[bytes, uuid.UUID]] = {}
 _BYTES_LE: Final[dict[int, bytes]] = {}
 _new: Final = object.__new__
@@ -271,22 +274,27 @@ def decode_simple(data: bytes) -> Message | None:
     return m
 
 
-def decode_for_send(data: bytes) -> Message | None:
-    """The message a SEND of the simple packet ``data`` gives the queue manager to queue; None otherwise.
+def decode_for_send(data: bytes) -> tuple[Message, bool] | None:
+    """The message a SEND of the simple packet ``data`` gives the queue manager to queue, and whether
+    ``data`` is canonical; None otherwise.
 
-    ``decode_simple(data)`` without the three properties sending overwrites ([MC-MQAC] 3.17.4.1.48
-    steps 7, 9 and 11: source machine, id, sent time -- so SourceQueueManager, MessageID and SentTime
-    are not decoded) and only for messages that ``Message.validate`` accepts unchanged: None (take
-    ``decode_simple``, then ``validate``) for anything else, and when PrivacyLevel is not 0 (its set
-    of valid values is checked by ``validate``).  The result is a fresh object the caller may give
-    away (the queue manager may queue it as it is).
+    The message is ``decode_simple(data)`` without the three properties sending overwrites
+    ([MC-MQAC] 3.17.4.1.48 steps 7, 9 and 11: source machine, id, sent time -- so SourceQueueManager,
+    MessageID and SentTime are not decoded), only for messages that ``Message.validate`` accepts
+    unchanged: None (take ``decode_simple``, then ``validate``) for anything else, and when
+    PrivacyLevel is not 0 (its set of valid values is checked by ``validate``).  It is a fresh object
+    the caller may give away (the queue manager may queue it as it is).
+
+    *Canonical*: ``data`` is exactly what ``encode_simple`` writes for the message (reserved byte,
+    flags, label terminator and padding included) but for the header fields sending sets, so that
+    ``queued_packet(data, queued)`` is ``encode_simple(queued)`` once the message is queued.
     """
     n = len(data)
     if n < _HEAD_SIZE:
         return None
     (
         version,
-        _reserved,
+        reserved,
         bflags,
         signature,
         packet_size,
@@ -329,6 +337,7 @@ def decode_for_send(data: bytes) -> Message | None:
         return None
     pos = _HEAD_SIZE
     m: Message = _new(Message)
+    canonical = not reserved
     if label_length:
         end = pos + 2 * label_length
         if end > n or data[end - 2 : end] != _NUL2:
@@ -338,10 +347,14 @@ def decode_for_send(data: bytes) -> Message | None:
             return None
         if label:
             m.label = label
+        else:
+            canonical = False  # a lone terminator: encode_simple writes no label at all
         pos = end
     end = pos + ext_size + message_size
     if end > n or (end + 3) & ~3 != n:
         return None
+    if canonical and data[end:] != _PAD[end & 3]:
+        canonical = False
     if ext_size:
         m.extension = data[pos : pos + ext_size]
         pos += ext_size
@@ -356,6 +369,8 @@ def decode_for_send(data: bytes) -> Message | None:
     journal = (uflags >> 8) & 3
     if journal:
         m.journal = journal
+    if canonical and uflags != _U_MP | (uflags & 0x20) | (journal << 8):
+        canonical = False  # other flag bits, or a DeliveryMode encode_simple would not write
     if msg_class:
         m.msg_class = msg_class
     if correlation != _ZERO_ID:
@@ -368,4 +383,24 @@ def decode_for_send(data: bytes) -> Message | None:
         m.hash_algorithm = hash_alg
     if enc_alg != 0x6801:
         m.encrypt_algorithm = enc_alg
-    return m
+    return m, canonical
+
+
+def queued_packet(data: bytes, m: Message) -> bytes:
+    """``encode_simple(m)`` for the queued message ``m`` of a canonical ``decode_for_send(data)``.
+
+    ``data`` with the UserHeader fields sending set ([MS-MQMQ] 2.2.19.2: SourceQueueManager,
+    TimeToBeReceived, SentTime, MessageID) replaced by ``m``'s, in one copy.  ``m`` must have been
+    queued (its id, source machine and sent time set, its id's lineage the source machine).
+    """
+    mid = m.id
+    assert mid is not None and m.sent_time is not None
+    return b"".join(
+        (
+            data[:16],
+            guid_bytes_le(mid.lineage),
+            data[32:48],
+            _SENT_FIELDS.pack(m.max_time_to_receive, int(m.sent_time), mid.uniquifier),
+            data[60:],
+        )
+    )

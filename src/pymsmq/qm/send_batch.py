@@ -168,7 +168,12 @@ def send_batch(qm: QueueManager, sends: Sequence[SendItem]) -> list[MSMQError | 
     return results
 
 
-def send_express(queue: Queue, messages: Sequence[Message]) -> list[Sent | MSMQError]:
+def send_express(
+    queue: Queue,
+    messages: Sequence[Message],
+    packets: Sequence[bytes | None] = (),
+    keep: Callable[[bytes, Message], bytes] | None = None,
+) -> list[Sent | MSMQError]:
     """``send_batch`` of express messages without a transaction, which the caller gives away.
 
     Each message is queued as it is (no copy: the caller must not use it afterwards, nor have
@@ -177,6 +182,10 @@ def send_express(queue: Queue, messages: Sequence[Message]) -> list[Sent | MSMQE
     under the lock, before any receiver can see it), or the ``MSMQError`` that
     ``queue.send(message)`` would have raised.  Same checks, same order, same errors as
     ``send_batch`` on ``(queue, message, None)`` triples.
+
+    ``packets`` (empty, or one per message) and ``keep``: for a message sent whose packet is not
+    None, ``keep(packet, queued message)`` is kept with the queued message (``Entry.packet``, set
+    before any receiver can see it): the packet a receive answers for it (the caller's contract).
     """
     results: list[Sent | MSMQError] = []
     append = results.append
@@ -190,7 +199,8 @@ def send_express(queue: Queue, messages: Sequence[Message]) -> list[Sent | MSMQE
         except Exception as exc:
             refused = _as_error(exc)
         enqueue = queue._enqueue
-        for m in messages:
+        index = queue._state.index
+        for i, m in enumerate(messages):
             try:
                 if m.admin_queue is not None or m.response_queue is not None:
                     canonical_queues(m)  # _precheck (validate: done by the caller)
@@ -207,6 +217,12 @@ def send_express(queue: Queue, messages: Sequence[Message]) -> list[Sent | MSMQE
             sent = m.sent_time
             assert mid is not None and sent is not None
             append((mid, sent))
+            if packets and keep is not None:
+                packet = packets[i]
+                if packet is not None:
+                    entry = index.get(m.lookup_id)
+                    if entry is not None and entry.message is m:
+                        entry.packet = keep(packet, m)
     return results
 
 

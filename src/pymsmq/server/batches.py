@@ -32,10 +32,10 @@ from pymsmq.protocol.batch_ops import (
     sent_entry,
 )
 from pymsmq.protocol.codes import Action, ManyFlags
-from pymsmq.protocol.fast_packet import decode_for_send, decode_simple, encode_simple
+from pymsmq.protocol.fast_packet import decode_for_send, decode_simple, encode_simple, queued_packet
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
-from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_available
+from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.reads import reader
@@ -44,6 +44,7 @@ from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
+    from pymsmq.qm.index import Entry
     from pymsmq.server.session import Handle, Session
 
 __all__ = ["receive_many", "send_many"]
@@ -104,16 +105,20 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     work: list[Message | bytes] = []
     append = work.append
     express = tx is None or tx in (0, 1, 2)
-    # Every message decoded by decode_for_send: valid, express, owned by nobody (send_express).
+    # Every message decoded by decode_for_send: valid, express, owned by nobody (send_express); its
+    # packet, when canonical, is kept for the receive (queued_packet).
     owned = express
+    packets: list[bytes | None] = []
+    keep = packets.append
     for packet, props in items:
         if len(packet) > limit:
             append(_TOO_LARGE)
             continue
         if owned and not props:
-            message = decode_for_send(packet)
-            if message is not None and not message.delivery:
-                append(message)
+            decoded = decode_for_send(packet)
+            if decoded is not None and not decoded[0].delivery:
+                append(decoded[0])
+                keep(packet if decoded[1] else None)
                 continue
             owned = False
         try:
@@ -129,7 +134,7 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     if owned and (h.tail is None or h.tail.done()):
         # Express messages outside a transaction, each decoded by decode_for_send: queued as they
         # are (no copy, no validate: valid by construction), on the loop, under one lock hold.
-        s.answer(rid, _send_owned(s, h, work))
+        s.answer(rid, _send_owned(s, h, work, packets))
         return
     stats = s.stats
     counters = stats.queue(h.format_name)
@@ -171,10 +176,14 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     s.off_loop(rid, run, h)
 
 
-def _send_owned(s: Session, h: Handle, work: list[Message | bytes]) -> SendManyResponse:
+def _send_owned(
+    s: Session, h: Handle, work: list[Message | bytes], packets: list[bytes | None]
+) -> SendManyResponse:
     # send_many's run() for a batch of owned express messages (send_batch.send_express): the same
-    # answer, counters and errors.
-    outcomes = iter(send_express(h.queue, [m for m in work if type(m) is not bytes]))  # type: ignore[misc]
+    # answer, counters and errors.  ``packets``: the canonical packet of each message, or None.
+    messages: list[Message] = [m for m in work if type(m) is not bytes]  # type: ignore[misc]
+    sizes = iter([len(m.body) for m in messages])  # read before the messages are given away
+    outcomes = iter(send_express(h.queue, messages, packets, queued_packet))
     parts = [_U32.pack(len(work))]
     append = parts.append
     sent = size = 0
@@ -184,9 +193,10 @@ def _send_owned(s: Session, h: Handle, work: list[Message | bytes]) -> SendManyR
             append(m)
             continue
         outcome = next(outcomes)
+        body = next(sizes)
         if type(outcome) is tuple:
             sent += 1
-            size += len(m.body)  # type: ignore[union-attr]
+            size += body
             append(sent_entry(outcome[0], outcome[1]))
             continue
         error: MSMQError = outcome  # type: ignore[assignment]
@@ -232,12 +242,15 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     text = ""
     durable = False
 
-    def add(m: Message, on_loop: bool) -> bool:
-        # Put one message taken into the answer; False when the answer is complete.
+    def add(m: Message, on_loop: bool, packet: bytes | None = None) -> bool:
+        # Put one message taken into the answer; False when the answer is complete.  ``packet``:
+        # the one kept with it (Entry.packet): encode_simple(m) when m is in this handle's queue.
         nonlocal n, size, body, more, hresult, text, durable
-        # encode_packet(m, fmt), its fast case inline: the simple shape, stored in this queue.
+        # encode_packet(m, fmt), its fast cases inline: the kept packet, the simple shape, stored
+        # in this queue.
         dest = m.destination_queue
-        packet = encode_simple(m) if dest is None or dest == fmt else None
+        if packet is None or dest != fmt:
+            packet = encode_simple(m) if dest is None or dest == fmt else None
         if packet is None:
             try:
                 packet = encode_packet(m, fmt)
@@ -303,13 +316,13 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         # of the answer under one lock acquisition (qm/receive_batch.py).
         queue = h.queue
 
-        def accept(m: Message) -> bool:
-            return add(m, True)
+        def accept(entry: Entry) -> bool:
+            return add(entry.message, True, entry.packet)
 
         def fast() -> ReceiveManyResponse | None:
             # The answer, or None when there is no message (nothing taken).
             nonlocal hresult, text
-            why = take_available(queue, max_count, accept)
+            why = take_entries(queue, max_count, accept)
             if why != DURABLE:
                 return None if why == EMPTY and not n else finish()
             # A recoverable message next: taken as RECEIVE takes it (its delete is durable first).
