@@ -33,7 +33,7 @@ from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
 from pymsmq.protocol.codes import ManyFlags, Op
-from pymsmq.protocol.fast_packet import decode_simple
+from pymsmq.protocol.fast_packet import decode_simple_at
 from pymsmq.protocol.hot import _pv, _read_props, _write_props
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
@@ -62,6 +62,7 @@ __all__ = [
     "decode_received",
     "decode_send_facts",
     "decode_send_results",
+    "decode_sent_ids",
     "encode_messages",
     "encode_packets",
     "encode_send_results",
@@ -88,6 +89,8 @@ _NO_TEXT: Final = b"\x00\x00"  # STR of length 0
 # A SEND answer's facts (PROPID_M_MSGID VT_VECTOR_UI1 of 20 bytes, PROPID_M_SENTTIME VT_UI4) in
 # one pack ([MS-MQCN] 2.2.3 PROPVALUE layouts), between hresult 0 and an empty text.
 _SEND_OK: Final = struct.Struct("<IIIHI20sIHIH")
+# The same layout with the 20-byte id split in its lineage GUID and its uniquifier.
+_SEND_OK_IDS: Final = struct.Struct("<IIIHI16sIIHIH")
 _PROPID_M_MSGID: Final = 2
 _PROPID_M_SENTTIME: Final = 31
 _VT_VECTOR_UI1: Final = 0x1011
@@ -261,12 +264,15 @@ def decode_messages(data: bytes) -> list[tuple[bytes, Props]]:
     return out
 
 
-def decode_received(data: bytes) -> list[Message]:
+def decode_received(data: bytes, destination: str | None = None) -> list[Message]:
     """The messages of a RECEIVE_MANY answer's MESSAGE_LIST: for each entry, what
-    ``message_codec.decode_message(packet, properties)`` gives.  ``WireError`` if malformed.
+    ``message_codec.decode_message(packet, properties)`` gives, with ``destination_queue`` set to
+    ``destination`` when it has none (None or "", and ``destination`` is not None).  ``WireError``
+    if malformed.
 
-    Fast path: the facts the pymsmq client asks for (``CLIENT_RECEIVE_PROPIDS``) are read with one
-    unpack and set directly, without building a property array.
+    Fast path: a simple packet (``decode_simple_at``, read in place: its checks include those of
+    ``_entry_packet``) followed by the facts the pymsmq client asks for (``CLIENT_RECEIVE_PROPIDS``),
+    read with one unpack and set directly, without building a property array.
     """
     end = len(data)
     if end < 4:
@@ -277,9 +283,41 @@ def decode_received(data: bytes) -> list[Message]:
     out: list[Message] = []
     append = out.append
     unpack_facts = _RECEIVE_FACTS.unpack_from
+    unpack_u32 = _U32.unpack_from
     facts_size = _RECEIVE_FACTS.size
     pos = 4
     for _ in range(count):
+        if pos + 4 <= end:
+            (n,) = unpack_u32(data, pos)
+            start = pos + 4
+            stop = start + n
+            if stop + facts_size <= end:
+                c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(
+                    data, stop
+                )
+                if (
+                    c == 4
+                    and p1 == PROPID_M_LOOKUPID
+                    and v1 == _VT_UI8
+                    and p2 == PROPID_M_ARRIVEDTIME
+                    and v2 == _VT_UI4
+                    and p3 == PROPID_M_ABORT_COUNT
+                    and v3 == _VT_UI4
+                    and p4 == PROPID_M_MOVE_COUNT
+                    and v4 == _VT_UI4
+                ):
+                    m = decode_simple_at(data, start, n)
+                    if m is not None:
+                        # message_codec.apply_facts of these four values, without the property array.
+                        m.lookup_id = lookup_id
+                        m.arrived_time = float(arrived)
+                        m.abort_count = aborts
+                        m.move_count = moves
+                        if destination is not None:
+                            m.destination_queue = destination  # a simple packet carries none
+                        append(m)
+                        pos = stop + facts_size
+                        continue
         packet, pos = _entry_packet(data, pos, end)
         if pos + facts_size <= end:
             c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(data, pos)
@@ -294,12 +332,13 @@ def decode_received(data: bytes) -> list[Message]:
                 and p4 == PROPID_M_MOVE_COUNT
                 and v4 == _VT_UI4
             ):
-                # message_codec.apply_facts of these four values, without the property array.
-                m = decode_simple(packet) or decode_packet_message(packet)  # the first is its fast case
+                m = decode_packet_message(packet)
                 m.lookup_id = lookup_id
                 m.arrived_time = float(arrived)
                 m.abort_count = aborts
                 m.move_count = moves
+                if destination is not None and not m.destination_queue:
+                    m.destination_queue = destination
                 append(m)
                 pos += facts_size
                 continue
@@ -310,7 +349,10 @@ def decode_received(data: bytes) -> list[Message]:
             pos = r.pos
         else:
             props, pos = fast
-        append(decode_message(packet, props))
+        m = decode_message(packet, props)
+        if destination is not None and not m.destination_queue:
+            m.destination_queue = destination
+        append(m)
     if pos != end:
         raise WireError(f"{end - pos} trailing bytes after the MESSAGE_LIST", pos)
     return out
@@ -434,6 +476,37 @@ def error_result(hresult: int, text: str) -> bytes:
     """The SEND_RESULTS entry of a message that was not sent."""
     data = text.encode("utf-16-le", "surrogatepass")[: 2 * 0xFFFF]
     return b"".join((_U32.pack(hresult & 0xFFFFFFFF), _ZERO4, struct.pack("<H", len(data) >> 1), data))
+
+
+def decode_sent_ids(data: bytes) -> list[tuple[bytes, int, int]] | None:
+    """For SEND_RESULTS whose every entry is ``send_result``'s shape with hresult 0 (a batch sent
+    without errors): each message's (id lineage GUID bytes_le, id uniquifier, sent time); None for
+    anything else (``decode_send_facts`` then decides).
+
+    The same values as ``decode_send_facts`` gives (``mid[:16]``, ``mid[16:]`` as a u32, ``sent``).
+    """
+    end = len(data)
+    size = _SEND_OK_IDS.size
+    if end < 4 or end != 4 + _U32.unpack_from(data, 0)[0] * size:
+        return None
+    out: list[tuple[bytes, int, int]] = []
+    append = out.append
+    for hresult, n, p1, vt1, n1, lineage, ordinal, p2, vt2, sent, units in _SEND_OK_IDS.iter_unpack(
+        memoryview(data)[4:]
+    ):
+        if not (
+            hresult == 0
+            and n == 2
+            and p1 == _PROPID_M_MSGID
+            and vt1 == _VT_VECTOR_UI1
+            and n1 == 20
+            and p2 == _PROPID_M_SENTTIME
+            and vt2 == _VT_UI4
+            and not units
+        ):
+            return None
+        append((lineage, ordinal, sent))
+    return out
 
 
 def decode_send_facts(data: bytes) -> list[tuple[int, bytes | None, int | None, str]]:

@@ -31,6 +31,7 @@ __all__ = [
     "SIMPLE_ATTRIBUTES",
     "decode_for_send",
     "decode_simple",
+    "decode_simple_at",
     "encode_simple",
     "guid_bytes_le",
     "object_id",
@@ -173,7 +174,14 @@ def _guid(raw: bytes) -> uuid.UUID:
 
 def decode_simple(data: bytes) -> Message | None:
     """``packet_to_message(data)`` for a simple packet; None for anything else (malformed included)."""
-    n = len(data)
+    return decode_simple_at(data, 0, len(data))
+
+
+def decode_simple_at(data: bytes, start: int, n: int) -> Message | None:
+    """``decode_simple(data[start:start + n])`` without the copy (a packet inside a larger buffer).
+
+    ``data`` must hold at least ``start + n`` bytes.
+    """
     if n < _HEAD_SIZE:
         return None
     (
@@ -201,7 +209,7 @@ def decode_simple(data: bytes) -> Message | None:
         hash_alg,
         enc_alg,
         ext_size,
-    ) = _HEAD.unpack_from(data, 0)
+    ) = _HEAD.unpack_from(data, start)
     if (
         version != BASE_HEADER_VERSION
         or signature != BASE_HEADER_SIGNATURE
@@ -222,9 +230,9 @@ def decode_simple(data: bytes) -> Message | None:
     m: Message = _new(Message)
     if label_length:
         end = pos + 2 * label_length
-        if end > n or data[end - 2 : end] != _NUL2:
+        if end > n or data[start + end - 2 : start + end] != _NUL2:
             return None
-        label = utf_16_le_decode(data[pos : end - 2], "surrogatepass", True)[0]
+        label = utf_16_le_decode(data[start + pos : start + end - 2], "surrogatepass", True)[0]
         if "\x00" in label:
             return None
         if label:
@@ -235,9 +243,9 @@ def decode_simple(data: bytes) -> Message | None:
     if end > n or (end + 3) & ~3 != n:
         return None  # the body must end the packet (plus 4-padding): no extension section
     if ext_size:
-        m.extension = data[pos : pos + ext_size]
+        m.extension = data[start + pos : start + pos + ext_size]
         pos += ext_size
-    m.body = data[pos:end]
+    m.body = data[start + pos : start + end]
     m.priority = bflags
     if ttrq != _INFINITE:
         m.max_time_to_reach_queue = ttrq
