@@ -13,11 +13,27 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pymsmq.errors import WireError
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet
-from pymsmq.protocol.batch_ops import send_result, sent_entry
-from pymsmq.protocol.fast_packet import decode_for_send, decode_simple, encode_simple, queued_packet
+from pymsmq.protocol._fields import Props
+from pymsmq.protocol.batch_ops import (
+    decode_for_send_list,
+    decode_messages,
+    encode_messages,
+    send_result,
+    sent_entry,
+)
+from pymsmq.protocol.fast_packet import (
+    decode_for_send,
+    decode_for_send_at,
+    decode_simple,
+    encode_simple,
+    queued_packet,
+)
+from pymsmq.wire.propvariant import PropVariant
+from pymsmq.wire.vartype import VarType
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -117,3 +133,70 @@ def test_non_canonical_vectors() -> None:
         bad[pos] |= value
         decoded = decode_for_send(bytes(bad))
         assert decoded is not None and not decoded[1]
+
+
+def _reference_list(data: bytes, limit: int) -> tuple[list[Message], list[bytes | None]] | None:
+    # decode_for_send_list spelled with decode_messages and decode_for_send.
+    try:
+        items = decode_messages(data)
+    except WireError:
+        return None
+    messages: list[Message] = []
+    packets: list[bytes | None] = []
+    for packet, props in items:
+        decoded = None if props or len(packet) > limit else decode_for_send(packet)
+        if decoded is None or decoded[0].delivery:
+            return None
+        messages.append(decoded[0])
+        packets.append(packet if decoded[1] else None)
+    return messages, packets
+
+
+def _same(
+    a: tuple[list[Message], list[bytes | None]] | None, b: tuple[list[Message], list[bytes | None]] | None
+) -> bool:
+    if a is None or b is None:
+        return a is b
+    return [m.__dict__ for m in a[0]] == [m.__dict__ for m in b[0]] and a[1] == b[1]
+
+
+_list_items = st.lists(
+    st.tuples(simple_messages, st.sampled_from([(), ((2, PropVariant(VarType.VT_UI4, 1)),)])), max_size=5
+)
+
+
+@given(_list_items, st.sampled_from([0x400000, 400]), st.data())
+def test_decode_for_send_list_equals_decode_messages_then_decode_for_send(
+    items: list[tuple[Message, Props]], limit: int, data: st.DataObject
+) -> None:
+    for m, _ in items:
+        m.validate()
+    blob = encode_messages([(message_to_packet(m), props) for m, props in items])
+    assert _same(decode_for_send_list(blob, limit), _reference_list(blob, limit))
+    if blob:
+        damaged = bytearray(blob)
+        i = data.draw(st.integers(0, len(damaged) - 1))
+        damaged[i] = data.draw(st.integers(0, 255))
+        cut = data.draw(st.integers(0, len(damaged)))
+        for candidate in (bytes(damaged), bytes(damaged[:cut]), blob + b"\x00"):
+            assert _same(decode_for_send_list(candidate, limit), _reference_list(candidate, limit))
+
+
+@given(st.binary(max_size=200))
+def test_decode_for_send_list_on_arbitrary_bytes(blob: bytes) -> None:
+    assert _same(decode_for_send_list(blob, 0x400000), _reference_list(blob, 0x400000))
+
+
+@given(simple_messages, st.binary(max_size=9), st.binary(max_size=9), st.integers(-1, 1))
+def test_decode_for_send_at_is_decode_for_send_of_the_slice(
+    m: Message, before: bytes, after: bytes, skew: int
+) -> None:
+    m.validate()
+    packet = message_to_packet(m)
+    data = before + packet + after
+    n = min(len(packet) + skew, len(packet) + len(after))
+    a = decode_for_send_at(data, len(before), n)
+    b = decode_for_send(data[len(before) : len(before) + n])
+    assert (a is None and b is None) or (
+        a is not None and b is not None and a[0].__dict__ == b[0].__dict__ and a[1] == b[1]
+    )

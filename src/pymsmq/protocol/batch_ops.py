@@ -33,7 +33,7 @@ from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
 from pymsmq.protocol.codes import ManyFlags, Op
-from pymsmq.protocol.fast_packet import decode_simple_at
+from pymsmq.protocol.fast_packet import decode_for_send_at, decode_simple_at
 from pymsmq.protocol.hot import _pv, _read_props, _write_props
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
@@ -58,6 +58,7 @@ __all__ = [
     "SendManyRequest",
     "SendManyResponse",
     "SendResult",
+    "decode_for_send_list",
     "decode_messages",
     "decode_received",
     "decode_send_facts",
@@ -262,6 +263,47 @@ def decode_messages(data: bytes) -> list[tuple[bytes, Props]]:
     if pos != end:
         raise WireError(f"{end - pos} trailing bytes after the MESSAGE_LIST", pos)
     return out
+
+
+def decode_for_send_list(data: bytes, limit: int) -> tuple[list[Message], list[bytes | None]] | None:
+    """A SEND_MANY MESSAGE_LIST of express simple packets, in one pass: the messages and packets.
+
+    For a list that ``decode_messages`` accepts, whose every entry has no properties, a packet of
+    at most ``limit`` bytes that ``fast_packet.decode_for_send`` takes and a message that is not
+    recoverable: the messages ``decode_for_send`` gives for the packets and, for each, its packet
+    when canonical (else None).  None for anything else (malformed included: ``decode_messages``
+    then decides).  Packets are read in place (``decode_for_send_at``: its checks include those of
+    ``_entry_packet``).
+    """
+    end = len(data)
+    if end < 4:
+        return None
+    (count,) = _U32.unpack_from(data, 0)
+    if count * 8 > end - 4:
+        return None
+    messages: list[Message] = []
+    packets: list[bytes | None] = []
+    add = messages.append
+    keep = packets.append
+    unpack = _U32.unpack_from
+    pos = 4
+    for _ in range(count):
+        if pos + 4 > end:
+            return None
+        (n,) = unpack(data, pos)
+        start = pos + 4
+        pos = start + n + 4
+        if pos > end or n > limit or unpack(data, pos - 4)[0]:  # no room, too large, or properties
+            return None
+        decoded = decode_for_send_at(data, start, n)
+        if decoded is None:
+            return None
+        m, canonical = decoded
+        if m.delivery:
+            return None
+        add(m)
+        keep(data[start : start + n] if canonical else None)
+    return (messages, packets) if pos == end else None
 
 
 def decode_received(data: bytes, destination: str | None = None) -> list[Message]:

@@ -30,6 +30,7 @@ from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, 
 __all__ = [
     "SIMPLE_ATTRIBUTES",
     "decode_for_send",
+    "decode_for_send_at",
     "decode_simple",
     "decode_simple_at",
     "encode_simple",
@@ -52,8 +53,9 @@ _ZERO_GUID: Final = bytes(16)
 _NUL2: Final = b"\x00\x00"
 _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 
-# UserHeader TimeToBeReceived, SentTime, MessageID (offsets 48-59 of a UserMessage packet).
-_SENT_FIELDS: Final = struct.Struct("<III")
+# UserHeader SourceQueueManager, QueueManagerAddress (zero), TimeToBeReceived, SentTime, MessageID
+# (offsets 16-59 of a UserMessage packet).
+_SENT_FIELDS: Final = struct.Struct("<16s16xIII")
 
 _GUIDS: Final[dict[bytes, uuid.UUID]] = {}
 _BYTES_LE: Final[dict[int, bytes]] = {}
@@ -297,7 +299,11 @@ def decode_for_send(data: bytes) -> tuple[Message, bool] | None:
     flags, label terminator and padding included) but for the header fields sending sets, so that
     ``queued_packet(data, queued)`` is ``encode_simple(queued)`` once the message is queued.
     """
-    n = len(data)
+    return decode_for_send_at(data, 0, len(data))
+
+
+def decode_for_send_at(data: bytes, start: int, n: int) -> tuple[Message, bool] | None:
+    """``decode_for_send(data[start:start + n])`` without the copy; ``data`` holds ``start + n`` bytes."""
     if n < _HEAD_SIZE:
         return None
     (
@@ -325,7 +331,7 @@ def decode_for_send(data: bytes) -> tuple[Message, bool] | None:
         hash_alg,
         enc_alg,
         ext_size,
-    ) = _HEAD.unpack_from(data, 0)
+    ) = _HEAD.unpack_from(data, start)
     if (
         version != BASE_HEADER_VERSION
         or signature != BASE_HEADER_SIGNATURE
@@ -348,9 +354,9 @@ def decode_for_send(data: bytes) -> tuple[Message, bool] | None:
     canonical = not reserved
     if label_length:
         end = pos + 2 * label_length
-        if end > n or data[end - 2 : end] != _NUL2:
+        if end > n or data[start + end - 2 : start + end] != _NUL2:
             return None
-        label = utf_16_le_decode(data[pos : end - 2], "surrogatepass", True)[0]
+        label = utf_16_le_decode(data[start + pos : start + end - 2], "surrogatepass", True)[0]
         if "\x00" in label:
             return None
         if label:
@@ -361,12 +367,12 @@ def decode_for_send(data: bytes) -> tuple[Message, bool] | None:
     end = pos + ext_size + message_size
     if end > n or (end + 3) & ~3 != n:
         return None
-    if canonical and data[end:] != _PAD[end & 3]:
+    if canonical and data[start + end : start + n] != _PAD[end & 3]:
         canonical = False
     if ext_size:
-        m.extension = data[pos : pos + ext_size]
+        m.extension = data[start + pos : start + pos + ext_size]
         pos += ext_size
-    m.body = data[pos:end]
+    m.body = data[start + pos : start + end]
     m.priority = bflags
     if ttrq != _INFINITE:
         m.max_time_to_reach_queue = ttrq
@@ -398,17 +404,14 @@ def queued_packet(data: bytes, m: Message) -> bytes:
     """``encode_simple(m)`` for the queued message ``m`` of a canonical ``decode_for_send(data)``.
 
     ``data`` with the UserHeader fields sending set ([MS-MQMQ] 2.2.19.2: SourceQueueManager,
-    TimeToBeReceived, SentTime, MessageID) replaced by ``m``'s, in one copy.  ``m`` must have been
+    TimeToBeReceived, SentTime, MessageID) replaced by ``m``'s, with one pack.  ``m`` must have been
     queued (its id, source machine and sent time set, its id's lineage the source machine).
     """
     mid = m.id
     assert mid is not None and m.sent_time is not None
-    return b"".join(
-        (
-            data[:16],
-            guid_bytes_le(mid.lineage),
-            data[32:48],
-            _SENT_FIELDS.pack(m.max_time_to_receive, int(m.sent_time), mid.uniquifier),
-            data[60:],
-        )
+    packet = bytearray(data)
+    # QueueManagerAddress (32-47) is zero in a simple packet: rewritten as it is.
+    _SENT_FIELDS.pack_into(
+        packet, 16, guid_bytes_le(mid.lineage), m.max_time_to_receive, int(m.sent_time), mid.uniquifier
     )
+    return bytes(packet)

@@ -25,6 +25,7 @@ from pymsmq.protocol.batch_ops import (
     ReceiveManyResponse,
     SendManyRequest,
     SendManyResponse,
+    decode_for_send_list,
     decode_messages,
     error_result,
     receive_facts,
@@ -32,7 +33,7 @@ from pymsmq.protocol.batch_ops import (
     sent_entry,
 )
 from pymsmq.protocol.codes import Action, ManyFlags
-from pymsmq.protocol.fast_packet import decode_for_send, decode_simple, encode_simple, queued_packet
+from pymsmq.protocol.fast_packet import decode_simple, encode_simple, queued_packet
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
@@ -93,6 +94,15 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     """Serve a SEND_MANY: every message as a SEND of it would be, answered with one result each."""
     h = s.handle(req.handle)
     s.check(h, _WRITE, "send to")
+    ref = req.transaction
+    if (ref is None or (type(ref) is int and ref in (0, 1, 2))) and (h.tail is None or h.tail.done()):
+        # Express messages outside a transaction, nothing of this handle running off the loop, and
+        # every packet one that decode_for_send takes: decoded in one pass, queued as they are (no
+        # copy, no validate: valid by construction), on the loop, under one lock hold.
+        fast = decode_for_send_list(req.messages, s.server.config.max_message_size)
+        if fast is not None:
+            s.answer(rid, _send_owned(s, h, *fast))
+            return
     try:
         items = decode_messages(req.messages)
     except WireError as exc:
@@ -105,37 +115,19 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     work: list[Message | bytes] = []
     append = work.append
     express = tx is None or tx in (0, 1, 2)
-    # Every message decoded by decode_for_send: valid, express, owned by nobody (send_express); its
-    # packet, when canonical, is kept for the receive (queued_packet).
-    owned = express
-    packets: list[bytes | None] = []
-    keep = packets.append
     for packet, props in items:
         if len(packet) > limit:
             append(_TOO_LARGE)
             continue
-        if owned and not props:
-            decoded = decode_for_send(packet)
-            if decoded is not None and not decoded[0].delivery:
-                append(decoded[0])
-                keep(packet if decoded[1] else None)
-                continue
-            owned = False
         try:
             # decode_message(packet, props), its fast case first: a simple packet, no properties.
             message = (None if props else decode_simple(packet)) or decode_message(packet, props)
         except WireError as exc:
             append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
             continue
-        owned = False
         if message.delivery:
             express = False
         append(message)
-    if owned and (h.tail is None or h.tail.done()):
-        # Express messages outside a transaction, each decoded by decode_for_send: queued as they
-        # are (no copy, no validate: valid by construction), on the loop, under one lock hold.
-        s.answer(rid, _send_owned(s, h, work, packets))
-        return
     stats = s.stats
     counters = stats.queue(h.format_name)
     queue = h.queue
@@ -177,23 +169,17 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
 
 
 def _send_owned(
-    s: Session, h: Handle, work: list[Message | bytes], packets: list[bytes | None]
+    s: Session, h: Handle, messages: list[Message], packets: list[bytes | None]
 ) -> SendManyResponse:
     # send_many's run() for a batch of owned express messages (send_batch.send_express): the same
     # answer, counters and errors.  ``packets``: the canonical packet of each message, or None.
-    messages: list[Message] = [m for m in work if type(m) is not bytes]  # type: ignore[misc]
-    sizes = iter([len(m.body) for m in messages])  # read before the messages are given away
-    outcomes = iter(send_express(h.queue, messages, packets, queued_packet))
-    parts = [_U32.pack(len(work))]
+    sizes = [len(m.body) for m in messages]  # read before the messages are given away
+    outcomes = send_express(h.queue, messages, packets, queued_packet)
+    parts = [_U32.pack(len(messages))]
     append = parts.append
     sent = size = 0
     peer = s.peer
-    for m in work:
-        if type(m) is bytes:
-            append(m)
-            continue
-        outcome = next(outcomes)
-        body = next(sizes)
+    for outcome, body in zip(outcomes, sizes, strict=True):
         if type(outcome) is tuple:
             sent += 1
             size += body
@@ -207,8 +193,8 @@ def _send_owned(
     counters = stats.queue(h.format_name)
     counters.sent += sent
     counters.bytes_in += size
-    if sent < len(work):  # each refused message counts as the failed SEND it stands for
-        stats.errors += len(work) - sent
+    if sent < len(messages):  # each refused message counts as the failed SEND it stands for
+        stats.errors += len(messages) - sent
     return _send_many_response(b"".join(parts))
 
 
