@@ -1,13 +1,15 @@
-"""The client's RECEIVE_MANY / SEND_MANY answer decoders against the general ones.
+"""The client's SEND_MANY / RECEIVE_MANY fast paths against the general ones.
 
 ``decode_received`` (in-place ``decode_simple_at`` fast path, ``destination``), ``decode_sent_ids``
-(against ``decode_send_facts``) and ``decode_simple_at`` (against ``decode_simple`` of the slice).
+(against ``decode_send_facts``), ``decode_simple_at`` (against ``decode_simple`` of the slice) and
+``encode_plain`` (against ``encode_simple``).
 """
 
 from __future__ import annotations
 
 import struct
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pymsmq.errors import WireError
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol.batch_ops import (
     decode_messages,
@@ -26,7 +29,7 @@ from pymsmq.protocol.batch_ops import (
     error_result,
     send_result,
 )
-from pymsmq.protocol.fast_packet import decode_simple, decode_simple_at
+from pymsmq.protocol.fast_packet import decode_simple, decode_simple_at, encode_plain, encode_simple
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     decode_message,
@@ -37,7 +40,7 @@ from pymsmq.protocol.message_codec import (
 sys.path.insert(0, str(Path(__file__).parent))
 
 from test_batch_ops_codecs import _stored
-from test_client_fast_paths import simple_messages
+from test_client_fast_paths import GUID, simple_messages
 
 Q = "DIRECT=OS:h\\private$\\q"
 OTHER = "DIRECT=OS:h\\private$\\other"
@@ -129,3 +132,32 @@ def test_decode_simple_at_is_decode_simple_of_the_slice(
     data = before + packet + after
     n = min(len(packet) + skew, len(packet) + len(after))
     assert decode_simple_at(data, len(before), n) == decode_simple(data[len(before) : len(before) + n])
+
+
+_plain_messages = st.builds(
+    Message,
+    body=st.binary(max_size=300),
+    label=st.text(max_size=249),
+    priority=st.integers(0, 7),
+    delivery=st.integers(0, 1),
+    id=st.none() | st.builds(ObjectId, st.sampled_from([GUID, uuid.UUID(int=0)]), st.integers(0, 0xFFFFFFFF)),
+    source_machine_guid=st.none() | st.sampled_from([GUID, uuid.UUID(int=5)]),
+    sent_time=st.none() | st.floats(0, 2.0**33, allow_nan=False),
+    destination_queue=st.none() | st.just(Q),
+    lookup_id=st.integers(0, 2**64 - 1),
+)
+
+
+@given(st.one_of(_plain_messages, simple_messages))
+def test_encode_plain_is_encode_simple(m: Message) -> None:
+    try:
+        m.validate()
+    except Exception:
+        return
+    plain = encode_plain(m)
+    assert plain is None or plain == encode_simple(m)
+    if (
+        m.__dict__.keys() <= {"body", "priority", "delivery", "sent_time", "lookup_id"}
+        and m.sent_time is not None
+    ):
+        assert (plain is None) == (encode_simple(m) is None)

@@ -29,7 +29,7 @@ from pymsmq.protocol.batch_ops import (
     decode_sent_ids,
     encode_packets,
 )
-from pymsmq.protocol.fast_packet import encode_simple
+from pymsmq.protocol.fast_packet import encode_plain, encode_simple
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
 
 __all__ = ["FIRST_CHUNK", "receive_batches", "send_batches"]
@@ -117,8 +117,8 @@ def send_batches(
 
     for i, m in enumerate(batch):
         try:
-            # encode_packet(m), its fast case first (a SEND packet carries no destination).
-            packet = encode_simple(m) or encode_packet(m)
+            # encode_packet(m), its fast cases first (a SEND packet carries no destination).
+            packet = encode_plain(m) or encode_simple(m) or encode_packet(m)
         except MSMQError as exc:
             stop_error = exc
             break

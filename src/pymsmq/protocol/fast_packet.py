@@ -33,6 +33,7 @@ __all__ = [
     "decode_for_send_at",
     "decode_simple",
     "decode_simple_at",
+    "encode_plain",
     "encode_simple",
     "guid_bytes_le",
     "object_id",
@@ -57,10 +58,29 @@ _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 # (offsets 16-59 of a UserMessage packet).
 _SENT_FIELDS: Final = struct.Struct("<16s16xIII")
 
+#: encode_plain's shape: the attributes a plain message may hold (see ``encode_plain``).
+_PLAIN_ATTRIBUTES: Final = frozenset(
+    {
+        "body",
+        "label",
+        "priority",
+        "delivery",
+        "id",
+        "source_machine_guid",
+        "sent_time",
+        "lookup_id",
+        "arrived_time",
+        "abort_count",
+        "move_count",
+        "destination_queue",
+    }
+)
+
 _GUIDS: Final[dict[bytes, uuid.UUID]] = {}
 _BYTES_LE: Final[dict[int, bytes]] = {}
 _new: Final = object.__new__
-_set: Final = object.__setattr__
+_set_lineage: Final = ObjectId.__dict__["lineage"].__set__
+_set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
 
 
 def encode_simple(m: Message) -> bytes | None:
@@ -144,6 +164,84 @@ def encode_simple(m: Message) -> bytes | None:
     return b"".join((head, raw_label, extension, body, pad))
 
 
+def encode_plain(m: Message) -> bytes | None:
+    """``encode_simple(m)`` for the most common shape, or None (then ``encode_simple`` decides).
+
+    *Plain*: besides body, label, priority, delivery, id, source machine and sent time, the message
+    holds only queue-manager facts and its destination (which the packet omits, as in
+    ``encode_simple``); every other property is at its default, so the MessagePropertiesHeader and
+    the time limits are constants and only 7 properties are read.  ``m`` must be validated.
+    """
+    if not m.__dict__.keys() <= _PLAIN_ATTRIBUTES:
+        return None
+    mid = m.id
+    source = m.source_machine_guid
+    if mid is not None:
+        # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
+        u = mid.uniquifier
+        lineage = mid.lineage
+        if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
+            return None
+        source_bytes = guid_bytes_le(lineage)
+    else:
+        u = 0
+        source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
+    sent = m.sent_time
+    if sent is None:
+        sent_time = 0
+    else:
+        sent_time = int(sent)
+        if not 0 <= sent_time <= _INFINITE:
+            return None
+    label = m.label
+    body = m.body
+    if label:
+        if "\x00" in label:
+            return None
+        raw_label = label.encode("utf-16-le", "surrogatepass") + _NUL2
+        label_length = len(raw_label) >> 1
+        if label_length > _MAX_LABEL_LENGTH:
+            return None
+        size = _HEAD_SIZE + len(raw_label) + len(body)
+    else:
+        raw_label = b""
+        label_length = 0
+        size = _HEAD_SIZE + len(body)
+    pad = _PAD[size & 3]
+    size += len(pad)
+    priority = m.priority
+    if size > MAX_PACKET_SIZE or not 0 <= priority <= 7:
+        return None
+    n = len(body)
+    head = _HEAD.pack(
+        BASE_HEADER_VERSION,
+        0,
+        priority,
+        BASE_HEADER_SIGNATURE,
+        size,
+        _INFINITE,  # max_time_to_reach_queue at its default
+        source_bytes,
+        _ZERO_GUID,
+        _INFINITE,  # max_time_to_receive at its default
+        sent_time,
+        u,
+        _U_MP | 0x20 if m.delivery == 1 else _U_MP,  # journal at its default (0)
+        0,
+        label_length,
+        0,
+        _ZERO_ID,
+        0,
+        0,
+        n,
+        n,
+        0,
+        0x8004,  # hash_algorithm default (CALG_MD5)
+        0x6801,  # encrypt_algorithm default (CALG_RC2)
+        0,
+    )
+    return b"".join((head, raw_label, body, pad)) if label_length else b"".join((head, body, pad))
+
+
 def guid_bytes_le(value: uuid.UUID) -> bytes:
     """``value.bytes_le`` ([MS-DTYP] 2.3.4.2 GUID layout), cached: a queue manager's ids share a few GUIDs."""
     key = value.int
@@ -158,9 +256,10 @@ def guid_bytes_le(value: uuid.UUID) -> bytes:
 
 def object_id(lineage: uuid.UUID, uniquifier: int) -> ObjectId:
     """``ObjectId(lineage, uniquifier)`` of values known valid (a UUID, a u32 read by ``struct``)."""
+    # The slot descriptors' setters (as model.ids.new_object_id): no frozen-dataclass detour.
     oid: ObjectId = _new(ObjectId)
-    _set(oid, "lineage", lineage)
-    _set(oid, "uniquifier", uniquifier)
+    _set_lineage(oid, lineage)
+    _set_uniquifier(oid, uniquifier)
     return oid
 
 
