@@ -18,8 +18,8 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet
 from pymsmq.protocol._fields import Props
+from pymsmq.protocol.batch_fast import decode_for_send_list
 from pymsmq.protocol.batch_ops import (
-    decode_for_send_list,
     decode_messages,
     encode_messages,
     send_result,

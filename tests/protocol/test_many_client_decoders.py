@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from pymsmq.errors import WireError
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
+from pymsmq.protocol.batch_fast import decode_sent_ids
 from pymsmq.protocol.batch_ops import (
     decode_messages,
     decode_received,
     decode_send_facts,
-    decode_sent_ids,
     encode_messages,
     encode_send_results,
     error_result,

@@ -19,6 +19,7 @@ from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.protocol import ErrorResponse, TransactionRef
 from pymsmq.protocol import messages as pm
+from pymsmq.protocol.batch_fast import decode_sent_ids
 from pymsmq.protocol.batch_ops import (
     ReceiveManyRequest,
     ReceiveManyResponse,
@@ -26,7 +27,6 @@ from pymsmq.protocol.batch_ops import (
     SendManyResponse,
     decode_received,
     decode_send_facts,
-    decode_sent_ids,
     encode_packets,
 )
 from pymsmq.protocol.fast_packet import encode_plain, encode_simple

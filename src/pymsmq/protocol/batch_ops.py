@@ -33,7 +33,7 @@ from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
 from pymsmq.protocol.codes import ManyFlags, Op
-from pymsmq.protocol.fast_packet import decode_for_send_at, decode_simple_at
+from pymsmq.protocol.fast_packet import decode_simple_at
 from pymsmq.protocol.hot import _pv, _read_props, _write_props
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
@@ -58,12 +58,10 @@ __all__ = [
     "SendManyRequest",
     "SendManyResponse",
     "SendResult",
-    "decode_for_send_list",
     "decode_messages",
     "decode_received",
     "decode_send_facts",
     "decode_send_results",
-    "decode_sent_ids",
     "encode_messages",
     "encode_packets",
     "encode_send_results",
@@ -90,8 +88,6 @@ _NO_TEXT: Final = b"\x00\x00"  # STR of length 0
 # A SEND answer's facts (PROPID_M_MSGID VT_VECTOR_UI1 of 20 bytes, PROPID_M_SENTTIME VT_UI4) in
 # one pack ([MS-MQCN] 2.2.3 PROPVALUE layouts), between hresult 0 and an empty text.
 _SEND_OK: Final = struct.Struct("<IIIHI20sIHIH")
-# The same layout with the 20-byte id split in its lineage GUID and its uniquifier.
-_SEND_OK_IDS: Final = struct.Struct("<IIIHI16sIIHIH")
 _PROPID_M_MSGID: Final = 2
 _PROPID_M_SENTTIME: Final = 31
 _VT_VECTOR_UI1: Final = 0x1011
@@ -263,47 +259,6 @@ def decode_messages(data: bytes) -> list[tuple[bytes, Props]]:
     if pos != end:
         raise WireError(f"{end - pos} trailing bytes after the MESSAGE_LIST", pos)
     return out
-
-
-def decode_for_send_list(data: bytes, limit: int) -> tuple[list[Message], list[bytes | None]] | None:
-    """A SEND_MANY MESSAGE_LIST of express simple packets, in one pass: the messages and packets.
-
-    For a list that ``decode_messages`` accepts, whose every entry has no properties, a packet of
-    at most ``limit`` bytes that ``fast_packet.decode_for_send`` takes and a message that is not
-    recoverable: the messages ``decode_for_send`` gives for the packets and, for each, its packet
-    when canonical (else None).  None for anything else (malformed included: ``decode_messages``
-    then decides).  Packets are read in place (``decode_for_send_at``: its checks include those of
-    ``_entry_packet``).
-    """
-    end = len(data)
-    if end < 4:
-        return None
-    (count,) = _U32.unpack_from(data, 0)
-    if count * 8 > end - 4:
-        return None
-    messages: list[Message] = []
-    packets: list[bytes | None] = []
-    add = messages.append
-    keep = packets.append
-    unpack = _U32.unpack_from
-    pos = 4
-    for _ in range(count):
-        if pos + 4 > end:
-            return None
-        (n,) = unpack(data, pos)
-        start = pos + 4
-        pos = start + n + 4
-        if pos > end or n > limit or unpack(data, pos - 4)[0]:  # no room, too large, or properties
-            return None
-        decoded = decode_for_send_at(data, start, n)
-        if decoded is None:
-            return None
-        m, canonical = decoded
-        if m.delivery:
-            return None
-        add(m)
-        keep(data[start : start + n] if canonical else None)
-    return (messages, packets) if pos == end else None
 
 
 def decode_received(data: bytes, destination: str | None = None) -> list[Message]:
@@ -518,37 +473,6 @@ def error_result(hresult: int, text: str) -> bytes:
     """The SEND_RESULTS entry of a message that was not sent."""
     data = text.encode("utf-16-le", "surrogatepass")[: 2 * 0xFFFF]
     return b"".join((_U32.pack(hresult & 0xFFFFFFFF), _ZERO4, struct.pack("<H", len(data) >> 1), data))
-
-
-def decode_sent_ids(data: bytes) -> list[tuple[bytes, int, int]] | None:
-    """For SEND_RESULTS whose every entry is ``send_result``'s shape with hresult 0 (a batch sent
-    without errors): each message's (id lineage GUID bytes_le, id uniquifier, sent time); None for
-    anything else (``decode_send_facts`` then decides).
-
-    The same values as ``decode_send_facts`` gives (``mid[:16]``, ``mid[16:]`` as a u32, ``sent``).
-    """
-    end = len(data)
-    size = _SEND_OK_IDS.size
-    if end < 4 or end != 4 + _U32.unpack_from(data, 0)[0] * size:
-        return None
-    out: list[tuple[bytes, int, int]] = []
-    append = out.append
-    for hresult, n, p1, vt1, n1, lineage, ordinal, p2, vt2, sent, units in _SEND_OK_IDS.iter_unpack(
-        memoryview(data)[4:]
-    ):
-        if not (
-            hresult == 0
-            and n == 2
-            and p1 == _PROPID_M_MSGID
-            and vt1 == _VT_VECTOR_UI1
-            and n1 == 20
-            and p2 == _PROPID_M_SENTTIME
-            and vt2 == _VT_UI4
-            and not units
-        ):
-            return None
-        append((lineage, ordinal, sent))
-    return out
 
 
 def decode_send_facts(data: bytes) -> list[tuple[int, bytes | None, int | None, str]]:

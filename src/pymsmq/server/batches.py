@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
+from pymsmq.protocol.batch_fast import decode_for_send_list
 from pymsmq.protocol.batch_ops import (
     ReceiveManyRequest,
     ReceiveManyResponse,
     SendManyRequest,
     SendManyResponse,
-    decode_for_send_list,
     decode_messages,
     error_result,
     receive_facts,
