@@ -88,6 +88,7 @@ _NO_TEXT: Final = b"\x00\x00"  # STR of length 0
 # A SEND answer's facts (PROPID_M_MSGID VT_VECTOR_UI1 of 20 bytes, PROPID_M_SENTTIME VT_UI4) in
 # one pack ([MS-MQCN] 2.2.3 PROPVALUE layouts), between hresult 0 and an empty text.
 _SEND_OK: Final = struct.Struct("<IIIHI20sIHIH")
+_SEND_OK_SPLIT: Final = struct.Struct("<IIIHI16sIIHIH")  # the same bytes, the id in two parts
 _PROPID_M_MSGID: Final = 2
 _PROPID_M_SENTTIME: Final = 31
 _VT_VECTOR_UI1: Final = 0x1011
@@ -418,17 +419,9 @@ def sent_entry(mid: ObjectId, sent: float) -> bytes:
     t = int(sent)
     if not 0 <= t <= 0xFFFFFFFF:
         t = min(max(t, 0), 0xFFFFFFFF)
-    return _SEND_OK.pack(
-        0,
-        2,
-        _PROPID_M_MSGID,
-        _VT_VECTOR_UI1,
-        20,
-        head + _U32.pack(mid.uniquifier),
-        _PROPID_M_SENTTIME,
-        _VT_UI4,
-        t,
-        0,
+    # _SEND_OK with the 20-byte id as its lineage bytes_le and uniquifier ([MS-MQMQ] 2.2.18.1.3).
+    return _SEND_OK_SPLIT.pack(
+        0, 2, _PROPID_M_MSGID, _VT_VECTOR_UI1, 20, head, mid.uniquifier, _PROPID_M_SENTTIME, _VT_UI4, t, 0
     )
 
 

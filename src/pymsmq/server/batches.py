@@ -245,10 +245,12 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
                     raise  # as RECEIVE answers a message it cannot encode
                 hresult, text = exc.hresult, exc.message[:2000]  # keep the ones taken before
                 return False
-        entry = pack(len(packet)) + packet + receive_facts(m, propids)
-        append(entry)
+        facts = receive_facts(m, propids)
+        append(pack(len(packet)))
+        append(packet)
+        append(facts)
         n += 1
-        size += len(entry)
+        size += 4 + len(packet) + len(facts)
         body += len(m.body)
         if m.delivery:
             durable = True
@@ -303,7 +305,26 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         queue = h.queue
 
         def accept(entry: Entry) -> bool:
-            return add(entry.message, True, entry.packet)
+            # add(entry.message, True, entry.packet), inline for a kept packet of an express
+            # message stored in this queue (the packet encode_packet(m, fmt) gives).
+            nonlocal n, size, body, more
+            packet = entry.packet
+            m = entry.message
+            if packet is None or m.delivery or m.destination_queue != fmt:
+                return add(m, True, packet)
+            facts = receive_facts(m, propids)
+            append(pack(len(packet)))
+            append(packet)
+            append(facts)
+            n += 1
+            size += 4 + len(packet) + len(facts)
+            body += len(m.body)
+            if n >= max_count:
+                return False
+            if size > budget:
+                more = 1
+                return False
+            return True
 
         def fast() -> ReceiveManyResponse | None:
             # The answer, or None when there is no message (nothing taken).
