@@ -57,6 +57,8 @@ _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 # UserHeader SourceQueueManager, QueueManagerAddress (zero), TimeToBeReceived, SentTime, MessageID
 # (offsets 16-59 of a UserMessage packet).
 _SENT_FIELDS: Final = struct.Struct("<16s16xIII")
+#: queued_packet's last (lineage, its bytes_le), replaced as one tuple (threads may share it).
+_LAST_LINEAGE: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
 
 #: encode_plain's shape: the attributes a plain message may hold (see ``encode_plain``).
 _PLAIN_ATTRIBUTES: Final = frozenset(
@@ -510,7 +512,13 @@ def queued_packet(data: bytes, m: Message) -> bytes:
     assert mid is not None and m.sent_time is not None
     packet = bytearray(data)
     # QueueManagerAddress (32-47) is zero in a simple packet: rewritten as it is.
-    _SENT_FIELDS.pack_into(
-        packet, 16, guid_bytes_le(mid.lineage), m.max_time_to_receive, int(m.sent_time), mid.uniquifier
-    )
+    lineage = mid.lineage
+    # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
+    last = _LAST_LINEAGE[0]
+    if last[0] is lineage:
+        raw = last[1]
+    else:
+        raw = guid_bytes_le(lineage)
+        _LAST_LINEAGE[0] = (lineage, raw)
+    _SENT_FIELDS.pack_into(packet, 16, raw, m.max_time_to_receive, int(m.sent_time), mid.uniquifier)
     return bytes(packet)

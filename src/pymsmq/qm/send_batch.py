@@ -199,8 +199,9 @@ def send_express(
         except Exception as exc:
             refused = _as_error(exc)
         enqueue = queue._enqueue
-        index = queue._state.index
-        for i, m in enumerate(messages):
+        find = queue._state.index.get
+        kept = packets if packets and keep is not None else [None] * len(messages)
+        for m, packet in zip(messages, kept, strict=True):
             try:
                 if m.admin_queue is not None or m.response_queue is not None:
                     canonical_queues(m)  # _precheck (validate: done by the caller)
@@ -217,12 +218,10 @@ def send_express(
             sent = m.sent_time
             assert mid is not None and sent is not None
             append((mid, sent))
-            if packets and keep is not None:
-                packet = packets[i]
-                if packet is not None:
-                    entry = index.get(m.lookup_id)
-                    if entry is not None and entry.message is m:
-                        entry.packet = keep(packet, m)
+            if packet is not None:
+                entry = find(m.lookup_id)
+                if entry is not None and entry.message is m:
+                    entry.packet = keep(packet, m)  # type: ignore[misc]
     return results
 
 
