@@ -19,6 +19,7 @@ from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.protocol import ErrorResponse, TransactionRef
 from pymsmq.protocol import messages as pm
+from pymsmq.protocol.batch_fast import decode_sent_ids
 from pymsmq.protocol.batch_ops import (
     ReceiveManyRequest,
     ReceiveManyResponse,
@@ -28,6 +29,7 @@ from pymsmq.protocol.batch_ops import (
     decode_send_facts,
     encode_packets,
 )
+from pymsmq.protocol.fast_packet import encode_plain, encode_simple
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
 
 __all__ = ["FIRST_CHUNK", "receive_batches", "send_batches"]
@@ -70,16 +72,20 @@ def _receive_many_request(handle: int, count: int, ms: int, xact: TransactionRef
 _LINEAGES: Final[dict[bytes, uuid.UUID]] = {}
 
 
-def _object_id(raw: bytes) -> ObjectId:
-    # ObjectId.from_bytes(raw) for 20 bytes, with the lineage UUID cached.
-    key = raw[:16]
+def _lineage(key: bytes) -> uuid.UUID:
+    # uuid.UUID(bytes_le=key) of 16 bytes, cached in _LINEAGES.
     lineage = _LINEAGES.get(key)
     if lineage is None:
         if len(_LINEAGES) > 1024:
             _LINEAGES.clear()
         lineage = _LINEAGES[key] = uuid.UUID(bytes_le=key)
+    return lineage
+
+
+def _object_id(raw: bytes) -> ObjectId:
+    # ObjectId.from_bytes(raw) for 20 bytes, with the lineage UUID cached.
     # In range by construction (16 bytes, a u32): ObjectId's checks are skipped.
-    return new_object_id(lineage, int.from_bytes(raw[16:], "little"))
+    return new_object_id(_lineage(raw[:16]), int.from_bytes(raw[16:], "little"))
 
 
 def send_batches(
@@ -111,7 +117,8 @@ def send_batches(
 
     for i, m in enumerate(batch):
         try:
-            packet = encode_packet(m)
+            # encode_packet(m), its fast cases first (a SEND packet carries no destination).
+            packet = encode_plain(m) or encode_simple(m) or encode_packet(m)
         except MSMQError as exc:
             stop_error = exc
             break
@@ -133,8 +140,21 @@ def send_batches(
         if type(response) is ErrorResponse:
             first = first or error_from(response)
             continue
+        blob = cast(SendManyResponse, response).results
+        ids = decode_sent_ids(blob)
+        if ids is not None and len(ids) == b - a:
+            # Every message sent: what the general loop below sets, from (lineage, uniquifier, sent).
+            for message, (raw, ordinal, seconds) in zip(batch[a:b], ids, strict=True):
+                lineage = lineages.get(raw)
+                if lineage is None:
+                    lineage = _lineage(raw)
+                message.id = new_object_id(lineage, ordinal)
+                message.sent_time = float(seconds)
+                message.source_machine_guid = source
+                message.destination_queue = fmt
+            continue
         try:
-            results = decode_send_facts(cast(SendManyResponse, response).results)
+            results = decode_send_facts(blob)
         except WireError as exc:
             first = first or MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
             continue
@@ -198,12 +218,10 @@ def receive_batches(
                 continue
             got = cast(ReceiveManyResponse, response)
             try:
-                items = decode_received(got.messages)
+                items = decode_received(got.messages, fmt)
             except WireError as exc:
                 first = first or MSMQError(f"malformed RECEIVE_MANY answer: {exc}", HResult.MQ_ERROR)
                 continue
-            for m in items:
-                m.destination_queue = m.destination_queue or fmt
             out.extend(items)
             remaining -= len(items)
             if got.hresult:

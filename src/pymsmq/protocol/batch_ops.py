@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from pymsmq.errors import WireError
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
 from pymsmq.protocol.codes import ManyFlags, Op
-from pymsmq.protocol.fast_packet import decode_simple
+from pymsmq.protocol.fast_packet import decode_simple_at
 from pymsmq.protocol.hot import _pv, _read_props, _write_props
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
@@ -67,6 +68,7 @@ __all__ = [
     "error_result",
     "receive_facts",
     "send_result",
+    "sent_entry",
 ]
 
 SendResult = tuple[int, Props, str]
@@ -86,6 +88,7 @@ _NO_TEXT: Final = b"\x00\x00"  # STR of length 0
 # A SEND answer's facts (PROPID_M_MSGID VT_VECTOR_UI1 of 20 bytes, PROPID_M_SENTTIME VT_UI4) in
 # one pack ([MS-MQCN] 2.2.3 PROPVALUE layouts), between hresult 0 and an empty text.
 _SEND_OK: Final = struct.Struct("<IIIHI20sIHIH")
+_SEND_OK_SPLIT: Final = struct.Struct("<IIIHI16sIIHIH")  # the same bytes, the id in two parts
 _PROPID_M_MSGID: Final = 2
 _PROPID_M_SENTTIME: Final = 31
 _VT_VECTOR_UI1: Final = 0x1011
@@ -259,12 +262,15 @@ def decode_messages(data: bytes) -> list[tuple[bytes, Props]]:
     return out
 
 
-def decode_received(data: bytes) -> list[Message]:
+def decode_received(data: bytes, destination: str | None = None) -> list[Message]:
     """The messages of a RECEIVE_MANY answer's MESSAGE_LIST: for each entry, what
-    ``message_codec.decode_message(packet, properties)`` gives.  ``WireError`` if malformed.
+    ``message_codec.decode_message(packet, properties)`` gives, with ``destination_queue`` set to
+    ``destination`` when it has none (None or "", and ``destination`` is not None).  ``WireError``
+    if malformed.
 
-    Fast path: the facts the pymsmq client asks for (``CLIENT_RECEIVE_PROPIDS``) are read with one
-    unpack and set directly, without building a property array.
+    Fast path: a simple packet (``decode_simple_at``, read in place: its checks include those of
+    ``_entry_packet``) followed by the facts the pymsmq client asks for (``CLIENT_RECEIVE_PROPIDS``),
+    read with one unpack and set directly, without building a property array.
     """
     end = len(data)
     if end < 4:
@@ -275,9 +281,41 @@ def decode_received(data: bytes) -> list[Message]:
     out: list[Message] = []
     append = out.append
     unpack_facts = _RECEIVE_FACTS.unpack_from
+    unpack_u32 = _U32.unpack_from
     facts_size = _RECEIVE_FACTS.size
     pos = 4
     for _ in range(count):
+        if pos + 4 <= end:
+            (n,) = unpack_u32(data, pos)
+            start = pos + 4
+            stop = start + n
+            if stop + facts_size <= end:
+                c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(
+                    data, stop
+                )
+                if (
+                    c == 4
+                    and p1 == PROPID_M_LOOKUPID
+                    and v1 == _VT_UI8
+                    and p2 == PROPID_M_ARRIVEDTIME
+                    and v2 == _VT_UI4
+                    and p3 == PROPID_M_ABORT_COUNT
+                    and v3 == _VT_UI4
+                    and p4 == PROPID_M_MOVE_COUNT
+                    and v4 == _VT_UI4
+                ):
+                    m = decode_simple_at(data, start, n)
+                    if m is not None:
+                        # message_codec.apply_facts of these four values, without the property array.
+                        m.lookup_id = lookup_id
+                        m.arrived_time = float(arrived)
+                        m.abort_count = aborts
+                        m.move_count = moves
+                        if destination is not None:
+                            m.destination_queue = destination  # a simple packet carries none
+                        append(m)
+                        pos = stop + facts_size
+                        continue
         packet, pos = _entry_packet(data, pos, end)
         if pos + facts_size <= end:
             c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(data, pos)
@@ -292,12 +330,13 @@ def decode_received(data: bytes) -> list[Message]:
                 and p4 == PROPID_M_MOVE_COUNT
                 and v4 == _VT_UI4
             ):
-                # message_codec.apply_facts of these four values, without the property array.
-                m = decode_simple(packet) or decode_packet_message(packet)  # the first is its fast case
+                m = decode_packet_message(packet)
                 m.lookup_id = lookup_id
                 m.arrived_time = float(arrived)
                 m.abort_count = aborts
                 m.move_count = moves
+                if destination is not None and not m.destination_queue:
+                    m.destination_queue = destination
                 append(m)
                 pos += facts_size
                 continue
@@ -308,7 +347,10 @@ def decode_received(data: bytes) -> list[Message]:
             pos = r.pos
         else:
             props, pos = fast
-        append(decode_message(packet, props))
+        m = decode_message(packet, props)
+        if destination is not None and not m.destination_queue:
+            m.destination_queue = destination
+        append(m)
     if pos != end:
         raise WireError(f"{end - pos} trailing bytes after the MESSAGE_LIST", pos)
     return out
@@ -364,6 +406,23 @@ def send_result(message: Message) -> bytes:
 
 
 _LINEAGE_BYTES: Final[dict[uuid.UUID, bytes]] = {}
+
+
+def sent_entry(mid: ObjectId, sent: float) -> bytes:
+    """``send_result`` of a message whose ``id`` is ``mid`` and ``sent_time`` is ``sent`` (both set)."""
+    lineage = mid.lineage
+    head = _LINEAGE_BYTES.get(lineage)
+    if head is None:
+        if len(_LINEAGE_BYTES) > 1024:
+            _LINEAGE_BYTES.clear()
+        head = _LINEAGE_BYTES[lineage] = lineage.bytes_le
+    t = int(sent)
+    if not 0 <= t <= 0xFFFFFFFF:
+        t = min(max(t, 0), 0xFFFFFFFF)
+    # _SEND_OK with the 20-byte id as its lineage bytes_le and uniquifier ([MS-MQMQ] 2.2.18.1.3).
+    return _SEND_OK_SPLIT.pack(
+        0, 2, _PROPID_M_MSGID, _VT_VECTOR_UI1, 20, head, mid.uniquifier, _PROPID_M_SENTTIME, _VT_UI4, t, 0
+    )
 
 
 def receive_facts(message: Message, propids: tuple[int, ...]) -> bytes:

@@ -27,7 +27,17 @@ from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import SIMPLE_ATTRIBUTES
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
 
-__all__ = ["SIMPLE_ATTRIBUTES", "decode_simple", "encode_simple", "guid_bytes_le", "object_id"]
+__all__ = [
+    "SIMPLE_ATTRIBUTES",
+    "decode_for_send",
+    "decode_for_send_at",
+    "decode_simple",
+    "decode_simple_at",
+    "encode_plain",
+    "encode_simple",
+    "guid_bytes_le",
+    "object_id",
+]
 
 #: BaseHeader (16) + UserHeader fixed part (48) + MessagePropertiesHeader fixed part (56).
 _HEAD: Final = struct.Struct("<BBHIII16s16sIIIIBBH20sIIIIIIII")
@@ -44,10 +54,35 @@ _ZERO_GUID: Final = bytes(16)
 _NUL2: Final = b"\x00\x00"
 _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 
+# UserHeader SourceQueueManager, QueueManagerAddress (zero), TimeToBeReceived, SentTime, MessageID
+# (offsets 16-59 of a UserMessage packet).
+_SENT_FIELDS: Final = struct.Struct("<16s16xIII")
+#: queued_packet's last (lineage, its bytes_le), replaced as one tuple (threads may share it).
+_LAST_LINEAGE: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
+
+#: encode_plain's shape: the attributes a plain message may hold (see ``encode_plain``).
+_PLAIN_ATTRIBUTES: Final = frozenset(
+    {
+        "body",
+        "label",
+        "priority",
+        "delivery",
+        "id",
+        "source_machine_guid",
+        "sent_time",
+        "lookup_id",
+        "arrived_time",
+        "abort_count",
+        "move_count",
+        "destination_queue",
+    }
+)
+
 _GUIDS: Final[dict[bytes, uuid.UUID]] = {}
 _BYTES_LE: Final[dict[int, bytes]] = {}
 _new: Final = object.__new__
-_set: Final = object.__setattr__
+_set_lineage: Final = ObjectId.__dict__["lineage"].__set__
+_set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
 
 
 def encode_simple(m: Message) -> bytes | None:
@@ -131,6 +166,84 @@ def encode_simple(m: Message) -> bytes | None:
     return b"".join((head, raw_label, extension, body, pad))
 
 
+def encode_plain(m: Message) -> bytes | None:
+    """``encode_simple(m)`` for the most common shape, or None (then ``encode_simple`` decides).
+
+    *Plain*: besides body, label, priority, delivery, id, source machine and sent time, the message
+    holds only queue-manager facts and its destination (which the packet omits, as in
+    ``encode_simple``); every other property is at its default, so the MessagePropertiesHeader and
+    the time limits are constants and only 7 properties are read.  ``m`` must be validated.
+    """
+    if not m.__dict__.keys() <= _PLAIN_ATTRIBUTES:
+        return None
+    mid = m.id
+    source = m.source_machine_guid
+    if mid is not None:
+        # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
+        u = mid.uniquifier
+        lineage = mid.lineage
+        if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
+            return None
+        source_bytes = guid_bytes_le(lineage)
+    else:
+        u = 0
+        source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
+    sent = m.sent_time
+    if sent is None:
+        sent_time = 0
+    else:
+        sent_time = int(sent)
+        if not 0 <= sent_time <= _INFINITE:
+            return None
+    label = m.label
+    body = m.body
+    if label:
+        if "\x00" in label:
+            return None
+        raw_label = label.encode("utf-16-le", "surrogatepass") + _NUL2
+        label_length = len(raw_label) >> 1
+        if label_length > _MAX_LABEL_LENGTH:
+            return None
+        size = _HEAD_SIZE + len(raw_label) + len(body)
+    else:
+        raw_label = b""
+        label_length = 0
+        size = _HEAD_SIZE + len(body)
+    pad = _PAD[size & 3]
+    size += len(pad)
+    priority = m.priority
+    if size > MAX_PACKET_SIZE or not 0 <= priority <= 7:
+        return None
+    n = len(body)
+    head = _HEAD.pack(
+        BASE_HEADER_VERSION,
+        0,
+        priority,
+        BASE_HEADER_SIGNATURE,
+        size,
+        _INFINITE,  # max_time_to_reach_queue at its default
+        source_bytes,
+        _ZERO_GUID,
+        _INFINITE,  # max_time_to_receive at its default
+        sent_time,
+        u,
+        _U_MP | 0x20 if m.delivery == 1 else _U_MP,  # journal at its default (0)
+        0,
+        label_length,
+        0,
+        _ZERO_ID,
+        0,
+        0,
+        n,
+        n,
+        0,
+        0x8004,  # hash_algorithm default (CALG_MD5)
+        0x6801,  # encrypt_algorithm default (CALG_RC2)
+        0,
+    )
+    return b"".join((head, raw_label, body, pad)) if label_length else b"".join((head, body, pad))
+
+
 def guid_bytes_le(value: uuid.UUID) -> bytes:
     """``value.bytes_le`` ([MS-DTYP] 2.3.4.2 GUID layout), cached: a queue manager's ids share a few GUIDs."""
     key = value.int
@@ -145,9 +258,10 @@ def guid_bytes_le(value: uuid.UUID) -> bytes:
 
 def object_id(lineage: uuid.UUID, uniquifier: int) -> ObjectId:
     """``ObjectId(lineage, uniquifier)`` of values known valid (a UUID, a u32 read by ``struct``)."""
+    # The slot descriptors' setters (as model.ids.new_object_id): no frozen-dataclass detour.
     oid: ObjectId = _new(ObjectId)
-    _set(oid, "lineage", lineage)
-    _set(oid, "uniquifier", uniquifier)
+    _set_lineage(oid, lineage)
+    _set_uniquifier(oid, uniquifier)
     return oid
 
 
@@ -163,7 +277,14 @@ def _guid(raw: bytes) -> uuid.UUID:
 
 def decode_simple(data: bytes) -> Message | None:
     """``packet_to_message(data)`` for a simple packet; None for anything else (malformed included)."""
-    n = len(data)
+    return decode_simple_at(data, 0, len(data))
+
+
+def decode_simple_at(data: bytes, start: int, n: int) -> Message | None:
+    """``decode_simple(data[start:start + n])`` without the copy (a packet inside a larger buffer).
+
+    ``data`` must hold at least ``start + n`` bytes.
+    """
     if n < _HEAD_SIZE:
         return None
     (
@@ -191,7 +312,7 @@ def decode_simple(data: bytes) -> Message | None:
         hash_alg,
         enc_alg,
         ext_size,
-    ) = _HEAD.unpack_from(data, 0)
+    ) = _HEAD.unpack_from(data, start)
     if (
         version != BASE_HEADER_VERSION
         or signature != BASE_HEADER_SIGNATURE
@@ -212,9 +333,9 @@ def decode_simple(data: bytes) -> Message | None:
     m: Message = _new(Message)
     if label_length:
         end = pos + 2 * label_length
-        if end > n or data[end - 2 : end] != _NUL2:
+        if end > n or data[start + end - 2 : start + end] != _NUL2:
             return None
-        label = utf_16_le_decode(data[pos : end - 2], "surrogatepass", True)[0]
+        label = utf_16_le_decode(data[start + pos : start + end - 2], "surrogatepass", True)[0]
         if "\x00" in label:
             return None
         if label:
@@ -225,9 +346,9 @@ def decode_simple(data: bytes) -> Message | None:
     if end > n or (end + 3) & ~3 != n:
         return None  # the body must end the packet (plus 4-padding): no extension section
     if ext_size:
-        m.extension = data[pos : pos + ext_size]
+        m.extension = data[start + pos : start + pos + ext_size]
         pos += ext_size
-    m.body = data[pos:end]
+    m.body = data[start + pos : start + end]
     m.priority = bflags
     if ttrq != _INFINITE:
         m.max_time_to_reach_queue = ttrq
@@ -262,3 +383,142 @@ def decode_simple(data: bytes) -> Message | None:
     if enc_alg != 0x6801:
         m.encrypt_algorithm = enc_alg
     return m
+
+
+def decode_for_send(data: bytes) -> tuple[Message, bool] | None:
+    """The message a SEND of the simple packet ``data`` gives the queue manager to queue, and whether
+    ``data`` is canonical; None otherwise.
+
+    The message is ``decode_simple(data)`` without the three properties sending overwrites
+    ([MC-MQAC] 3.17.4.1.48 steps 7, 9 and 11: source machine, id, sent time -- so SourceQueueManager,
+    MessageID and SentTime are not decoded), only for messages that ``Message.validate`` accepts
+    unchanged: None (take ``decode_simple``, then ``validate``) for anything else, and when
+    PrivacyLevel is not 0 (its set of valid values is checked by ``validate``).  It is a fresh object
+    the caller may give away (the queue manager may queue it as it is).
+
+    *Canonical*: ``data`` is exactly what ``encode_simple`` writes for the message (reserved byte,
+    flags, label terminator and padding included) but for the header fields sending sets, so that
+    ``queued_packet(data, queued)`` is ``encode_simple(queued)`` once the message is queued.
+    """
+    return decode_for_send_at(data, 0, len(data))
+
+
+def decode_for_send_at(data: bytes, start: int, n: int) -> tuple[Message, bool] | None:
+    """``decode_for_send(data[start:start + n])`` without the copy; ``data`` holds ``start + n`` bytes."""
+    if n < _HEAD_SIZE:
+        return None
+    (
+        version,
+        reserved,
+        bflags,
+        signature,
+        packet_size,
+        ttrq,
+        _source,
+        qm_address,
+        ttbr,
+        _sent,
+        _message_id,
+        uflags,
+        mflags,
+        label_length,
+        msg_class,
+        correlation,
+        body_type,
+        app_tag,
+        message_size,
+        alloc_size,
+        privacy,
+        hash_alg,
+        enc_alg,
+        ext_size,
+    ) = _HEAD.unpack_from(data, start)
+    if (
+        version != BASE_HEADER_VERSION
+        or signature != BASE_HEADER_SIGNATURE
+        or packet_size != n
+        or n & 3
+        or n > MAX_PACKET_SIZE
+        or bflags & ~7
+        or not uflags & _U_MP
+        or uflags & _U_STRUCTURAL
+        or uflags & _U_STRUCTURAL2
+        or qm_address != _ZERO_GUID
+        or mflags
+        or alloc_size != message_size
+        or label_length > _MAX_LABEL_LENGTH
+        or privacy
+    ):
+        return None
+    pos = _HEAD_SIZE
+    m: Message = _new(Message)
+    canonical = not reserved
+    if label_length:
+        end = pos + 2 * label_length
+        if end > n or data[start + end - 2 : start + end] != _NUL2:
+            return None
+        label = utf_16_le_decode(data[start + pos : start + end - 2], "surrogatepass", True)[0]
+        if "\x00" in label:
+            return None
+        if label:
+            m.label = label
+        else:
+            canonical = False  # a lone terminator: encode_simple writes no label at all
+        pos = end
+    end = pos + ext_size + message_size
+    if end > n or (end + 3) & ~3 != n:
+        return None
+    if canonical and data[start + end : start + n] != _PAD[end & 3]:
+        canonical = False
+    if ext_size:
+        m.extension = data[start + pos : start + pos + ext_size]
+        pos += ext_size
+    m.body = data[start + pos : start + end]
+    m.priority = bflags
+    if ttrq != _INFINITE:
+        m.max_time_to_reach_queue = ttrq
+    if ttbr != _INFINITE:
+        m.max_time_to_receive = ttbr
+    if (uflags >> 5) & 3 == 1:
+        m.delivery = 1
+    journal = (uflags >> 8) & 3
+    if journal:
+        m.journal = journal
+    if canonical and uflags != _U_MP | (uflags & 0x20) | (journal << 8):
+        canonical = False  # other flag bits, or a DeliveryMode encode_simple would not write
+    if msg_class:
+        m.msg_class = msg_class
+    if correlation != _ZERO_ID:
+        m.correlation_id = object_id(_guid(correlation[:16]), int.from_bytes(correlation[16:], "little"))
+    if body_type:
+        m.body_type = body_type
+    if app_tag:
+        m.app_specific = app_tag
+    if hash_alg != 0x8004:
+        m.hash_algorithm = hash_alg
+    if enc_alg != 0x6801:
+        m.encrypt_algorithm = enc_alg
+    return m, canonical
+
+
+def queued_packet(data: bytes, m: Message) -> bytes:
+    """``encode_simple(m)`` for the queued message ``m`` of a canonical ``decode_for_send(data)``.
+
+    ``data`` with the UserHeader fields sending set ([MS-MQMQ] 2.2.19.2: SourceQueueManager,
+    TimeToBeReceived, SentTime, MessageID) replaced by ``m``'s, with one pack.  ``m`` must have been
+    queued (its id, source machine and sent time set, its id's lineage the source machine).
+    """
+    mid = m.id
+    assert mid is not None and m.sent_time is not None
+    packet = bytearray(data)
+    # QueueManagerAddress (32-47) is zero in a simple packet: rewritten as it is.
+    lineage = mid.lineage
+    # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
+    last = _LAST_LINEAGE[0]
+    if last[0] is lineage:
+        raw = last[1]
+    else:
+        raw = guid_bytes_le(lineage)
+        _LAST_LINEAGE[0] = (lineage, raw)
+    _SENT_FIELDS.pack_into(packet, 16, raw, m.max_time_to_receive, int(m.sent_time), mid.uniquifier)
+    return bytes(packet)

@@ -45,6 +45,7 @@ class Entry:
         "expires_at",
         "lookup_id",
         "message",
+        "packet",
         "priority",
         "purge_pending",
         "size",
@@ -77,6 +78,9 @@ class Entry:
         # [MS-MQDMPR] 3.1.1.11 PurgePending: purged while locked; deleted when its transaction ends.
         self.purge_pending = False
         self.tx: object | None = None
+        # The message's UserMessage packet as a receive on its queue's handle answers it, when the
+        # sender kept one (send_batch.send_express); None: encode the message.
+        self.packet: bytes | None = None
 
     def visible(self, peek: bool) -> bool:
         """Suitable for a receive (Available) or a peek (also Locked with AllowPeekWhenLocked)."""
@@ -154,6 +158,7 @@ class MessageIndex:
         entry.allow_peek = False
         entry.purge_pending = False
         entry.tx = None
+        entry.packet = None
         # ``add`` inlined; a new lookup id is normally the largest of its priority: append.
         lst = self._lists[priority]
         if lst and lst[-1] >= lookup_id:

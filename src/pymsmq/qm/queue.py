@@ -311,8 +311,9 @@ class Queue(LookupIdOps):
         """
         send_many(self, messages, transaction)
 
-    def _enqueue(self, message: Message, tx: Transaction | object | None) -> Entry | None:
-        # Under the lock.  Returns the entry when it still has to be written durably.
+    def _enqueue(self, message: Message, tx: Transaction | object | None, copy: bool = True) -> Entry | None:
+        # Under the lock.  Returns the entry when it still has to be written durably.  ``copy=False``:
+        # the caller gives ``message`` away (send_batch.send_express), it is queued as it is.
         qm = self._qm
         state = self._state
         now = qm._clock()
@@ -325,7 +326,7 @@ class Queue(LookupIdOps):
                 if exc.msg_class is not None:
                     qm._quota_rejected(state, message, exc.msg_class, tx is not None)
                 raise
-        m = _queued_copy(message)
+        m = _queued_copy(message) if copy else message
         txn = None  # also None for MQ_SINGLE_MESSAGE
         if tx is not None:
             if isinstance(tx, Transaction):

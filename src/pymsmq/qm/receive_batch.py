@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
+    from pymsmq.qm.index import Entry
     from pymsmq.qm.queue import Queue
 
-__all__ = ["DONE", "DURABLE", "EMPTY", "REFUSED", "take_available"]
+__all__ = ["DONE", "DURABLE", "EMPTY", "REFUSED", "take_available", "take_entries"]
 
 _RECEIVE_ACCESS: Final = 1  # MQ_RECEIVE_ACCESS
 
@@ -69,5 +70,34 @@ def take_available(queue: Queue, count: int, accept: Callable[[Message], bool]) 
             remove(entry)
             on_removed(state, entry)
             if not accept(entry.message):
+                return REFUSED
+    return DONE
+
+
+def take_entries(queue: Queue, count: int, accept: Callable[[Entry], bool]) -> int:
+    """``take_available``, passing ``accept`` each message's entry (``entry.message`` is the message
+    taken; ``entry.packet`` its kept packet, if any) instead of the message.  The entry is no longer
+    in the queue: ``accept`` only reads it.
+    """
+    qm = queue._qm
+    with qm._lock:
+        queue._check(_RECEIVE_ACCESS)
+        if queue._state.transactional:
+            raise ValueError("take_entries is for non-transactional queues")
+        qm._sweep()
+        index = queue._index()
+        first = index.first
+        remove = index.remove
+        on_removed = qm._on_removed
+        state = queue._state
+        for _ in range(count):
+            entry = first(False)
+            if entry is None:
+                return EMPTY
+            if entry.durable:
+                return DURABLE
+            remove(entry)
+            on_removed(state, entry)
+            if not accept(entry):
                 return REFUSED
     return DONE

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import canonical_queues
 from pymsmq.qm.receive_batch import DURABLE, take_available
@@ -34,10 +35,13 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.queue_manager import QueueManager
 
-__all__ = ["SendItem", "receive_many", "send_batch", "send_many"]
+__all__ = ["SendItem", "Sent", "receive_many", "send_batch", "send_express", "send_many"]
 
 #: One send of a batch: (queue handle, message, transaction argument as for ``Queue.send``).
 SendItem = tuple["Queue", Message, "Transaction | int | None"]
+
+#: What ``send_express`` reports for a message sent: the id and sent time it was given.
+Sent = tuple[ObjectId, float]
 
 _SEND: Final = 2  # MQ_SEND_ACCESS
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
@@ -59,6 +63,20 @@ def _precheck(queue: Queue, message: Message, transaction: object) -> Transactio
     if message.admin_queue is not None or message.response_queue is not None:
         canonical_queues(message)  # MQ_ERROR_ILLEGAL_FORMATNAME now, not when the packet is written
     return None if transaction is None else queue._transaction(transaction, receive=False)
+
+
+def _locked_send_check(queue: Queue) -> None:
+    # Under qm._lock: the checks of Queue.send that depend on the queue only (not the message).
+    queue._check(_SEND)
+    if queue._subqueue is not None:
+        raise MSMQError(
+            "messages cannot be sent to a subqueue", HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        )
+    state = queue._state
+    if state.kind in ("journal", "system"):
+        raise MSMQError("journal and dead-letter queues are read-only", HResult.MQ_ERROR_ACCESS_DENIED)
+    if state.props.transactional:
+        raise MSMQError("non-transactional send to a transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE)
 
 
 def _locked_send(queue: Queue, message: Message, tx: Transaction | object | None) -> Entry | None:
@@ -147,6 +165,63 @@ def send_batch(qm: QueueManager, sends: Sequence[SendItem]) -> list[MSMQError | 
             queue._state.index.remove(entry)
         for _, queue, entry in durable:
             queue._on_durable(entry)
+    return results
+
+
+def send_express(
+    queue: Queue,
+    messages: Sequence[Message],
+    packets: Sequence[bytes | None] = (),
+    keep: Callable[[bytes, Message], bytes] | None = None,
+) -> list[Sent | MSMQError]:
+    """``send_batch`` of express messages without a transaction, which the caller gives away.
+
+    Each message is queued as it is (no copy: the caller must not use it afterwards, nor have
+    another reference to it) and must be validated already (``Message.validate``) and express
+    (``delivery`` 0).  For each message, in order: ``(id, sent_time)`` it was given when sent (read
+    under the lock, before any receiver can see it), or the ``MSMQError`` that
+    ``queue.send(message)`` would have raised.  Same checks, same order, same errors as
+    ``send_batch`` on ``(queue, message, None)`` triples.
+
+    ``packets`` (empty, or one per message) and ``keep``: for a message sent whose packet is not
+    None, ``keep(packet, queued message)`` is kept with the queued message (``Entry.packet``, set
+    before any receiver can see it): the packet a receive answers for it (the caller's contract).
+    """
+    results: list[Sent | MSMQError] = []
+    append = results.append
+    qm = queue._qm
+    with qm._lock:
+        # _locked_send's checks depend on the handle and queue only: made once for the batch (what
+        # they raise is raised for each message, after its own _precheck error if any).
+        try:
+            _locked_send_check(queue)
+            refused: MSMQError | None = None
+        except Exception as exc:
+            refused = _as_error(exc)
+        enqueue = queue._enqueue
+        find = queue._state.index.get
+        kept = packets if packets and keep is not None else [None] * len(messages)
+        for m, packet in zip(messages, kept, strict=True):
+            try:
+                if m.admin_queue is not None or m.response_queue is not None:
+                    canonical_queues(m)  # _precheck (validate: done by the caller)
+                if refused is not None:
+                    append(refused)
+                    continue
+                if m.delivery:
+                    raise ValueError("send_express is for express messages")
+                enqueue(m, None, False)
+            except Exception as exc:
+                append(_as_error(exc))
+                continue
+            mid = m.id
+            sent = m.sent_time
+            assert mid is not None and sent is not None
+            append((mid, sent))
+            if packet is not None:
+                entry = find(m.lookup_id)
+                if entry is not None and entry.message is m:
+                    entry.packet = keep(packet, m)  # type: ignore[misc]
     return results
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
+from pymsmq.protocol.batch_fast import decode_for_send_list
 from pymsmq.protocol.batch_ops import (
     ReceiveManyRequest,
     ReceiveManyResponse,
@@ -29,12 +30,14 @@ from pymsmq.protocol.batch_ops import (
     error_result,
     receive_facts,
     send_result,
+    sent_entry,
 )
 from pymsmq.protocol.codes import Action, ManyFlags
-from pymsmq.protocol.fast_packet import decode_simple, encode_simple
+from pymsmq.protocol.fast_packet import decode_simple, encode_simple, queued_packet
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
-from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_available
+from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
+from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.reads import reader
 from pymsmq.server.waits import ArrivalWait
@@ -42,7 +45,8 @@ from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
-    from pymsmq.server.session import Session
+    from pymsmq.qm.index import Entry
+    from pymsmq.server.session import Handle, Session
 
 __all__ = ["receive_many", "send_many"]
 
@@ -65,6 +69,9 @@ _DURABLE_HINT: Final = 64
 _ENTRY_SLACK: Final = 0x4000
 _new = object.__new__
 _set = object.__setattr__
+_TOO_LARGE: Final = error_result(
+    HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "the message is larger than the server accepts"
+)
 
 
 def _send_many_response(results: bytes) -> SendManyResponse:
@@ -87,6 +94,15 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     """Serve a SEND_MANY: every message as a SEND of it would be, answered with one result each."""
     h = s.handle(req.handle)
     s.check(h, _WRITE, "send to")
+    ref = req.transaction
+    if (ref is None or (type(ref) is int and ref in (0, 1, 2))) and (h.tail is None or h.tail.done()):
+        # Express messages outside a transaction, nothing of this handle running off the loop, and
+        # every packet one that decode_for_send takes: decoded in one pass, queued as they are (no
+        # copy, no validate: valid by construction), on the loop, under one lock hold.
+        fast = decode_for_send_list(req.messages, s.server.config.max_message_size)
+        if fast is not None:
+            s.answer(rid, _send_owned(s, h, *fast))
+            return
     try:
         items = decode_messages(req.messages)
     except WireError as exc:
@@ -97,24 +113,21 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     limit = s.server.config.max_message_size
     # Decoded messages, or the SEND_RESULTS entry of one refused before reaching the queue.
     work: list[Message | bytes] = []
+    append = work.append
     express = tx is None or tx in (0, 1, 2)
     for packet, props in items:
         if len(packet) > limit:
-            work.append(
-                error_result(
-                    HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "the message is larger than the server accepts"
-                )
-            )
+            append(_TOO_LARGE)
             continue
         try:
             # decode_message(packet, props), its fast case first: a simple packet, no properties.
             message = (None if props else decode_simple(packet)) or decode_message(packet, props)
         except WireError as exc:
-            work.append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
+            append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
             continue
         if message.delivery:
             express = False
-        work.append(message)
+        append(message)
     stats = s.stats
     counters = stats.queue(h.format_name)
     queue = h.queue
@@ -155,6 +168,36 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     s.off_loop(rid, run, h)
 
 
+def _send_owned(
+    s: Session, h: Handle, messages: list[Message], packets: list[bytes | None]
+) -> SendManyResponse:
+    # send_many's run() for a batch of owned express messages (send_batch.send_express): the same
+    # answer, counters and errors.  ``packets``: the canonical packet of each message, or None.
+    sizes = [len(m.body) for m in messages]  # read before the messages are given away
+    outcomes = send_express(h.queue, messages, packets, queued_packet)
+    parts = [_U32.pack(len(messages))]
+    append = parts.append
+    sent = size = 0
+    peer = s.peer
+    for outcome, body in zip(outcomes, sizes, strict=True):
+        if type(outcome) is tuple:
+            sent += 1
+            size += body
+            append(sent_entry(outcome[0], outcome[1]))
+            continue
+        error: MSMQError = outcome  # type: ignore[assignment]
+        if error.hresult == HResult.MQ_ERROR and error.__cause__ is not None:
+            log.error("internal error serving %s", peer, exc_info=error.__cause__)
+        append(error_result(error.hresult, error.message[:2000]))
+    stats = s.stats
+    counters = stats.queue(h.format_name)
+    counters.sent += sent
+    counters.bytes_in += size
+    if sent < len(messages):  # each refused message counts as the failed SEND it stands for
+        stats.errors += len(messages) - sent
+    return _send_many_response(b"".join(parts))
+
+
 # ---------------------------------------------------------------------------------- RECEIVE_MANY
 def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     """Serve a RECEIVE_MANY: wait up to the timeout for the first message, then take what is there."""
@@ -185,12 +228,15 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     text = ""
     durable = False
 
-    def add(m: Message, on_loop: bool) -> bool:
-        # Put one message taken into the answer; False when the answer is complete.
+    def add(m: Message, on_loop: bool, packet: bytes | None = None) -> bool:
+        # Put one message taken into the answer; False when the answer is complete.  ``packet``:
+        # the one kept with it (Entry.packet): encode_simple(m) when m is in this handle's queue.
         nonlocal n, size, body, more, hresult, text, durable
-        # encode_packet(m, fmt), its fast case inline: the simple shape, stored in this queue.
+        # encode_packet(m, fmt), its fast cases inline: the kept packet, the simple shape, stored
+        # in this queue.
         dest = m.destination_queue
-        packet = encode_simple(m) if dest is None or dest == fmt else None
+        if packet is None or dest != fmt:
+            packet = encode_simple(m) if dest is None or dest == fmt else None
         if packet is None:
             try:
                 packet = encode_packet(m, fmt)
@@ -199,10 +245,12 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
                     raise  # as RECEIVE answers a message it cannot encode
                 hresult, text = exc.hresult, exc.message[:2000]  # keep the ones taken before
                 return False
-        entry = pack(len(packet)) + packet + receive_facts(m, propids)
-        append(entry)
+        facts = receive_facts(m, propids)
+        append(pack(len(packet)))
+        append(packet)
+        append(facts)
         n += 1
-        size += len(entry)
+        size += 4 + len(packet) + len(facts)
         body += len(m.body)
         if m.delivery:
             durable = True
@@ -256,13 +304,32 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         # of the answer under one lock acquisition (qm/receive_batch.py).
         queue = h.queue
 
-        def accept(m: Message) -> bool:
-            return add(m, True)
+        def accept(entry: Entry) -> bool:
+            # add(entry.message, True, entry.packet), inline for a kept packet of an express
+            # message stored in this queue (the packet encode_packet(m, fmt) gives).
+            nonlocal n, size, body, more
+            packet = entry.packet
+            m = entry.message
+            if packet is None or m.delivery or m.destination_queue != fmt:
+                return add(m, True, packet)
+            facts = receive_facts(m, propids)
+            append(pack(len(packet)))
+            append(packet)
+            append(facts)
+            n += 1
+            size += 4 + len(packet) + len(facts)
+            body += len(m.body)
+            if n >= max_count:
+                return False
+            if size > budget:
+                more = 1
+                return False
+            return True
 
         def fast() -> ReceiveManyResponse | None:
             # The answer, or None when there is no message (nothing taken).
             nonlocal hresult, text
-            why = take_available(queue, max_count, accept)
+            why = take_entries(queue, max_count, accept)
             if why != DURABLE:
                 return None if why == EMPTY and not n else finish()
             # A recoverable message next: taken as RECEIVE takes it (its delete is durable first).
