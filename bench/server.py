@@ -353,11 +353,12 @@ def _redis_durable_worker(port: int, seconds: float, start_at: float, out: mp.Qu
     while time.time() < start_at:
         time.sleep(0.001)
     n = 0
+    cpu = time.process_time()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         r.lpush("durable", BODY)
         n += 1
-    out.put(n)
+    out.put((n, time.process_time() - cpu))
 
 
 # ---------------------------------------------------------------------------- RabbitMQ
@@ -565,6 +566,7 @@ def main() -> None:
     floors: list[dict[str, float]] = []
     notes: list[str] = []
     durable_cpu: dict[int, tuple[float, float, float]] = {}
+    redis_cpu: dict[int, tuple[float, float]] = {}
     tmp = tempfile.mkdtemp(prefix="pymsmq-bench-")
 
     def probe() -> None:
@@ -608,8 +610,16 @@ def main() -> None:
         try:
             results["Redis"].update(redis_express(rport, secs))
             for n in (1, 8, 32):
-                results["Redis"][f"recoverable sends, {n} clients"] = concurrent(
-                    _redis_durable_worker, rport, n, secs
+                rcpu: dict[str, float] = {}
+                results["Redis"][f"recoverable sends, {n} clients"] = rate = concurrent(
+                    _redis_durable_worker, rport, n, secs, rproc.pid, rcpu
+                )
+                redis_cpu[n] = (rcpu.get("server us/msg", 0.0), rcpu.get("clients us/msg", 0.0))
+                print(
+                    f"Redis recoverable, {n} clients: {rate:.0f}/s; CPU per message: server "
+                    f"{redis_cpu[n][0]:.0f} us, clients {redis_cpu[n][1]:.0f} us; "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
                 )
         finally:
             _stop(rproc)
@@ -635,6 +645,11 @@ def main() -> None:
         notes.append(
             f"pymsmq recoverable sends, {n} clients: CPU per message {server_us:.0f} us in the server "
             f"and {client_us:.0f} us in the clients (/proc and process_time); {per:.1f} sends per commit"
+        )
+    for n, (server_us, client_us) in redis_cpu.items():
+        notes.append(
+            f"Redis LPUSH (fsync always), {n} clients: CPU per message {server_us:.0f} us in "
+            f"redis-server and {client_us:.0f} us in the redis-py clients (/proc and process_time)"
         )
     text = report(results, floors, notes, secs)
     write_section(SECTION, text)
