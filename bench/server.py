@@ -39,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _durable_floor import concurrency_floor
 from _report import machine, write_section
 
 BODY = b"x" * 200
@@ -353,11 +354,12 @@ def _redis_durable_worker(port: int, seconds: float, start_at: float, out: mp.Qu
     while time.time() < start_at:
         time.sleep(0.001)
     n = 0
+    cpu = time.process_time()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         r.lpush("durable", BODY)
         n += 1
-    out.put(n)
+    out.put((n, time.process_time() - cpu))
 
 
 # ---------------------------------------------------------------------------- RabbitMQ
@@ -565,6 +567,7 @@ def main() -> None:
     floors: list[dict[str, float]] = []
     notes: list[str] = []
     durable_cpu: dict[int, tuple[float, float, float]] = {}
+    redis_cpu: dict[int, tuple[float, float]] = {}
     tmp = tempfile.mkdtemp(prefix="pymsmq-bench-")
 
     def probe() -> None:
@@ -575,6 +578,17 @@ def main() -> None:
 
     probe()
     commit_us = commit_cpu_probe(tmp)
+    floor_rate, floor_server, floor_client = concurrency_floor(32, secs, concurrent)
+    print(
+        f"concurrency floor, 32 clients: {floor_rate:.0f} round trips/s; CPU per round trip: server "
+        f"{floor_server:.0f} us, clients {floor_client:.0f} us",
+        flush=True,
+    )
+    notes.append(
+        f"Concurrency floor (32 blocking Python clients, one request in flight each, against a "
+        f"uvloop server that answers at once): {floor_rate / 1000:.1f}k round trips/s; CPU per round "
+        f"trip {floor_server:.0f} us in the server and {floor_client:.0f} us in the clients"
+    )
     proc, url = start_pymsmq(os.path.join(tmp, "qm"))
     try:
         pymsmq_prepare(url)
@@ -608,8 +622,16 @@ def main() -> None:
         try:
             results["Redis"].update(redis_express(rport, secs))
             for n in (1, 8, 32):
-                results["Redis"][f"recoverable sends, {n} clients"] = concurrent(
-                    _redis_durable_worker, rport, n, secs
+                rcpu: dict[str, float] = {}
+                results["Redis"][f"recoverable sends, {n} clients"] = rate = concurrent(
+                    _redis_durable_worker, rport, n, secs, rproc.pid, rcpu
+                )
+                redis_cpu[n] = (rcpu.get("server us/msg", 0.0), rcpu.get("clients us/msg", 0.0))
+                print(
+                    f"Redis recoverable, {n} clients: {rate:.0f}/s; CPU per message: server "
+                    f"{redis_cpu[n][0]:.0f} us, clients {redis_cpu[n][1]:.0f} us; "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
                 )
         finally:
             _stop(rproc)
@@ -635,6 +657,11 @@ def main() -> None:
         notes.append(
             f"pymsmq recoverable sends, {n} clients: CPU per message {server_us:.0f} us in the server "
             f"and {client_us:.0f} us in the clients (/proc and process_time); {per:.1f} sends per commit"
+        )
+    for n, (server_us, client_us) in redis_cpu.items():
+        notes.append(
+            f"Redis LPUSH (fsync always), {n} clients: CPU per message {server_us:.0f} us in "
+            f"redis-server and {client_us:.0f} us in the redis-py clients (/proc and process_time)"
         )
     text = report(results, floors, notes, secs)
     write_section(SECTION, text)

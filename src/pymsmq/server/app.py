@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import ipaddress
 import logging
 import signal
 import ssl
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
@@ -34,9 +35,25 @@ from pymsmq.server.stats import ServerStats
 from pymsmq.server.workers import WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
-__all__ = ["DEFAULT_PORT", "ConfigError", "Server", "ServerConfig", "is_loopback", "run"]
+__all__ = [
+    "DEFAULT_PORT",
+    "SERVER_GC_THRESHOLDS",
+    "ConfigError",
+    "Server",
+    "ServerConfig",
+    "is_loopback",
+    "run",
+    "server_gc",
+]
 
 log = logging.getLogger("pymsmq.server")
+
+#: Cyclic-GC thresholds (``gc.set_threshold``) while ``run`` serves.  A server holds every queued
+#: message as Python objects and allocates several per request; with the defaults (700, 10, 10) the
+#: collector ran about every 150 recoverable sends at 32 clients and took 1.8-2.3 us of CPU per send
+#: (``gc.callbacks`` timing); with these, 0.8-1.8 us.  Fewer, larger young collections free the same
+#: garbage.
+SERVER_GC_THRESHOLDS: Final = (50_000, 20, 10)
 
 DEFAULT_PORT: Final = 2103
 
@@ -220,6 +237,17 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop  # type: ignore[no-any-return,unused-ignore]
 
 
+@contextlib.contextmanager
+def server_gc() -> Iterator[None]:
+    """Within the block, the process collects cyclic garbage at ``SERVER_GC_THRESHOLDS``; restored after."""
+    old = gc.get_threshold()
+    gc.set_threshold(*SERVER_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 def run(
     data: str,
     config: ServerConfig,
@@ -260,5 +288,5 @@ def run(
         await server.shutdown()
         return 0
 
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with server_gc(), asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(main())

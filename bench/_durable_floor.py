@@ -1,0 +1,86 @@
+"""The concurrency floor of the recoverable-send benchmark (used by bench/server.py).
+
+Blocking Python clients, one request in flight each, against a server that answers every request at
+once and does nothing else: the kernel's TCP, wake-up and scheduling cost of that traffic on this
+host plus the cheapest possible Python client loop.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+#: ``server.concurrent``: (worker, target, clients, seconds, server pid, cpu dict) -> messages/s.
+Runner = Callable[..., float]
+
+# A uvloop ``Protocol`` server (asyncio's loop without uvloop) that answers each length-prefixed request
+# with a 48-byte frame at once: the shape of a recoverable SEND and its answer, with no work at all.
+_ANSWER_SERVER = r"""
+import asyncio
+class Answer(asyncio.Protocol):
+    def connection_made(self, transport):
+        self.transport = transport
+        self.buf = b""
+    def data_received(self, data):
+        buf = self.buf + data
+        pos = 0
+        while len(buf) - pos >= 4:
+            end = pos + 4 + int.from_bytes(buf[pos : pos + 4], "little")
+            if end > len(buf):
+                break
+            self.transport.write(b"\x2c\x00\x00\x00" + b"a" * 44)
+            pos = end
+        self.buf = buf[pos:]
+async def main():
+    server = await asyncio.get_running_loop().create_server(Answer, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await asyncio.Event().wait()
+try:
+    import uvloop
+    uvloop.run(main())
+except ImportError:
+    asyncio.run(main())
+"""
+
+
+def _answer_worker(port: int, seconds: float, start_at: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    msg = (312).to_bytes(4, "little") + b"x" * 312  # about a SEND frame with a 200-byte body
+    view = memoryview(bytearray(1 << 16))
+    while time.time() < start_at:
+        time.sleep(0.001)
+    n = 0
+    cpu = time.process_time()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        sock.sendall(msg)
+        sock.recv_into(view)
+        n += 1
+    out.put((n, time.process_time() - cpu))
+    sock.close()
+
+
+def concurrency_floor(clients: int, seconds: float, concurrent: Runner) -> tuple[float, float, float]:
+    """(round trips/s, server CPU us, client CPU us per round trip): ``clients`` blocking Python clients.
+
+    Each client is a process with one request in flight, as the recoverable-send workers are,
+    against a server that answers at once and does nothing else (``_ANSWER_SERVER``).  The floor of
+    the kernel's TCP, wake-up and scheduling costs of that traffic on this host, and of the
+    cheapest Python client: what no server written in Python can beat at this concurrency.
+    ``concurrent`` is ``server.concurrent`` (runs the worker processes, measures CPU).
+    """
+    proc = subprocess.Popen([sys.executable, "-c", _ANSWER_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        cpu: dict[str, float] = {}
+        rate = concurrent(_answer_worker, port, clients, seconds, proc.pid, cpu)
+    finally:
+        proc.kill()
+        proc.wait()
+    return rate, cpu.get("server us/msg", 0.0), cpu.get("clients us/msg", 0.0)
