@@ -169,30 +169,57 @@ def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
     )
 
 
+# 10 ** 1 .. 10 ** 9: the number of these an u32 is at least, plus one, is its decimal digit count.
+_POWERS_OF_TEN: Final = np.array([10**k for k in range(1, 10)], np.uint32)
+
+
+def _decimal_digits(ordinals: np.ndarray, width: int) -> np.ndarray:
+    """(n, ``width``) ASCII decimal digits of the u32 ``ordinals``, right-aligned (leading '0's)."""
+    out = np.empty((len(ordinals), width), np.uint8)
+    value = ordinals.astype(np.uint32)
+    for j in range(width - 1, -1, -1):
+        quotient = value // np.uint32(10)
+        out[:, j] = value - quotient * np.uint32(10) + np.uint32(48)
+        value = quotient
+    return out
+
+
+def _stride1(buffer: np.ndarray, width: int) -> np.ndarray:
+    """Every ``width``-byte run of the u8 ``buffer`` as one opaque item (item i starts at byte i)."""
+    return np.ndarray((len(buffer) - width + 1,), np.dtype(f"V{width}"), buffer=buffer, strides=(1,))
+
+
 def message_ids(prefixes: np.ndarray, ordinals: np.ndarray) -> pa.StringArray:
     """The message id text "{QM GUID}\\ordinal" of each row, as ``columns.packet_row`` prints it (MSMQ
     message id form): ``prefixes`` is (1 or n, width) ASCII (one row: shared by every id),
     ``ordinals`` the n u32 ordinals.
 
-    When every ordinal has the same number of digits (a batch of consecutive ids, the usual case), the
-    result is fixed-width: the prefix and the digits are copied into one (n, width + digits) block;
-    otherwise the decimal texts are joined to the prefixes by Arrow.
+    Built with numpy in one output buffer: the decimal digits of every ordinal are worked out
+    right-aligned in a fixed width (leading '0's), each row's digit block is written so that it ends
+    where the row's text ends (its leading '0's land on the row's prefix area), then the prefixes are
+    written over them.  Each pass writes every row as one opaque item, and no two items of a pass
+    overlap.
     """
     n = len(ordinals)
-    digits = pc.cast(pa.array(ordinals), pa.string())
-    _validity, obuf, dbuf = digits.buffers()
-    offsets = np.frombuffer(obuf, np.int32, count=n + 1, offset=4 * digits.offset)
-    width = int(offsets[1] - offsets[0]) if n else 0
-    if n and digits.offset == 0 and int(offsets[-1]) == n * width and (np.diff(offsets) == width).all():
-        block = np.empty((n, prefixes.shape[1] + width), np.uint8)
-        block[:, : prefixes.shape[1]] = prefixes
-        block[:, prefixes.shape[1] :] = np.frombuffer(dbuf, np.uint8, count=n * width).reshape(n, width)
-        return _fixed_strings(block)
-    if len(prefixes) == 1:
-        head = pa.scalar(prefixes[0].tobytes().decode("ascii"), pa.string())
-    else:
-        head = _fixed_strings(prefixes)
-    return pc.binary_join_element_wise(head, digits, "")
+    width = prefixes.shape[1]
+    if n == 0:
+        return pa.array([], pa.string())
+    ordinals = ordinals.astype(np.uint32)
+    lengths = np.searchsorted(_POWERS_OF_TEN, ordinals, side="right") + 1  # digits per ordinal
+    digits = int(lengths.max())
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths + width, out=offsets[1:])
+    # Room before the first row: a digit block may start up to digits - 1 bytes before its row's text.
+    lead = max(digits - 1 - width, 0)
+    out = np.empty(lead + int(offsets[-1]), np.uint8)
+    row_start = offsets[:-1] + lead
+    blocks = _decimal_digits(ordinals, digits).view(f"V{digits}")[:, 0]
+    _stride1(out, digits)[row_start + width + lengths - digits] = blocks
+    heads = np.ascontiguousarray(prefixes).view(f"V{width}")[:, 0]
+    _stride1(out, width)[row_start] = heads[0] if len(prefixes) == 1 else heads
+    return pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(out[lead:])]
+    )
 
 
 def _empty_binary(n: int) -> pa.BinaryArray:
