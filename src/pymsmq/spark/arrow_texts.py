@@ -109,11 +109,6 @@ def _window_units(longest: int) -> int:
     return units
 
 
-def _tiled(row: np.ndarray, count: int) -> np.ndarray:
-    """``row`` (u64) repeated ``count`` times, flat (a bytes repeat: one memcpy doubling)."""
-    return np.frombuffer(row.tobytes() * count, np.uint64)
-
-
 def _bit_masks(lengths: np.ndarray, units: int) -> np.ndarray:
     """Per row, ``units`` bits (as (rows, max(units // 64, 1)) words of ``units`` or 64 bits, bit j of
     the row's bit string = unit j) with the low ``lengths[i]`` bits set: where the characters are."""
@@ -158,14 +153,16 @@ class WindowTexts:
     @staticmethod
     def _rows_equal(raw: np.ndarray, size: int) -> bool:
         """Whether the first ``size`` bytes of every row of ``raw`` (rows of 8-aligned width) are equal:
-        the rows compared as one flat run of words with row 0 (and the mask of ``size``) tiled."""
+        compared one word column at a time (small temporaries, no (rows x words) copy)."""
         words = raw.view(np.uint64)
-        per_row = words.shape[1]
-        mask = np.zeros(per_row * 8, np.uint8)
-        mask[:size] = 0xFF
-        row_mask = mask.view(np.uint64)
-        tiled_mask = _tiled(row_mask, len(raw))
-        return bool(np.array_equal(words.reshape(-1) & tiled_mask, _tiled(words[0] & row_mask, len(raw))))
+        full, rest = divmod(size, 8)
+        for column in range(full):
+            if not (words[:, column] == words[0, column]).all():
+                return False
+        if not rest:
+            return True
+        mask = np.uint64((1 << (8 * rest)) - 1)  # the low-order bytes come first (little-endian)
+        return not ((words[:, full] ^ words[0, full]) & mask).any()
 
     @staticmethod
     def fits(starts: np.ndarray, ends: np.ndarray) -> bool:
