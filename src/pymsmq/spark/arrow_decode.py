@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from pymsmq.spark.arrow_layout import PacketBytes as _Data
 from pymsmq.spark.arrow_texts import Texts as _Texts
@@ -183,7 +184,8 @@ def message_ids(prefixes: np.ndarray, ordinals: np.ndarray) -> pa.StringArray:
     right-aligned in a fixed width (leading '0's), each row's digit block is written so that it ends
     where the row's text ends (its leading '0's land on the row's prefix area), then the prefixes are
     written over them.  Each pass writes every row as one opaque item, and no two items of a pass
-    overlap.
+    overlap.  A prefix narrower than the digits less one (never the 39-byte "{GUID}\\") would let a
+    digit block reach into the row before: then Arrow joins the decimal texts to the prefixes.
     """
     n = len(ordinals)
     width = prefixes.shape[1]
@@ -192,18 +194,23 @@ def message_ids(prefixes: np.ndarray, ordinals: np.ndarray) -> pa.StringArray:
     ordinals = ordinals.astype(np.uint32)
     lengths = np.searchsorted(_POWERS_OF_TEN, ordinals, side="right") + 1  # digits per ordinal
     digits = int(lengths.max())
+    if width == 0 or width < digits - 1:  # a digit block could reach into the row before: Arrow joins
+        text = pc.cast(pa.array(ordinals), pa.string())
+        if len(prefixes) == 1:
+            head = pa.scalar(prefixes[0].tobytes().decode("ascii"), pa.string())
+        else:
+            head = _fixed_strings(prefixes)
+        return pc.binary_join_element_wise(head, text, "")
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(lengths + width, out=offsets[1:])
-    # Room before the first row: a digit block may start up to digits - 1 bytes before its row's text.
-    lead = max(digits - 1 - width, 0)
-    out = np.empty(lead + int(offsets[-1]), np.uint8)
-    row_start = offsets[:-1] + lead
+    out = np.empty(int(offsets[-1]), np.uint8)
+    row_start = offsets[:-1]
     blocks = _decimal_digits(ordinals, digits).view(f"V{digits}")[:, 0]
     _stride1(out, digits)[row_start + width + lengths - digits] = blocks
     heads = np.ascontiguousarray(prefixes).view(f"V{width}")[:, 0]
     _stride1(out, width)[row_start] = heads[0] if len(prefixes) == 1 else heads
     return pa.Array.from_buffers(
-        pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(out[lead:])]
+        pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(out)]
     )
 
 
