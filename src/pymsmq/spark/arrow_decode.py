@@ -322,7 +322,7 @@ def _fast_columns(
         ("DIRECT=", "DIRECT=", "DIRECT=", ""),
         strict=True,
     ):
-        sel_fast = present[fast]
+        sel_fast = present if everything else present[fast]
         if not sel_fast.any():
             text_cols.append(pa.nulls(m, pa.string()))
             continue
@@ -363,16 +363,20 @@ def _fast_columns(
     mf = mph if everything else mph.view(f"V{_MPH.itemsize}")[fast].view(_MPH)
     out["message_class"] = pa.array(mf["message_class"].astype(np.int32))
     out["correlation_id"] = _fixed_binary(mf["correlation_id"])
-    bs = body_start[fast]
-    out["body"] = slice_ranges(dbuf, bs, bs + msize[fast])
+
+    def on_fast(values: np.ndarray) -> np.ndarray:  # values of the fast rows (all rows: no copy)
+        return values if everything else values[fast]
+
+    bs = on_fast(body_start)
+    out["body"] = slice_ranges(dbuf, bs, bs + on_fast(msize))
     out["body_type"] = pa.array(mf["body_type"].astype(np.int64))
     out["app_specific"] = pa.array(mf["app"].astype(np.int64))
-    ls = label_end[fast]
-    ext_fast = ext[fast]
+    ls = on_fast(label_end)
+    ext_fast = on_fast(ext)
     out["extension"] = _empty_binary(m) if not ext_fast.any() else slice_ranges(dbuf, ls, ls + ext_fast)
     out["acknowledgements"] = pa.array(mf["flags"].astype(np.int32))
-    tx = has_tx[fast]
-    txf = tx_flags[fast]
+    tx = on_fast(has_tx)
+    txf = on_fast(tx_flags)
     out["transactional"] = pa.array(tx)
     out["first_in_transaction"] = pa.array(tx & ((txf & 4) != 0))
     out["last_in_transaction"] = pa.array(tx & ((txf & 8) != 0))
