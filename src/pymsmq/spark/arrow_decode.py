@@ -326,8 +326,8 @@ def _fast_columns(
         if not sel_fast.any():
             text_cols.append(pa.nulls(m, pa.string()))
             continue
-        rows = fast[sel_fast]
-        if t is None or t.count != len(rows):
+        if t is None or t.count != int(np.count_nonzero(sel_fast)):
+            rows = fast[sel_fast]
             t = _texts(col_data, dbuf, s[rows], e[rows])
         text_cols.append(_scatter_strings(sel_fast, t.array(prefix)))
     bf = f["bflags"].astype(np.int32)
