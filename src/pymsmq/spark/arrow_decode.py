@@ -16,9 +16,10 @@ How it works, per batch:
 3. Every other row (internal packets, other shapes, anything malformed) goes through
    ``columns.packet_row``, the per-row reference decoder built on ``pymsmq.wire``.
 
-Variable-length fields (label, queue names, body, extension) are cut out of the Arrow data buffer with
-one ``take`` over a 2n-value view whose offsets alternate field start / field end, so no Python loop runs
-per row; UTF-16 text is decoded once per batch and split at the NUL terminators.
+Variable-length fields (body, extension) are cut out of the Arrow data buffer with one ``take`` over a
+2n-value view whose offsets alternate field start / field end, so no Python loop runs per row; UTF-16
+text (label, queue names) is checked and decoded once per batch by ``pymsmq.spark.arrow_texts``.
+Message ids are written digit block by digit block into one buffer (``message_ids``).
 """
 
 from __future__ import annotations
