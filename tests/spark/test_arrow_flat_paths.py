@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pymsmq.spark.arrow_decode import _Data, decode_array, message_ids
-from pymsmq.spark.arrow_texts import Texts, WindowTexts, _bit_masks, _packed, _window_units
+from pymsmq.spark.arrow_texts import Texts, WindowTexts, _bit_masks, _packed, _window_units, texts
 from pymsmq.spark.columns import packet_row
 from pymsmq.wire import UserMessage
 
@@ -85,6 +85,21 @@ def test_bit_masks_and_packed_bits_agree_with_python(lengths: list[int]) -> None
     for row, length in enumerate(lengths):
         bits = int.from_bytes(masks[row].tobytes(), "little")
         assert bits == (1 << length) - 1
+
+
+def test_texts_picks_the_window_for_short_similar_fields_only() -> None:
+    short = [[0x41] * 5 + [0], [0x42] * 6 + [0]]
+    raw, starts, ends = layout(short, [0, 2], 0)
+    buffer = pa.py_buffer(raw)
+    s, e = np.array(starts, np.int64), np.array(ends, np.int64)
+    assert isinstance(texts(_Data(buffer), buffer, s, e), WindowTexts)
+    mixed = [[0x41, 0], [0x42] * 300 + [0]]  # one field far longer than the other: the general path
+    raw, starts, ends = layout(mixed, [0, 0], 0)
+    buffer = pa.py_buffer(raw)
+    s, e = np.array(starts, np.int64), np.array(ends, np.int64)
+    chosen = texts(_Data(buffer), buffer, s, e)
+    assert isinstance(chosen, Texts)
+    assert chosen.array().to_pylist() == ["A", "B" * 300]
 
 
 def test_window_units_are_powers_of_two() -> None:
