@@ -1,5 +1,7 @@
 """The UTF-16LE text fields of ``pymsmq.spark.arrow_decode`` (queue names, labels): cut out of an Arrow
 batch's data buffer, checked and decoded per batch, never per row (numpy and pyarrow only, no I/O).
+Each field is NUL-terminated UTF-16LE ([MS-MQMQ] 2.2.18.1.5.2 direct queue names, 2.2.19.3 Label); a
+NUL before the terminator sends the row to the reference decoder (``inner_nul_rows``).
 
 Two readers give the same answers on any fields:
 
