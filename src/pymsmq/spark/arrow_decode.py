@@ -16,9 +16,10 @@ How it works, per batch:
 3. Every other row (internal packets, other shapes, anything malformed) goes through
    ``columns.packet_row``, the per-row reference decoder built on ``pymsmq.wire``.
 
-Variable-length fields (label, queue names, body, extension) are cut out of the Arrow data buffer with
-one ``take`` over a 2n-value view whose offsets alternate field start / field end, so no Python loop runs
-per row; UTF-16 text is decoded once per batch and split at the NUL terminators.
+Variable-length fields (body, extension) are cut out of the Arrow data buffer with one ``take`` over a
+2n-value view whose offsets alternate field start / field end, so no Python loop runs per row; UTF-16
+text (label, queue names) is checked and decoded once per batch by ``pymsmq.spark.arrow_texts``.
+Message ids are written digit block by digit block into one buffer (``message_ids``).
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from pymsmq.spark.arrow_layout import PacketBytes as _Data
+from pymsmq.spark.arrow_texts import Texts as _Texts
+from pymsmq.spark.arrow_texts import WindowTexts as _WindowTexts
+from pymsmq.spark.arrow_texts import slice_ranges
+from pymsmq.spark.arrow_texts import texts as _texts
 from pymsmq.spark.arrow_walk import walk_rows, walk_uniform
-from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, clean_text, packet_row
+from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, packet_row
 
 __all__ = ["ARROW_SCHEMA", "decode_array", "message_ids", "slice_ranges"]
 
@@ -95,24 +100,6 @@ _U_HH: Final = 0x10000000
 _U_OTHER_HEADERS: Final = _U_SH | _U_MQ | _U_AH | _U_HH
 
 
-def slice_ranges(data: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.BinaryArray:
-    """A BinaryArray of ``data[starts[i]:ends[i]]``; the ranges must be ordered and not overlap.
-
-    Built as a 2n-value view of ``data`` whose offsets alternate range start and range end (value 2i is
-    range i, value 2i+1 the gap after it), then one ``take`` of the even values: one C++ copy.
-    """
-    n = len(starts)
-    if n == 0:
-        return pa.array([], pa.binary())
-    offsets = np.empty(2 * n + 1, np.int32)
-    offsets[0 : 2 * n : 2] = starts
-    offsets[1 : 2 * n : 2] = ends
-    offsets[2 * n] = offsets[2 * n - 1]
-    view = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(offsets), data])
-    # int32 indices (2n < 2**31: the offsets are int32 already) take measurably less than int64 ones.
-    return view.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int32)))
-
-
 _DELIVERY: Final = pa.array(list(DELIVERY_NAMES), pa.string())
 
 _HEX: Final = b"0123456789abcdef"
@@ -169,30 +156,63 @@ def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
     )
 
 
+# 10 ** 1 .. 10 ** 9: the number of these an u32 is at least, plus one, is its decimal digit count.
+_POWERS_OF_TEN: Final = np.array([10**k for k in range(1, 10)], np.uint32)
+
+
+def _decimal_digits(ordinals: np.ndarray, width: int) -> np.ndarray:
+    """(n, ``width``) ASCII decimal digits of the u32 ``ordinals``, right-aligned (leading '0's)."""
+    out = np.empty((len(ordinals), width), np.uint8)
+    value = ordinals.astype(np.uint32)
+    for j in range(width - 1, -1, -1):
+        quotient = value // np.uint32(10)
+        out[:, j] = value - quotient * np.uint32(10) + np.uint32(48)
+        value = quotient
+    return out
+
+
+def _stride1(buffer: np.ndarray, width: int) -> np.ndarray:
+    """Every ``width``-byte run of the u8 ``buffer`` as one opaque item (item i starts at byte i)."""
+    return np.ndarray((len(buffer) - width + 1,), np.dtype(f"V{width}"), buffer=buffer, strides=(1,))
+
+
 def message_ids(prefixes: np.ndarray, ordinals: np.ndarray) -> pa.StringArray:
     """The message id text "{QM GUID}\\ordinal" of each row, as ``columns.packet_row`` prints it (MSMQ
     message id form): ``prefixes`` is (1 or n, width) ASCII (one row: shared by every id),
     ``ordinals`` the n u32 ordinals.
 
-    When every ordinal has the same number of digits (a batch of consecutive ids, the usual case), the
-    result is fixed-width: the prefix and the digits are copied into one (n, width + digits) block;
-    otherwise the decimal texts are joined to the prefixes by Arrow.
+    Built with numpy in one output buffer: the decimal digits of every ordinal are worked out
+    right-aligned in a fixed width (leading '0's), each row's digit block is written so that it ends
+    where the row's text ends (its leading '0's land on the row's prefix area), then the prefixes are
+    written over them.  Each pass writes every row as one opaque item, and no two items of a pass
+    overlap.  A prefix narrower than the digits less one (never the 39-byte "{GUID}\\") would let a
+    digit block reach into the row before: then Arrow joins the decimal texts to the prefixes.
     """
     n = len(ordinals)
-    digits = pc.cast(pa.array(ordinals), pa.string())
-    _validity, obuf, dbuf = digits.buffers()
-    offsets = np.frombuffer(obuf, np.int32, count=n + 1, offset=4 * digits.offset)
-    width = int(offsets[1] - offsets[0]) if n else 0
-    if n and digits.offset == 0 and int(offsets[-1]) == n * width and (np.diff(offsets) == width).all():
-        block = np.empty((n, prefixes.shape[1] + width), np.uint8)
-        block[:, : prefixes.shape[1]] = prefixes
-        block[:, prefixes.shape[1] :] = np.frombuffer(dbuf, np.uint8, count=n * width).reshape(n, width)
-        return _fixed_strings(block)
-    if len(prefixes) == 1:
-        head = pa.scalar(prefixes[0].tobytes().decode("ascii"), pa.string())
-    else:
-        head = _fixed_strings(prefixes)
-    return pc.binary_join_element_wise(head, digits, "")
+    width = prefixes.shape[1]
+    if n == 0:
+        return pa.array([], pa.string())
+    ordinals = ordinals.astype(np.uint32)
+    lengths = np.searchsorted(_POWERS_OF_TEN, ordinals, side="right") + 1  # digits per ordinal
+    digits = int(lengths.max())
+    if width == 0 or width < digits - 1:  # a digit block could reach into the row before: Arrow joins
+        text = pc.cast(pa.array(ordinals), pa.string())
+        if len(prefixes) == 1:
+            head = pa.scalar(prefixes[0].tobytes().decode("ascii"), pa.string())
+        else:
+            head = _fixed_strings(prefixes)
+        return pc.binary_join_element_wise(head, text, "")
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths + width, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), np.uint8)
+    row_start = offsets[:-1]
+    blocks = _decimal_digits(ordinals, digits).view(f"V{digits}")[:, 0]
+    _stride1(out, digits)[row_start + width + lengths - digits] = blocks
+    heads = np.ascontiguousarray(prefixes).view(f"V{width}")[:, 0]
+    _stride1(out, width)[row_start] = heads[0] if len(prefixes) == 1 else heads
+    return pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(out)]
+    )
 
 
 def _empty_binary(n: int) -> pa.BinaryArray:
@@ -208,154 +228,6 @@ def _fixed_binary(raw: np.ndarray) -> pa.BinaryArray:
     return pa.Array.from_buffers(
         pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(raw))]
     )
-
-
-class _Texts:
-    """UTF-16LE fields (each with its NUL terminator) of some rows, checked and decoded per batch."""
-
-    def __init__(self, data: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> None:
-        self.values = slice_ranges(data, starts, ends)
-        self.count = len(starts)
-        units = (ends - starts) // 2
-        self.last_unit = np.cumsum(units) - 1  # index of each terminator in the joined text
-        buffers = self.values.buffers()
-        self.joined = buffers[2].to_pybytes() if self.count and buffers[2] is not None else b""
-
-    def inner_nul_rows(self) -> np.ndarray:
-        """Positions (0..count-1) of fields with a NUL before their terminator."""
-        if not self.count:
-            return np.zeros(0, np.int64)
-        zeros = np.flatnonzero(np.frombuffer(self.joined, "<u2") == 0)
-        if len(zeros) == self.count:
-            return np.zeros(0, np.int64)
-        owners = np.searchsorted(self.last_unit, zeros)
-        extra = zeros != self.last_unit[np.minimum(owners, self.count - 1)]
-        return np.unique(owners[extra])
-
-    def strings(self, prefix: str = "") -> list[str]:
-        if not self.count:
-            return []
-        text = clean_text(self.joined.decode("utf-16-le", "surrogatepass"))
-        if prefix:
-            text = prefix + text[:-1].replace("\x00", "\x00" + prefix) + "\x00"
-        return text.split("\x00")[:-1]
-
-    def array(self, prefix: str = "") -> pa.StringArray:
-        """The fields (terminators dropped, ``prefix`` before each) as an Arrow string array.
-
-        ASCII text (the common case) is narrowed to bytes and assembled with numpy; anything else goes
-        through Python strings (lone surrogates become U+FFFD, see ``clean_text``).
-        """
-        units = np.frombuffer(self.joined, "<u2")
-        if not len(units) or int(units.max()) >= 0x80:
-            return pa.array(self.strings(prefix), pa.string())
-        keep = np.ones(len(units), np.bool_)
-        keep[self.last_unit] = False
-        chars = units[keep].astype(np.uint8)
-        lengths = np.diff(self.last_unit, prepend=-1) - 1  # characters per field, terminator excluded
-        offsets = np.zeros(self.count + 1, np.int32)
-        np.cumsum(lengths, out=offsets[1:])
-        arr = pa.Array.from_buffers(
-            pa.string(), self.count, [None, pa.py_buffer(offsets), pa.py_buffer(chars)]
-        )
-        return pc.binary_join_element_wise(prefix, arr, "") if prefix else arr
-
-
-# The windowed text path reads every field through a fixed window of the longest field's size: used
-# when that window is short and not much longer than the average field.
-_WINDOW_MAX_UNITS: Final = 256
-
-
-def _rows_equal(raw: np.ndarray, size: int) -> bool:
-    """Whether the first ``size`` bytes of every row of ``raw`` (rows of 8-aligned width) are equal."""
-    words = raw.view(np.uint64)
-    full, rest = divmod(size, 8)
-    if not (words[:, :full] == words[0, :full]).all():
-        return False
-    if not rest:
-        return True
-    mask = np.uint64((1 << (8 * rest)) - 1)  # the low-order bytes come first (little-endian)
-    return bool(not ((words[:, full] ^ words[0, full]) & mask).any())
-
-
-class _WindowTexts:
-    """Like ``_Texts`` (same interface and results), for short fields: each field is read through a
-    fixed-width window (one gather), so checking and narrowing ASCII text are 2-D numpy operations.
-    A field repeated in every row (a batch sent to one queue) is checked and decoded once."""
-
-    def __init__(self, col_data: _Data, dbuf: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> None:
-        self.count = len(starts)
-        self.starts, self.ends, self.dbuf = starts, ends, dbuf
-        self.lengths = (ends - starts) // 2 - 1  # characters per field, terminator excluded (>= 0)
-        width = int(self.lengths.max())
-        self.width = width
-        span = (2 * width + 9) & ~7  # the window, in bytes: every field with its terminator, 8-aligned
-        raw = col_data.window(starts, span)
-        self.same = bool((self.lengths == width).all()) and _rows_equal(raw, 2 * width + 2)
-        rows = raw[:1] if self.same else raw
-        self.body = rows.view("<u2")[:, :width]  # (rows, width) code units
-        self.fallback: _Texts | None = None
-        self.chars: np.ndarray | None = None
-        self.plain: bool | None = None
-
-    @staticmethod
-    def fits(starts: np.ndarray, ends: np.ndarray) -> bool:
-        """Whether the windowed path suits these fields (short, and of similar lengths)."""
-        if not len(starts):
-            return False
-        units = (ends - starts) // 2
-        longest = int(units.max())
-        return longest <= _WINDOW_MAX_UNITS and longest * len(units) <= 2 * int(units.sum()) + 16 * len(units)
-
-    def _chars(self) -> np.ndarray:
-        # chars[i, j]: unit j of field i is a character (before the terminator).
-        if self.chars is None:
-            lengths = self.lengths[:1] if self.same else self.lengths
-            self.chars = np.arange(self.width) < lengths[:, None]
-        return self.chars
-
-    def _plain(self) -> bool:
-        # Every character ASCII and not NUL (the common case), in one pass: NUL wraps to 0xFFFF.
-        if self.plain is None:
-            self.plain = not (((self.body - np.uint16(1)) >= 0x7F) & self._chars()).any()
-        return self.plain
-
-    def inner_nul_rows(self) -> np.ndarray:
-        """Positions (0..count-1) of fields with a NUL before their terminator."""
-        if self._plain():
-            return np.zeros(0, np.int64)
-        bad = np.flatnonzero(((self.body == 0) & self._chars()).any(axis=1))
-        if self.same:
-            return np.arange(self.count) if len(bad) else bad
-        return bad
-
-    def array(self, prefix: str = "") -> pa.StringArray:
-        """The fields (terminators dropped, ``prefix`` before each) as an Arrow string array."""
-        chars = self._chars()
-        if not self._plain() and ((self.body >= 0x80) & chars).any():  # not ASCII: the general path
-            if self.fallback is None:
-                self.fallback = _Texts(self.dbuf, self.starts, self.ends)
-            return self.fallback.array(prefix)
-        n = self.count
-        head = prefix.encode("ascii")
-        if self.same:
-            text = head + self.body[0].astype(np.uint8).tobytes()
-            return pa.repeat(pa.scalar(text.decode("ascii"), pa.string()), n)
-        out = np.empty((n, len(head) + self.width), np.uint8)
-        out[:, : len(head)] = np.frombuffer(head, np.uint8)
-        out[:, len(head) :] = self.body
-        keep = np.ones(out.shape, np.bool_)
-        keep[:, len(head) :] = chars
-        offsets = np.zeros(n + 1, np.int32)
-        np.cumsum(self.lengths + len(head), out=offsets[1:])
-        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(out[keep])])
-
-
-def _texts(col_data: _Data, dbuf: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> _Texts | _WindowTexts:
-    """The text fields ``[starts, ends)`` of some rows, through the windowed path when it suits them."""
-    if _WindowTexts.fits(starts, ends):
-        return _WindowTexts(col_data, dbuf, starts, ends)
-    return _Texts(dbuf, starts, ends)
 
 
 def _scatter_strings(present: np.ndarray, values: pa.StringArray) -> pa.StringArray:
@@ -451,12 +323,12 @@ def _fast_columns(
         ("DIRECT=", "DIRECT=", "DIRECT=", ""),
         strict=True,
     ):
-        sel_fast = present[fast]
+        sel_fast = present if everything else present[fast]
         if not sel_fast.any():
             text_cols.append(pa.nulls(m, pa.string()))
             continue
-        rows = fast[sel_fast]
-        if t is None or t.count != len(rows):
+        if t is None or t.count != int(np.count_nonzero(sel_fast)):
+            rows = fast[sel_fast]
             t = _texts(col_data, dbuf, s[rows], e[rows])
         text_cols.append(_scatter_strings(sel_fast, t.array(prefix)))
     bf = f["bflags"].astype(np.int32)
@@ -492,16 +364,20 @@ def _fast_columns(
     mf = mph if everything else mph.view(f"V{_MPH.itemsize}")[fast].view(_MPH)
     out["message_class"] = pa.array(mf["message_class"].astype(np.int32))
     out["correlation_id"] = _fixed_binary(mf["correlation_id"])
-    bs = body_start[fast]
-    out["body"] = slice_ranges(dbuf, bs, bs + msize[fast])
+
+    def on_fast(values: np.ndarray) -> np.ndarray:  # values of the fast rows (all rows: no copy)
+        return values if everything else values[fast]
+
+    bs = on_fast(body_start)
+    out["body"] = slice_ranges(dbuf, bs, bs + on_fast(msize))
     out["body_type"] = pa.array(mf["body_type"].astype(np.int64))
     out["app_specific"] = pa.array(mf["app"].astype(np.int64))
-    ls = label_end[fast]
-    ext_fast = ext[fast]
+    ls = on_fast(label_end)
+    ext_fast = on_fast(ext)
     out["extension"] = _empty_binary(m) if not ext_fast.any() else slice_ranges(dbuf, ls, ls + ext_fast)
     out["acknowledgements"] = pa.array(mf["flags"].astype(np.int32))
-    tx = has_tx[fast]
-    txf = tx_flags[fast]
+    tx = on_fast(has_tx)
+    txf = on_fast(tx_flags)
     out["transactional"] = pa.array(tx)
     out["first_in_transaction"] = pa.array(tx & ((txf & 4) != 0))
     out["last_in_transaction"] = pa.array(tx & ((txf & 8) != 0))

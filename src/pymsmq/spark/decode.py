@@ -52,11 +52,13 @@ class _Decoder:
         self.keep = keep
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        names = [*self.keep, *ARROW_SCHEMA.names]
+        schema: pa.Schema | None = None  # the output schema, built once from the first batch's input fields
         for batch in batches:
             decoded = decode_array(batch.column(self.column))
+            if schema is None:
+                schema = pa.schema([batch.schema.field(name) for name in self.keep] + list(ARROW_SCHEMA))
             arrays = [batch.column(name) for name in self.keep] + decoded.columns
-            yield pa.RecordBatch.from_arrays(arrays, names=names)
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def decode_packets(df: DataFrame, column: str = "packet", *, keep_input: bool = True) -> DataFrame:
