@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from pymsmq.errors import MSMQError, WireError
+from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.protocol import (
     ClientHello,
@@ -36,38 +36,27 @@ from pymsmq.protocol import (
     State,
     choose_version,
     goodbye_frame,
-    hot,
 )
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
-from pymsmq.protocol.fast_packet import decode_simple
-from pymsmq.protocol.message_codec import (
-    decode_message,
-    send_answer_body,
-    send_facts,
-)
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server import batches
 from pymsmq.server.access import queue_key
 from pymsmq.server.ops import OpsMixin
 from pymsmq.server.receive import ReceiveMixin
+from pymsmq.server.send import SendMixin
 from pymsmq.server.waits import ArrivalWait
+from pymsmq.server.workers import chain_future
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
-    from pymsmq.model.message import Message
     from pymsmq.server.app import Server
 
 __all__ = ["Session"]
 
 log = logging.getLogger("pymsmq.server")
 _M = MQQueueAccessMask
-
-_INFINITE_MS: Final = 0xFFFFFFFF
-# MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
-_WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
-_SEND_OP: Final = int(Op.SEND)
 
 
 class Handle:
@@ -99,7 +88,7 @@ class Handle:
         self.durable_hint = 0
 
 
-class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
+class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     """The server side of one client connection."""
 
     def __init__(self, server: Server) -> None:
@@ -429,7 +418,7 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
 
             def start(_: object) -> None:
                 inner = submit()
-                inner.add_done_callback(lambda f: _chain(f, fut))
+                inner.add_done_callback(lambda f: chain_future(f, fut))
 
             prev.add_done_callback(start)
         if handle is not None:
@@ -483,92 +472,9 @@ class Session(OpsMixin, ReceiveMixin, asyncio.Protocol):
         h = self.handles[number] = Handle(queue, rights, key, journal)
         return number, h
 
-    # ------------------------------------------------------------------ SEND
-    def _send(self, rid: int, req: pm.SendRequest) -> None:
-        h = self.handles.get(req.handle) or self.handle(req.handle)
-        if _WRITE & ~h.rights:
-            self.check(h, _WRITE, "send to")
-        if len(req.packet) > self.server.config.max_message_size:
-            raise MSMQError(
-                "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
-            )
-        try:
-            # decode_message, the common case first (no properties beside a simple packet)
-            message = (None if req.properties else decode_simple(req.packet)) or decode_message(
-                req.packet, req.properties
-            )
-        except WireError as exc:
-            raise MSMQError(f"malformed message: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
-        tx = None if req.transaction is None else self.transaction(req.transaction)
-        counters = self.stats.queue(h.format_name)
-        size = len(message.body)
-        queue = h.queue
-        if message.delivery == 0 and (tx is None or tx in (0, 1, 2)) and (h.tail is None or h.tail.done()):
-            # Fast path: an express send outside a DTC transaction, nothing of this handle still
-            # running off the loop: done here, on the loop (no closure).
-            queue.send(message, tx)
-            counters.sent += 1
-            counters.bytes_in += size
-            if not self.answer_fast(rid, _SEND_OP, send_answer_body(message)):
-                self.answer(rid, hot.send_response(send_facts(message)))
-            return
-
-        if not isinstance(tx, Transaction):
-            # Recoverable (or behind earlier work of its handle): the server-wide send batcher
-            # writes it with every other send that is waiting (one store batch, one fsync).
-            self._batch_send(rid, h, queue, message, tx, counters, size)
-            return
-
-        def run() -> pm.Response:
-            queue.send(message, tx)
-            counters.sent += 1
-            counters.bytes_in += size
-            return hot.send_response(send_facts(message))
-
-        self.off_loop(rid, run, h)
-
-    def _batch_send(
-        self, rid: int, h: Handle, queue: Queue, message: Message, tx: int | None, counters: Any, size: int
-    ) -> None:
-        # docs/protocol.md 8: a send joins the batcher at once when its handle has no earlier work
-        # running, or only sends in the batcher (a batch applies its sends in arrival order and the
-        # next batch starts after it); otherwise it joins once that work has ended.
-        batcher = self.server.send_batcher
-        prev = h.tail
-        if prev is None or prev.done() or batcher.owns(prev):
-            h.tail = batcher.add(self, rid, queue, message, tx, counters, size)
-            self.pending += 1
-            return
-        self.pending += 1
-        fut: asyncio.Future[Any] = self.loop.create_future()
-        h.tail = fut
-
-        def start(_: object) -> None:
-            try:
-                inner = batcher.add(self, rid, queue, message, tx, counters, size)
-            except Exception as exc:  # the batcher stopped meanwhile (shutdown)
-                self.pending -= 1
-                self.fail(rid, exc)
-                fut.set_result(None)
-                return
-            inner.add_done_callback(lambda f: _chain(f, fut))
-
-        prev.add_done_callback(start)
-
     def server_snapshot(self) -> dict[str, Any]:
         """The server's statistics (for STATS)."""
         return self.server.snapshot()
-
-
-def _chain(src: asyncio.Future[Any], dst: asyncio.Future[Any]) -> None:
-    if dst.done():
-        return
-    if src.cancelled():
-        dst.cancel()
-    elif src.exception() is not None:
-        dst.set_exception(src.exception())  # type: ignore[arg-type]
-    else:
-        dst.set_result(src.result())
 
 
 def _abort_all(transactions: list[Transaction]) -> None:

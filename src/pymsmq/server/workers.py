@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WorkPool"]
+__all__ = ["WorkPool", "chain_future"]
 
 _Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
 
@@ -98,3 +98,15 @@ class WorkPool:
         if wait:
             for t in self._threads:
                 t.join()
+
+
+def chain_future(src: asyncio.Future[Any], dst: asyncio.Future[Any]) -> None:
+    """Complete ``dst`` as ``src`` completed (result, exception or cancellation), unless it is done."""
+    if dst.done():
+        return
+    if src.cancelled():
+        dst.cancel()
+    elif src.exception() is not None:
+        dst.set_exception(src.exception())  # type: ignore[arg-type]
+    else:
+        dst.set_result(src.result())
