@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 import uuid
+from enum import StrEnum
 from typing import Final
 
 from pymsmq.errors import FormatNameError
 from pymsmq.hresult import HResult
+from pymsmq.wire.path_name import MAX_COMPUTER_NAME
 from pymsmq.wire.queue_format import QueueSuffixType
 
-__all__ = ["MAX_DOMAIN_NAME"]
+__all__ = ["MAX_DOMAIN_NAME", "DirectProtocol"]
 
 # [MS-MQMQ] 2.1.5: DomainName = 1*255(VCHAR).
 MAX_DOMAIN_NAME: Final = 255
@@ -83,3 +85,40 @@ def _split_token(body: str, allowed: frozenset[QueueSuffixType], what: str) -> t
 def _check_suffix(suffix: QueueSuffixType, allowed: frozenset[QueueSuffixType], what: str) -> None:
     if suffix not in allowed:
         raise _error(f"suffix {QueueSuffixType(suffix).name} is not allowed in {what}")
+
+
+class DirectProtocol(StrEnum):
+    """[MS-MQMQ] 2.1.2: Protocol = "TCP" / "OS" / "HTTP" / "HTTPS" / "IPX"."""
+
+    TCP = "TCP"
+    OS = "OS"
+    HTTP = "HTTP"
+    HTTPS = "HTTPS"
+    IPX = "IPX"
+
+    @property
+    def is_http(self) -> bool:
+        """True for HTTP and HTTPS (the URL-shaped address specification)."""
+        return self in (DirectProtocol.HTTP, DirectProtocol.HTTPS)
+
+
+_HTTP_DEFAULT_PORT: Final = {DirectProtocol.HTTP: 80, DirectProtocol.HTTPS: 443}
+
+
+def _check_address(protocol: DirectProtocol, address: str) -> None:
+    if not isinstance(address, str) or not address:
+        raise _error(f"empty {protocol} address")
+    if len(address) > MAX_COMPUTER_NAME:
+        raise _error(f"{protocol} address is {len(address)} characters, at most {MAX_COMPUTER_NAME}")
+    if protocol is DirectProtocol.TCP:
+        m = _IPV4_RE.fullmatch(address)
+        if m is None or any(int(g) > 255 for g in m.groups()):
+            raise _error(f"TCP address {address!r} is not an IPv4 address a.b.c.d")
+    elif protocol is DirectProtocol.IPX:
+        if not _IPX_RE.fullmatch(address):
+            raise _error(f"IPX address {address!r} is not <network hex>:<host hex>")
+    elif protocol is DirectProtocol.OS:
+        if not _OS_ADDRESS_RE.fullmatch(address):
+            raise _error(f"OS computer name {address!r} contains a character outside VCHAR, '\\' or ','")
+    elif not _HTTP_HOST_RE.fullmatch(address):
+        raise _error(f"HTTP host {address!r} contains a character outside VCHAR or one of / \\ : , ;")

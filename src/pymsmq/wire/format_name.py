@@ -48,29 +48,27 @@ from pymsmq.wire._format_name_grammar import (
     _DEADXACT,
     _DOMAIN_RE,
     _HEX8_RE,
-    _HTTP_HOST_RE,
+    _HTTP_DEFAULT_PORT,
     _HTTP_RE,
     _ILLEGAL,
-    _IPV4_RE,
-    _IPX_RE,
     _JOURNAL,
     _MACHINE_SUFFIXES,
     _MULTICAST_RE,
     _NONE,
-    _OS_ADDRESS_RE,
     _PRINTABLE_RE,
     _READ_ONLY,
     _SUBQUEUE,
     _TOKENS,
     _XACTONLY,
     MAX_DOMAIN_NAME,
+    DirectProtocol,
+    _check_address,
     _check_suffix,
     _error,
     _parse_guid,
     _split_token,
 )
 from pymsmq.wire.path_name import (
-    MAX_COMPUTER_NAME,
     PathGrammar,
     PathName,
     check_queue_name,
@@ -108,24 +106,6 @@ class FormatNameKind(StrEnum):
     DL = "DL"
     MULTICAST = "MULTICAST"
     MULTIPLE = "MULTIPLE"  # a comma-separated list (2.1.7); not a keyword
-
-
-class DirectProtocol(StrEnum):
-    """[MS-MQMQ] 2.1.2: Protocol = "TCP" / "OS" / "HTTP" / "HTTPS" / "IPX"."""
-
-    TCP = "TCP"
-    OS = "OS"
-    HTTP = "HTTP"
-    HTTPS = "HTTPS"
-    IPX = "IPX"
-
-    @property
-    def is_http(self) -> bool:
-        """True for HTTP and HTTPS (the URL-shaped address specification)."""
-        return self in (DirectProtocol.HTTP, DirectProtocol.HTTPS)
-
-
-_HTTP_DEFAULT_PORT: Final = {DirectProtocol.HTTP: 80, DirectProtocol.HTTPS: 443}
 
 
 class FormatName:
@@ -494,25 +474,6 @@ class MultipleElementFormatName(FormatName):
 
 # ---------------------------------------------------------------------------------------------
 # Parsing
-
-
-def _check_address(protocol: DirectProtocol, address: str) -> None:
-    if not isinstance(address, str) or not address:
-        raise _error(f"empty {protocol} address")
-    if len(address) > MAX_COMPUTER_NAME:
-        raise _error(f"{protocol} address is {len(address)} characters, at most {MAX_COMPUTER_NAME}")
-    if protocol is DirectProtocol.TCP:
-        m = _IPV4_RE.fullmatch(address)
-        if m is None or any(int(g) > 255 for g in m.groups()):
-            raise _error(f"TCP address {address!r} is not an IPv4 address a.b.c.d")
-    elif protocol is DirectProtocol.IPX:
-        if not _IPX_RE.fullmatch(address):
-            raise _error(f"IPX address {address!r} is not <network hex>:<host hex>")
-    elif protocol is DirectProtocol.OS:
-        if not _OS_ADDRESS_RE.fullmatch(address):
-            raise _error(f"OS computer name {address!r} contains a character outside VCHAR, '\\' or ','")
-    elif not _HTTP_HOST_RE.fullmatch(address):
-        raise _error(f"HTTP host {address!r} contains a character outside VCHAR or one of / \\ : , ;")
 
 
 _PROTOCOLS: Final = {p.value: p for p in DirectProtocol}
