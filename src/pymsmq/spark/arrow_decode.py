@@ -24,6 +24,7 @@ Message ids are written digit block by digit block into one buffer (``message_id
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -38,7 +39,7 @@ from pymsmq.spark.arrow_texts import texts as _texts
 from pymsmq.spark.arrow_walk import walk_rows, walk_uniform
 from pymsmq.spark.columns import COLUMNS, DELIVERY_NAMES, packet_row
 
-__all__ = ["ARROW_SCHEMA", "decode_array", "message_ids", "slice_ranges"]
+__all__ = ["ARROW_SCHEMA", "arrow_schema", "decode_array", "message_ids", "selected_columns", "slice_ranges"]
 
 _ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     "string": pa.string(),
@@ -51,6 +52,39 @@ _ARROW_TYPES: Final[dict[str, pa.DataType]] = {
 
 #: The Arrow schema of the decoded columns (matches ``columns.SPARK_SCHEMA``).
 ARROW_SCHEMA: Final = pa.schema([pa.field(name, _ARROW_TYPES[kind]) for name, kind in COLUMNS])
+
+_NAMES: Final = tuple(name for name, _ in COLUMNS)
+_TEXT_NAMES: Final = ("destination", "admin_queue", "response_queue", "label")
+
+
+def selected_columns(columns: Sequence[str] | None) -> tuple[str, ...]:
+    """The decoded columns to produce: every ``COLUMNS`` name for ``None``, else ``columns`` as given.
+
+    Raises ``ValueError`` (naming the bad names and the valid ones) for an empty sequence, a bare
+    string, unknown names or duplicates.
+    """
+    if columns is None:
+        return _NAMES
+    if isinstance(columns, str | bytes):
+        raise ValueError(
+            f"columns must be a sequence of column names, not {columns!r}; valid: {list(_NAMES)}"
+        )
+    names = tuple(columns)
+    if not names:
+        raise ValueError(f"columns must name at least one column; valid: {list(_NAMES)}")
+    unknown = [name for name in names if name not in ARROW_SCHEMA.names]
+    if unknown:
+        raise ValueError(f"unknown decoded columns {unknown}; valid: {list(_NAMES)}")
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate decoded columns {duplicates}; valid: {list(_NAMES)}")
+    return names
+
+
+def arrow_schema(names: Sequence[str]) -> pa.Schema:
+    """The Arrow schema of the decoded columns ``names`` (``ARROW_SCHEMA``'s fields, in that order)."""
+    return pa.schema([ARROW_SCHEMA.field(name) for name in names])
+
 
 _FIXED: Final = np.dtype(
     [
@@ -245,8 +279,14 @@ def _fast_columns(
     lens: np.ndarray,
     fixed: np.ndarray,
     valid: np.ndarray,
+    want: frozenset[str],
 ) -> tuple[np.ndarray, dict[str, pa.Array]]:
-    """Walk the candidate rows; return (mask of fast rows, their columns over the fast rows only)."""
+    """Walk the candidate rows; return (mask of fast rows, their ``want`` columns over the fast rows only).
+
+    Which rows are fast never depends on ``want``: every check runs whatever columns are wanted (a
+    column not wanted may still send its row to the reference decoder); only the output columns not
+    wanted are not built.
+    """
     n = len(starts)
     bflags = fixed["bflags"].astype(np.int64)
     uflags = fixed["uflags"].astype(np.int64)
@@ -311,41 +351,94 @@ def _fast_columns(
     m = len(fast)
     if m == 0:
         return ok, {}
-    # Rebuild the text arrays if rows were dropped after they were cut.
     out: dict[str, pa.Array] = {}
     everything = m == n
     # Structured rows are copied as opaque bytes (numpy copies subarray fields item by item).
     f = fixed if everything else fixed.view(f"V{_FIXED.itemsize}")[fast].view(_FIXED)
-    text_cols: list[pa.Array] = []
-    for (present, t), (_, s, e), prefix in zip(
+    for name, (present, t), (_, s, e), prefix in zip(
+        _TEXT_NAMES,
         texts,
         [*names, (has_label, label_start, label_end)],
         ("DIRECT=", "DIRECT=", "DIRECT=", ""),
         strict=True,
     ):
+        if name not in want:
+            continue
         sel_fast = present if everything else present[fast]
         if not sel_fast.any():
-            text_cols.append(pa.nulls(m, pa.string()))
+            out[name] = pa.nulls(m, pa.string())
             continue
+        # Rebuild the text arrays if rows were dropped after they were cut.
         if t is None or t.count != int(np.count_nonzero(sel_fast)):
             rows = fast[sel_fast]
             t = _texts(col_data, dbuf, s[rows], e[rows])
-        text_cols.append(_scatter_strings(sel_fast, t.array(prefix)))
-    bf = f["bflags"].astype(np.int32)
-    uf = f["uflags"].astype(np.int64)
+        out[name] = _scatter_strings(sel_fast, t.array(prefix))
+    if "kind" in want:
+        out["kind"] = pa.repeat(pa.scalar("UserMessage", pa.string()), m)
+    if "packet_size" in want:
+        out["packet_size"] = pa.array(f["packet_size"].astype(np.int64))
+    if want & {"priority", "flags"}:
+        bf = f["bflags"].astype(np.int32)
+        out["priority"] = pa.array(bf & 7)
+        out["flags"] = pa.array(bf)
+    if "time_to_reach_queue" in want:
+        out["time_to_reach_queue"] = pa.array(f["ttrq"].astype(np.int64))
+    if want & {"source_queue_manager", "destination_queue_manager", "message_id"}:
+        _guid_columns(out, f, m, want)
+    if "sent_time" in want:
+        out["sent_time"] = pa.array(f["sent"].astype(np.int64) * 1_000_000, pa.timestamp("us", tz="UTC"))
+    if "time_to_be_received" in want:
+        out["time_to_be_received"] = pa.array(f["ttbr"].astype(np.int64))
+    if want & {"delivery", "user_flags"}:
+        uf = f["uflags"].astype(np.int64)
+        out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
+        out["user_flags"] = pa.array(uf)
+    mf = mph if everything else mph.view(f"V{_MPH.itemsize}")[fast].view(_MPH)
+    if "message_class" in want:
+        out["message_class"] = pa.array(mf["message_class"].astype(np.int32))
+    if "correlation_id" in want:
+        out["correlation_id"] = _fixed_binary(mf["correlation_id"])
+
+    def on_fast(values: np.ndarray) -> np.ndarray:  # values of the fast rows (all rows: no copy)
+        return values if everything else values[fast]
+
+    if "body" in want:
+        bs = on_fast(body_start)
+        out["body"] = slice_ranges(dbuf, bs, bs + on_fast(msize))
+    if "body_type" in want:
+        out["body_type"] = pa.array(mf["body_type"].astype(np.int64))
+    if "app_specific" in want:
+        out["app_specific"] = pa.array(mf["app"].astype(np.int64))
+    if "extension" in want:
+        ls = on_fast(label_end)
+        ext_fast = on_fast(ext)
+        out["extension"] = _empty_binary(m) if not ext_fast.any() else slice_ranges(dbuf, ls, ls + ext_fast)
+    if "acknowledgements" in want:
+        out["acknowledgements"] = pa.array(mf["flags"].astype(np.int32))
+    if want & {"transactional", "first_in_transaction", "last_in_transaction"}:
+        tx = on_fast(has_tx)
+        txf = on_fast(tx_flags)
+        out["transactional"] = pa.array(tx)
+        out["first_in_transaction"] = pa.array(tx & ((txf & 4) != 0))
+        out["last_in_transaction"] = pa.array(tx & ((txf & 8) != 0))
+    if "error" in want:
+        out["error"] = pa.nulls(m, pa.string())
+    return ok, out
+
+
+def _guid_columns(out: dict[str, pa.Array], f: np.ndarray, m: int, want: frozenset[str]) -> None:
+    """The wanted GUID text columns (the two queue managers, the message id) of the fast rows ``f``."""
     sqm = f["sqm"]
-    out["kind"] = pa.repeat(pa.scalar("UserMessage", pa.string()), m)
-    out["packet_size"] = pa.array(f["packet_size"].astype(np.int64))
-    out["priority"] = pa.array(bf & 7)
-    out["flags"] = pa.array(bf)
-    out["time_to_reach_queue"] = pa.array(f["ttrq"].astype(np.int64))
     # The GUIDs as two u64 words each of the contiguous 64-byte rows (SQM words 2-3, QMA words 4-5):
     # compared in place, without copying the (strided) GUID fields out first.
     words = np.ascontiguousarray(f).view(np.uint64).reshape(m, _FIXED.itemsize // 8)
     same_sqm = _same_words(words, 2)
-    out["source_queue_manager"] = _guid_column(sqm, same_sqm)
-    qma = f["qma"]
-    out["destination_queue_manager"] = _guid_column(qma, _same_words(words, 4))
+    if "source_queue_manager" in want:
+        out["source_queue_manager"] = _guid_column(sqm, same_sqm)
+    if "destination_queue_manager" in want:
+        out["destination_queue_manager"] = _guid_column(f["qma"], _same_words(words, 4))
+    if "message_id" not in want:
+        return
     if same_sqm:  # one sending queue manager: one "{GUID}\" prefix
         braced = np.empty((1, 39), np.uint8)
         braced[:, 1:37] = _guid_text(sqm[:1], _HEX2_UPPER)
@@ -356,51 +449,29 @@ def _fast_columns(
     braced[:, 37] = ord("}")
     braced[:, 38] = ord("\\")
     out["message_id"] = message_ids(braced, f["message_id"])
-    out["sent_time"] = pa.array(f["sent"].astype(np.int64) * 1_000_000, pa.timestamp("us", tz="UTC"))
-    out["time_to_be_received"] = pa.array(f["ttbr"].astype(np.int64))
-    out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
-    out["user_flags"] = pa.array(uf)
-    out["destination"], out["admin_queue"], out["response_queue"], out["label"] = text_cols
-    mf = mph if everything else mph.view(f"V{_MPH.itemsize}")[fast].view(_MPH)
-    out["message_class"] = pa.array(mf["message_class"].astype(np.int32))
-    out["correlation_id"] = _fixed_binary(mf["correlation_id"])
-
-    def on_fast(values: np.ndarray) -> np.ndarray:  # values of the fast rows (all rows: no copy)
-        return values if everything else values[fast]
-
-    bs = on_fast(body_start)
-    out["body"] = slice_ranges(dbuf, bs, bs + on_fast(msize))
-    out["body_type"] = pa.array(mf["body_type"].astype(np.int64))
-    out["app_specific"] = pa.array(mf["app"].astype(np.int64))
-    ls = on_fast(label_end)
-    ext_fast = on_fast(ext)
-    out["extension"] = _empty_binary(m) if not ext_fast.any() else slice_ranges(dbuf, ls, ls + ext_fast)
-    out["acknowledgements"] = pa.array(mf["flags"].astype(np.int32))
-    tx = on_fast(has_tx)
-    txf = on_fast(tx_flags)
-    out["transactional"] = pa.array(tx)
-    out["first_in_transaction"] = pa.array(tx & ((txf & 4) != 0))
-    out["last_in_transaction"] = pa.array(tx & ((txf & 8) != 0))
-    out["error"] = pa.nulls(m, pa.string())
-    return ok, out
 
 
-def _slow_columns(rows: list[dict[str, Any]]) -> dict[str, pa.Array]:
-    return {name: pa.array([r[name] for r in rows], ARROW_SCHEMA.field(name).type) for name, _ in COLUMNS}
+def _slow_columns(rows: list[dict[str, Any]], names: Sequence[str]) -> dict[str, pa.Array]:
+    return {name: pa.array([r[name] for r in rows], ARROW_SCHEMA.field(name).type) for name in names}
 
 
-def decode_array(packets: pa.Array) -> pa.RecordBatch:
+def decode_array(packets: pa.Array, columns: Sequence[str] | None = None) -> pa.RecordBatch:
     """Decode a ``binary`` (or ``large_binary``) Arrow array of packets into ``ARROW_SCHEMA`` columns.
 
     Row i of the result describes packet i; a null or malformed packet gives ``kind="error"``.
+    ``columns`` (names of ``COLUMNS``, see ``selected_columns``) keeps only those columns, in that
+    order, each equal to the same column of the full decode; the work for the others is skipped where
+    it can be (which rows take the reference decoder does not change).
     """
+    names = selected_columns(columns)
+    schema = ARROW_SCHEMA if columns is None else arrow_schema(names)
     if pa.types.is_large_binary(packets.type):
         packets = packets.cast(pa.binary())
     if not pa.types.is_binary(packets.type):
         raise TypeError(f"packets must be a binary array, not {packets.type}")
     n = len(packets)
     if n == 0:
-        return pa.RecordBatch.from_pylist([], schema=ARROW_SCHEMA)
+        return pa.RecordBatch.from_pylist([], schema=schema)
     _validity, obuf, dbuf = packets.buffers()
     offsets = np.frombuffer(obuf, np.int32, count=n + 1, offset=4 * packets.offset).astype(np.int64)
     if dbuf is None:
@@ -410,13 +481,14 @@ def decode_array(packets: pa.Array) -> pa.RecordBatch:
     lens = offsets[1:] - starts
     fixed = col_data.gather(starts, _FIXED)
     valid = np.asarray(packets.is_valid()) if packets.null_count else np.ones(n, np.bool_)
-    ok, fast_cols = _fast_columns(col_data, dbuf, starts, lens, fixed, valid)
+    ok, fast_cols = _fast_columns(col_data, dbuf, starts, lens, fixed, valid, frozenset(names))
     if ok.all():
-        return pa.RecordBatch.from_arrays([fast_cols[name] for name, _ in COLUMNS], schema=ARROW_SCHEMA)
+        return pa.RecordBatch.from_arrays([fast_cols[name] for name in names], schema=schema)
     slow = np.flatnonzero(~ok)
-    slow_cols = _slow_columns([packet_row(packets[i].as_py()) for i in slow.tolist()])
+    # The per-row reference decoder gives every column; only the wanted ones are kept.
+    slow_cols = _slow_columns([packet_row(packets[i].as_py()) for i in slow.tolist()], names)
     if not fast_cols:
-        return pa.RecordBatch.from_arrays([slow_cols[name] for name, _ in COLUMNS], schema=ARROW_SCHEMA)
+        return pa.RecordBatch.from_arrays([slow_cols[name] for name in names], schema=schema)
     # Row i comes from position order[i] of fast + slow.
     order = np.empty(n, np.int64)
     fast = np.flatnonzero(ok)
@@ -424,9 +496,9 @@ def decode_array(packets: pa.Array) -> pa.RecordBatch:
     order[slow] = len(fast) + np.arange(len(slow))
     take = pa.array(order)
     arrays = []
-    for name, _ in COLUMNS:
+    for name in names:
         fast_col = fast_cols[name]
         if len(fast_col) != len(fast):  # pragma: no cover - a fast row dropped after its columns were cut
             raise AssertionError("fast path column length mismatch")
         arrays.append(pa.concat_arrays([fast_col, slow_cols[name]]).take(take))
-    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
