@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from pymsmq.qm.index import AVAILABLE
+
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
     from pymsmq.qm.index import Entry
@@ -48,30 +50,7 @@ def take_available(queue: Queue, count: int, accept: Callable[[Message], bool]) 
     a case of this function: it raises ``ValueError``).  An exception from ``accept`` propagates; the
     messages taken up to and including its argument stay received.
     """
-    qm = queue._qm
-    with qm._lock:
-        # Queue._read: the handle checks, then timers already due, then the head (Dequeue Message).
-        queue._check(_RECEIVE_ACCESS)
-        if queue._state.transactional:
-            raise ValueError("take_available is for non-transactional queues")
-        qm._sweep()
-        index = queue._index()
-        first = index.first
-        remove = index.remove
-        on_removed = qm._on_removed
-        state = queue._state
-        for _ in range(count):
-            entry = first(False)
-            if entry is None:
-                return EMPTY
-            if entry.durable:
-                return DURABLE
-            # Queue._take then Queue._finish_take of an express message, at one instant.
-            remove(entry)
-            on_removed(state, entry)
-            if not accept(entry.message):
-                return REFUSED
-    return DONE
+    return take_entries(queue, count, lambda entry: accept(entry.message))
 
 
 def take_entries(queue: Queue, count: int, accept: Callable[[Entry], bool]) -> int:
@@ -81,23 +60,36 @@ def take_entries(queue: Queue, count: int, accept: Callable[[Entry], bool]) -> i
     """
     qm = queue._qm
     with qm._lock:
+        # Queue._read: the handle checks, then timers already due, then the head (Dequeue Message).
         queue._check(_RECEIVE_ACCESS)
-        if queue._state.transactional:
+        state = queue._state
+        if state.transactional:
             raise ValueError("take_entries is for non-transactional queues")
         qm._sweep()
         index = queue._index()
         first = index.first
+        head = index.head
         remove = index.remove
         on_removed = qm._on_removed
-        state = queue._state
+        # The priority of the last message taken, while the next first(False) is surely the head of
+        # its order: nothing of a higher priority is available (first found none) and nothing was
+        # added since (a message added to this queue takes the queue's next lookup id).  -1: seek.
+        p = -1
         for _ in range(count):
-            entry = first(False)
-            if entry is None:
-                return EMPTY
+            entry = head(p) if p >= 0 else None
+            if entry is None or entry.state != AVAILABLE:
+                entry = first(False)
+                if entry is None:
+                    return EMPTY
+                p = entry.priority
             if entry.durable:
                 return DURABLE
+            # Queue._take then Queue._finish_take of an express message, at one instant.
             remove(entry)
-            on_removed(state, entry)
+            added = state.next_lookup
+            on_removed(state, entry)  # acknowledgements, journal copies: may add to this queue
+            if state.next_lookup != added:
+                p = -1
             if not accept(entry):
                 return REFUSED
     return DONE
