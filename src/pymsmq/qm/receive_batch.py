@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.index import Entry
     from pymsmq.qm.queue import Queue
 
-__all__ = ["DONE", "DURABLE", "EMPTY", "REFUSED", "take_available", "take_entries"]
+__all__ = ["DONE", "DURABLE", "EMPTY", "FULL", "REFUSED", "take_available", "take_entries"]
 
 _RECEIVE_ACCESS: Final = 1  # MQ_RECEIVE_ACCESS
 
@@ -38,6 +38,8 @@ EMPTY: Final = 1
 DURABLE: Final = 2
 #: ``accept`` answered False for the last message taken.
 REFUSED: Final = 3
+#: ``fits`` answered False for the next message (left in place).
+FULL: Final = 4
 
 
 def take_available(queue: Queue, count: int, accept: Callable[[Message], bool]) -> int:
@@ -53,10 +55,19 @@ def take_available(queue: Queue, count: int, accept: Callable[[Message], bool]) 
     return take_entries(queue, count, lambda entry: accept(entry.message))
 
 
-def take_entries(queue: Queue, count: int, accept: Callable[[Entry], bool]) -> int:
+def take_entries(
+    queue: Queue,
+    count: int,
+    accept: Callable[[Entry], bool],
+    fits: Callable[[Entry], bool] | None = None,
+) -> int:
     """``take_available``, passing ``accept`` each message's entry (``entry.message`` is the message
     taken; ``entry.packet`` its kept packet, if any) instead of the message.  The entry is no longer
     in the queue: ``accept`` only reads it.
+
+    ``fits``: called (under the lock) with each express entry about to be taken, while it is still
+    in the queue (it only reads it); False stops the batch there, leaving that message in place, and
+    ``take_entries`` returns ``FULL``.
     """
     qm = queue._qm
     with qm._lock:
@@ -84,6 +95,8 @@ def take_entries(queue: Queue, count: int, accept: Callable[[Entry], bool]) -> i
                 p = entry.priority
             if entry.durable:
                 return DURABLE
+            if fits is not None and not fits(entry):
+                return FULL
             # Queue._take then Queue._finish_take of an express message, at one instant.
             remove(entry)
             added = state.next_lookup

@@ -217,10 +217,12 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     propids = req.propids or DEFAULT_RECEIVE_PROPIDS
     fmt = h.format_name
     counters = s.stats.queue(fmt)
-    # The client accepts answers up to MAX_PAYLOAD: take another message only while any stored
-    # message surely fits (queues may hold packets up to MAX_PACKET_SIZE, whatever this server's
-    # max_message_size: embedded senders are not bound by it).
+    # The client accepts answers up to MAX_PAYLOAD: take a message whose size is not known before
+    # it is encoded only while any stored message surely fits (queues may hold packets up to
+    # MAX_PACKET_SIZE, whatever this server's max_message_size: embedded senders are not bound by
+    # it); a message with a kept packet (the fast path below) while its own entry fits.
     budget = MAX_PAYLOAD - MAX_PACKET_SIZE - _ENTRY_SLACK
+    limit = MAX_PAYLOAD - _ENTRY_SLACK
     parts: list[bytes] = []
     append = parts.append
     pack = _U32.pack
@@ -303,35 +305,56 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         # written for express messages), as RECEIVE's fast path does, all the express messages
         # of the answer under one lock acquisition (qm/receive_batch.py).
         queue = h.queue
+        # The facts of the entry ``fits`` last measured (computed once, added by ``accept``).
+        measured: list[Entry | bytes | None] = [None, b""]
+
+        def fits(entry: Entry) -> bool:
+            # Peek the size the next message adds to the answer, before it is taken: a kept packet
+            # (what accept adds as is) while the answer stays within limit, anything else (encoded
+            # after it is taken, size unknown) while the answer is within budget.  The first message
+            # of an answer always goes (a stored packet fits the frame alone).
+            nonlocal more
+            packet = entry.packet
+            m = entry.message
+            if packet is None or m.delivery or m.destination_queue != fmt:
+                ok = size <= budget
+            else:
+                facts = receive_facts(m, propids)
+                measured[0] = entry
+                measured[1] = facts
+                ok = size + 4 + len(packet) + len(facts) <= limit
+            if ok or not n:
+                return True
+            more = 1
+            return False
 
         def accept(entry: Entry) -> bool:
             # add(entry.message, True, entry.packet), inline for a kept packet of an express
             # message stored in this queue (the packet encode_packet(m, fmt) gives).
-            nonlocal n, size, body, more
+            nonlocal n, size, body
             packet = entry.packet
             m = entry.message
             if packet is None or m.delivery or m.destination_queue != fmt:
                 return add(m, True, packet)
-            facts = receive_facts(m, propids)
+            facts = measured[1] if measured[0] is entry else receive_facts(m, propids)
+            assert type(facts) is bytes
             append(pack(len(packet)))
             append(packet)
             append(facts)
             n += 1
             size += 4 + len(packet) + len(facts)
             body += len(m.body)
-            if n >= max_count:
-                return False
-            if size > budget:
-                more = 1
-                return False
-            return True
+            return n < max_count
 
         def fast() -> ReceiveManyResponse | None:
             # The answer, or None when there is no message (nothing taken).
-            nonlocal hresult, text
-            why = take_entries(queue, max_count, accept)
+            nonlocal hresult, text, more
+            why = take_entries(queue, max_count, accept, fits)
             if why != DURABLE:
                 return None if why == EMPTY and not n else finish()
+            if size > budget:  # a recoverable message may be as large as any: the next request
+                more = 1
+                return finish()
             # A recoverable message next: taken as RECEIVE takes it (its delete is durable first).
             try:
                 m = queue.receive(0, None)
