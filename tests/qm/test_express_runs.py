@@ -64,8 +64,8 @@ def _near_blocks(qm: QueueManager, queue: Any, ordinals: int, lookups: int) -> N
     state.next_lookup = state.reserved_lookup - lookups
 
 
-def _received(qm: QueueManager, n: int, fast: bool) -> list[str]:
-    q = qm.queue(_PLAIN)
+def _received(qm: QueueManager, n: int, fast: bool, name: str = _PLAIN) -> list[str]:
+    q = qm.queue(name[: -len(";journal")]).journal if name.endswith(";journal") else qm.queue(name)
     out: list[str] = []
     guid = str(qm.guid)
 
@@ -96,37 +96,42 @@ def _received(qm: QueueManager, n: int, fast: bool) -> list[str]:
     st.integers(0, 4),
     st.integers(0, 25),
     st.sampled_from([0, 3, 200]),
+    st.sampled_from(["plain", "plain2"]),  # plain2 journals its received messages
 )
 def test_runs_equal_one_by_one(
-    sends: list[tuple[Any, ...]], ordinals: int, lookups: int, take: int, later: int
+    sends: list[tuple[Any, ...]], ordinals: int, lookups: int, take: int, later: int, target: str
 ) -> None:
     clock = FakeClock(1000.25)
     one = QueueManager.open(":memory:", clock)
     fast = QueueManager.open(":memory:", clock)
     try:
         w1, w2 = _world(one), _world(fast)
-        _near_blocks(one, w1["plain"], ordinals, lookups)
-        _near_blocks(fast, w2["plain"], ordinals, lookups)
+        _near_blocks(one, w1[target], ordinals, lookups)
+        _near_blocks(fast, w2[target], ordinals, lookups)
         expected: list[tuple[int, float] | int] = []
         for args in sends:
             m = _message(*args)
             try:
-                w1["plain"].send(m, None)
+                w1[target].send(m, None)
             except MSMQError as e:
                 expected.append(e.hresult)
             else:
                 assert m.id is not None and m.sent_time is not None
                 expected.append((m.id.uniquifier, m.sent_time))
-        got = send_express(w2["plain"], [_message(*args) for args in sends])
+        got = send_express(w2[target], [_message(*args) for args in sends])
         assert [r.hresult if isinstance(r, MSMQError) else (r[0].uniquifier, r[1]) for r in got] == expected
         assert _contents(one) == _contents(fast)
         # Receives: the same messages in the same order, the same acks and journal copies.
-        r1 = _received(one, take, False)
-        r2 = _received(fast, take, True)
+        name = rf".\private$\{target}"
+        r1 = _received(one, take, False, name)
+        r2 = _received(fast, take, True, name)
         assert r2 == [r for r in r1 if not r.isdigit()]
         clock.advance(later)  # the expiries armed by both paths
         assert _contents(one) == _contents(fast)
-        assert _received(one, 100, False)[:-1] == _received(fast, 100, True)
+        assert _received(one, 100, False, name)[:-1] == _received(fast, 100, True, name)
+        journal = f"{name};journal"
+        copies = _received(one, 100, False, journal)
+        assert copies == _received(fast, 100, False, journal)
     finally:
         one.close()
         fast.close()
@@ -165,3 +170,13 @@ def test_head_is_the_live_head_of_a_priority() -> None:
         assert h3 is not None and h3 is index.first(False)
     finally:
         qm.close()
+
+
+def test_receive_facts_size_is_the_facts_length() -> None:
+    from pymsmq.protocol.batch_ops import receive_facts, receive_facts_size
+    from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, DEFAULT_RECEIVE_PROPIDS
+
+    m = Message(body=b"x")
+    m.lookup_id, m.arrived_time, m.abort_count, m.move_count = 2**40, 1e9, 3, 0
+    assert receive_facts_size(CLIENT_RECEIVE_PROPIDS) == len(receive_facts(m, CLIENT_RECEIVE_PROPIDS))
+    assert receive_facts_size(DEFAULT_RECEIVE_PROPIDS) is None

@@ -462,6 +462,12 @@ def receive_facts(message: Message, propids: tuple[int, ...]) -> bytes:
     return _write_props(fact_properties(message, propids))
 
 
+def receive_facts_size(propids: tuple[int, ...]) -> int | None:
+    """``len(receive_facts(m, propids))``, the same for every message ``m``: known for the pymsmq
+    client's request (``CLIENT_RECEIVE_PROPIDS``, fixed-size facts); None for other ``propids``."""
+    return _RECEIVE_FACTS.size if propids == CLIENT_RECEIVE_PROPIDS else None
+
+
 def error_result(hresult: int, text: str) -> bytes:
     """The SEND_RESULTS entry of a message that was not sent."""
     data = text.encode("utf-16-le", "surrogatepass")[: 2 * 0xFFFF]

@@ -82,6 +82,9 @@ def take_entries(
         head = index.head
         remove = index.remove
         on_removed = qm._on_removed
+        # QueueManager._on_removed (Lifecycle.received) does nothing for a message without a TTBR
+        # timer, acknowledgement or journal request when the queue does not journal: not called.
+        journals = state.props.journal and state.journal is not None
         # The priority of the last message taken, while the next first(False) is surely the head of
         # its order: nothing of a higher priority is available (first found none) and nothing was
         # added since (a message added to this queue takes the queue's next lookup id).  -1: seek.
@@ -99,10 +102,12 @@ def take_entries(
                 return FULL
             # Queue._take then Queue._finish_take of an express message, at one instant.
             remove(entry)
-            added = state.next_lookup
-            on_removed(state, entry)  # acknowledgements, journal copies: may add to this queue
-            if state.next_lookup != added:
-                p = -1
+            m = entry.message
+            if journals or entry.expires_at is not None or m.ack or m.journal:
+                added = state.next_lookup
+                on_removed(state, entry)  # acknowledgements, journal copies: may add to this queue
+                if state.next_lookup != added:
+                    p = -1
             if not accept(entry):
                 return REFUSED
     return DONE

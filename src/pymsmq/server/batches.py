@@ -29,6 +29,7 @@ from pymsmq.protocol.batch_ops import (
     decode_messages,
     error_result,
     receive_facts,
+    receive_facts_size,
     send_result,
     sent_entry,
 )
@@ -305,8 +306,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         # written for express messages), as RECEIVE's fast path does, all the express messages
         # of the answer under one lock acquisition (qm/receive_batch.py).
         queue = h.queue
-        # The facts of the entry ``fits`` last measured (computed once, added by ``accept``).
-        measured: list[Entry | bytes | None] = [None, b""]
+        facts_size = receive_facts_size(propids)
 
         def fits(entry: Entry) -> bool:
             # Peek the size the next message adds to the answer, before it is taken: a kept packet
@@ -319,10 +319,8 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             if packet is None or m.delivery or m.destination_queue != fmt:
                 ok = size <= budget
             else:
-                facts = receive_facts(m, propids)
-                measured[0] = entry
-                measured[1] = facts
-                ok = size + 4 + len(packet) + len(facts) <= limit
+                more_size = facts_size if facts_size is not None else len(receive_facts(m, propids))
+                ok = size + 4 + len(packet) + more_size <= limit
             if ok or not n:
                 return True
             more = 1
@@ -336,8 +334,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             m = entry.message
             if packet is None or m.delivery or m.destination_queue != fmt:
                 return add(m, True, packet)
-            facts = measured[1] if measured[0] is entry else receive_facts(m, propids)
-            assert type(facts) is bytes
+            facts = receive_facts(m, propids)
             append(pack(len(packet)))
             append(packet)
             append(facts)
