@@ -32,6 +32,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
+from pymsmq.protocol.batch_fast import decode_plain_at
 from pymsmq.protocol.codes import ManyFlags, Op
 from pymsmq.protocol.fast_packet import decode_simple_at
 from pymsmq.protocol.hot import _pv, _read_props, _write_props
@@ -304,7 +305,9 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
                     and p4 == PROPID_M_MOVE_COUNT
                     and v4 == _VT_UI4
                 ):
-                    m = decode_simple_at(data, start, n)
+                    m = decode_plain_at(data, start, n)
+                    if m is None:
+                        m = decode_simple_at(data, start, n)
                     if m is not None:
                         # message_codec.apply_facts of these four values, without the property array.
                         m.lookup_id = lookup_id
