@@ -1,4 +1,5 @@
-"""``batch_fast.decode_plain_at`` (the client's RECEIVE_MANY fast path) against ``decode_simple_at``.
+"""``batch_fast.decode_plain_at`` (the client's RECEIVE_MANY fast path) against ``decode_simple_at``, and
+``decode_plain_for_send_at`` (the server's SEND_MANY fast path) against ``decode_for_send_at``.
 
 For every packet it takes (plain messages, any simple message, damaged bytes) it must give a message
 equal to ``decode_simple_at``'s, with the same attributes in the same order; it must take the packets
@@ -16,8 +17,8 @@ from hypothesis import strategies as st
 
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.protocol.batch_fast import decode_plain_at
-from pymsmq.protocol.fast_packet import decode_simple_at, encode_plain, encode_simple
+from pymsmq.protocol.batch_fast import decode_plain_at, decode_plain_for_send_at
+from pymsmq.protocol.fast_packet import decode_for_send_at, decode_simple_at, encode_plain, encode_simple
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -37,6 +38,12 @@ _plain = st.builds(
 
 
 def _same(data: bytes, start: int, n: int) -> Message | None:
+    sending = decode_plain_for_send_at(data, start, n)
+    if sending is not None:
+        general_send = decode_for_send_at(data, start, n)
+        assert general_send is not None
+        assert sending[1] == general_send[1]
+        assert list(sending[0].__dict__.items()) == list(general_send[0].__dict__.items())
     fast = decode_plain_at(data, start, n)
     if fast is not None:
         general = decode_simple_at(data, start, n)
@@ -64,6 +71,9 @@ def test_decode_plain_at_equals_decode_simple_at(m: Message, before: bytes, data
     damaged = bytearray(packet)
     damaged[i] ^= data.draw(st.integers(1, 255))
     _same(before + bytes(damaged), len(before), len(packet))
+    sending = decode_plain_for_send_at(buf, len(before), len(packet))
+    if sending is not None:
+        assert sending[1]  # what encode_simple writes is canonical
 
 
 @given(st.binary(max_size=300), st.integers(0, 7), st.integers(0, 1), st.integers(1, 0xFFFFFFFF))
@@ -78,6 +88,7 @@ def test_decode_plain_at_takes_queued_plain_packets(
     packet = encode_plain(m)
     assert packet is not None
     got = _same(packet, 0, len(packet))
+    assert decode_plain_for_send_at(packet, 0, len(packet)) is not None
     assert got is not None and (got.body, got.id, got.priority, got.delivery) == (
         body,
         m.id,

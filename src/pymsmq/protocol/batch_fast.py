@@ -17,7 +17,7 @@ from pymsmq.model.message import Message
 from pymsmq.protocol.fast_packet import decode_for_send_at, object_id
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
 
-__all__ = ["decode_for_send_list", "decode_plain_at", "decode_sent_ids"]
+__all__ = ["decode_for_send_list", "decode_plain_at", "decode_plain_for_send_at", "decode_sent_ids"]
 
 _U32: Final = struct.Struct("<I")
 # A sent message's SEND_RESULTS entry (batch_ops.send_result: hresult 0, PROPID_M_MSGID
@@ -60,7 +60,7 @@ def decode_for_send_list(data: bytes, limit: int) -> tuple[list[Message], list[b
         pos = start + n + 4
         if pos > end or n > limit or unpack(data, pos - 4)[0]:  # no room, too large, or properties
             return None
-        decoded = decode_for_send_at(data, start, n)
+        decoded = decode_plain_for_send_at(data, start, n) or decode_for_send_at(data, start, n)
         if decoded is None:
             return None
         m, canonical = decoded
@@ -177,3 +177,63 @@ def decode_plain_at(data: bytes, start: int, n: int) -> Message | None:
     if sent_time:
         m.sent_time = float(sent_time)
     return m
+
+
+# _PLAIN_HEAD with SourceQueueManager (ignored by a send) and QueueManagerAddress apart.
+_SEND_HEAD: Final = struct.Struct("<BBHIII16s16sIIII32sII16s")
+_ZERO_GUID: Final = bytes(16)
+_PADDING: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
+
+
+def decode_plain_for_send_at(data: bytes, start: int, n: int) -> tuple[Message, bool] | None:
+    """``fast_packet.decode_for_send_at(data, start, n)`` for a *plain* packet (``decode_plain_at``'s
+    shape, any SourceQueueManager), None for any other (then ``decode_for_send_at`` decides).
+
+    The same message (same attributes, same order) and the same canonical flag (tests compare both).
+    """
+    if n < 120:
+        return None
+    (
+        version,
+        reserved,
+        bflags,
+        signature,
+        packet_size,
+        ttrq,
+        _source,
+        qm_address,
+        ttbr,
+        _sent,
+        _message_id,
+        uflags,
+        middle,
+        message_size,
+        alloc_size,
+        tail,
+    ) = _SEND_HEAD.unpack_from(data, start)
+    end = 120 + message_size
+    if (
+        version != BASE_HEADER_VERSION
+        or signature != BASE_HEADER_SIGNATURE
+        or packet_size != n
+        or n > MAX_PACKET_SIZE
+        or bflags & ~7
+        or (uflags != _U_MP and uflags != _U_MP | 0x20)
+        or qm_address != _ZERO_GUID
+        or middle != _PLAIN_MIDDLE
+        or tail != _PLAIN_TAIL
+        or alloc_size != message_size
+        or (end + 3) & ~3 != n  # the body ends the packet (plus 4-padding)
+    ):
+        return None
+    m: Message = Message.__new__(Message)
+    m.body = data[start + 120 : start + end]
+    m.priority = bflags
+    if ttrq != _INFINITE:
+        m.max_time_to_reach_queue = ttrq
+    if ttbr != _INFINITE:
+        m.max_time_to_receive = ttbr
+    if uflags & 0x20:
+        m.delivery = 1
+    # Canonical (what encode_simple writes, fast_packet.decode_for_send): reserved byte 0, zero padding.
+    return m, not reserved and (end == n or data[start + end : start + n] == _PADDING[end & 3])
