@@ -409,16 +409,25 @@ def send_result(message: Message) -> bytes:
 
 
 _LINEAGE_BYTES: Final[dict[uuid.UUID, bytes]] = {}
+_LAST_LINEAGE: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
 
 
 def sent_entry(mid: ObjectId, sent: float) -> bytes:
     """``send_result`` of a message whose ``id`` is ``mid`` and ``sent_time`` is ``sent`` (both set)."""
     lineage = mid.lineage
-    head = _LINEAGE_BYTES.get(lineage)
-    if head is None:
-        if len(_LINEAGE_BYTES) > 1024:
-            _LINEAGE_BYTES.clear()
-        head = _LINEAGE_BYTES[lineage] = lineage.bytes_le
+    # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity
+    # (a UUID's hash is computed in Python at each dict lookup).
+    last = _LAST_LINEAGE[0]
+    if last[0] is lineage:
+        head = last[1]
+    else:
+        cached = _LINEAGE_BYTES.get(lineage)
+        if cached is None:
+            if len(_LINEAGE_BYTES) > 1024:
+                _LINEAGE_BYTES.clear()
+            cached = _LINEAGE_BYTES[lineage] = lineage.bytes_le
+        head = cached
+        _LAST_LINEAGE[0] = (lineage, head)
     t = int(sent)
     if not 0 <= t <= 0xFFFFFFFF:
         t = min(max(t, 0), 0xFFFFFFFF)
