@@ -98,6 +98,11 @@ _ZERO_ID: Final = bytes(20)
 _VT_UI8: Final = 0x0015
 # A pymsmq RECEIVE answer's facts: PROPID_M_LOOKUPID VT_UI8, then three VT_UI4.
 _RECEIVE_FACTS: Final = struct.Struct("<IIHQIHIIHIIHI")
+_RECEIVE_FACT_RUNS: Final = struct.Struct("<10sQ6sI6sI6sI")
+_FACTS_1: Final = struct.pack("<IIH", 4, PROPID_M_LOOKUPID, _VT_UI8)
+_FACTS_2: Final = struct.pack("<IH", PROPID_M_ARRIVEDTIME, _VT_UI4)
+_FACTS_3: Final = struct.pack("<IH", PROPID_M_ABORT_COUNT, _VT_UI4)
+_FACTS_4: Final = struct.pack("<IH", PROPID_M_MOVE_COUNT, _VT_UI4)
 _VECTOR_UI1: Final = VarType.VT_VECTOR_UI1
 _UI4: Final = VarType.VT_UI4
 
@@ -282,6 +287,7 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
     out: list[Message] = []
     append = out.append
     unpack_facts = _RECEIVE_FACTS.unpack_from
+    unpack_runs = _RECEIVE_FACT_RUNS.unpack_from
     unpack_u32 = _U32.unpack_from
     facts_size = _RECEIVE_FACTS.size
     pos = 4
@@ -291,20 +297,9 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
             start = pos + 4
             stop = start + n
             if stop + facts_size <= end:
-                c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(
-                    data, stop
-                )
-                if (
-                    c == 4
-                    and p1 == PROPID_M_LOOKUPID
-                    and v1 == _VT_UI8
-                    and p2 == PROPID_M_ARRIVEDTIME
-                    and v2 == _VT_UI4
-                    and p3 == PROPID_M_ABORT_COUNT
-                    and v3 == _VT_UI4
-                    and p4 == PROPID_M_MOVE_COUNT
-                    and v4 == _VT_UI4
-                ):
+                # _RECEIVE_FACTS with its constant (count, propid, type) runs read as bytes.
+                f1, lookup_id, f2, arrived, f3, aborts, f4, moves = unpack_runs(data, stop)
+                if f1 == _FACTS_1 and f2 == _FACTS_2 and f3 == _FACTS_3 and f4 == _FACTS_4:
                     m = decode_plain_at(data, start, n)
                     if m is None:
                         m = decode_simple_at(data, start, n)
