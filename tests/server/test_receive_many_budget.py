@@ -83,3 +83,35 @@ def test_mixed_kept_and_encoded_messages_all_arrive_in_order(server: ThreadServe
         seen += [m.body[:4] for m in got]
     assert seen == [b"%04d" % i for i in range(300)]
     qm.close()
+
+
+def test_send_many_answer_is_one_sent_entry_per_message(server: ThreadServer) -> None:
+    # server/batches._send_owned reuses the previous entry around the uniquifier: the same bytes as
+    # sent_entry for each message (ids of one lineage, one sent time per batch, refused ones between).
+    import struct
+
+    from pymsmq.model.ids import ObjectId
+    from pymsmq.protocol.batch_ops import SendManyRequest, decode_send_facts, encode_packets, sent_entry
+    from pymsmq.protocol.fast_packet import encode_simple
+
+    qm = connect(server.url)
+    q = qm.create_queue(".\\private$\\answers")
+    packets = []
+    for i in range(600):
+        packet = encode_simple(Message(body=b"%d" % i, priority=i % 8))
+        assert packet is not None
+        packets.append(packet)
+    response = qm._t.call(SendManyRequest(q._handle, None, encode_packets(packets)))  # type: ignore[attr-defined]
+    results = decode_send_facts(response.results)
+    assert len(results) == 600
+    parts = [struct.pack("<I", 600)]
+    ids = []
+    for hresult, mid, sent, _ in results:
+        assert hresult == 0 and mid is not None and sent is not None
+        ids.append(ObjectId.from_bytes(mid))
+        parts.append(sent_entry(ids[-1], float(sent)))
+    assert response.results == b"".join(parts)
+    # The ids the queued messages have, in order of sending (received here in priority order).
+    got = {m.body: m.id for m in q.receive_many(600)}
+    assert [got[b"%d" % i] for i in range(600)] == ids
+    qm.close()

@@ -54,6 +54,8 @@ __all__ = ["receive_many", "send_many"]
 log = logging.getLogger("pymsmq.server")
 _M = MQQueueAccessMask
 _U32: Final = struct.Struct("<I")
+#: Where the uniquifier of the message id sits in a sent_entry (after the lineage GUID).
+_ID_AT: Final = 34
 _INFINITE_MS: Final = 0xFFFFFFFF
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_MESSAGE_NOT_FOUND, HResult.MQ_ERROR_IO_TIMEOUT})
@@ -180,11 +182,25 @@ def _send_owned(
     append = parts.append
     sent = size = 0
     peer = s.peer
+    pack = _U32.pack
+    # The messages of a batch share their id's lineage and sent time (queued at one instant): the
+    # entry of the previous one around its uniquifier (sent_entry's bytes 34-37) is reused.
+    lineage: object = None
+    seconds = -1.0
+    before = after = b""
     for outcome, body in zip(outcomes, sizes, strict=True):
         if type(outcome) is tuple:
             sent += 1
             size += body
-            append(sent_entry(outcome[0], outcome[1]))
+            mid, t = outcome
+            if mid.lineage is lineage and t == seconds:
+                append(before)
+                append(pack(mid.uniquifier))
+                append(after)
+                continue
+            entry = sent_entry(mid, t)
+            append(entry)
+            lineage, seconds, before, after = mid.lineage, t, entry[:_ID_AT], entry[_ID_AT + 4 :]
             continue
         error: MSMQError = outcome  # type: ignore[assignment]
         if error.hresult == HResult.MQ_ERROR and error.__cause__ is not None:
