@@ -180,3 +180,26 @@ def test_receive_facts_size_is_the_facts_length() -> None:
     m.lookup_id, m.arrived_time, m.abort_count, m.move_count = 2**40, 1e9, 3, 0
     assert receive_facts_size(CLIENT_RECEIVE_PROPIDS) == len(receive_facts(m, CLIENT_RECEIVE_PROPIDS))
     assert receive_facts_size(DEFAULT_RECEIVE_PROPIDS) is None
+
+
+def test_take_entries_fits_leaves_the_next_message_in_place() -> None:
+    from pymsmq.qm.receive_batch import FULL
+
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(_PLAIN)
+        for i in range(5):
+            q.send(Message(body=b"%d" % i))
+        seen: list[bytes] = []
+        taken: list[bytes] = []
+
+        def fits(entry: Entry) -> bool:
+            assert entry.lookup_id in q._state.index  # still queued when measured
+            seen.append(entry.message.body)
+            return len(taken) < 3
+
+        assert take_entries(q, 10, lambda e: taken.append(e.message.body) is None, fits) == FULL
+        assert taken == [b"0", b"1", b"2"] and seen == [b"0", b"1", b"2", b"3"]
+        assert [m.body for m in q.receive_many(10)] == [b"3", b"4"]
+    finally:
+        qm.close()
