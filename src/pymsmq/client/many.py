@@ -29,7 +29,7 @@ from pymsmq.protocol.batch_ops import (
     decode_send_facts,
     encode_packets,
 )
-from pymsmq.protocol.fast_packet import encode_plain, encode_simple
+from pymsmq.protocol.fast_packet import encode_plain, encode_simple, guid_bytes_le
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
 
 __all__ = ["FIRST_CHUNK", "receive_batches", "send_batches"]
@@ -135,6 +135,13 @@ def send_batches(
     first: MSMQError | None = None
     wait = t.wait
     lineages = _LINEAGES
+    # The ids this server assigns have its GUID as lineage: the ``source`` object itself, so that a
+    # message sent again finds its id's lineage and source machine identical (encode_plain).
+    key = guid_bytes_le(source)
+    if lineages.get(key) is not source:
+        if len(lineages) > 1024:
+            lineages.clear()
+        lineages[key] = source
     for rid, a, b in frames:
         response = wait(rid)
         if type(response) is ErrorResponse:

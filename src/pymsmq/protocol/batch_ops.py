@@ -32,6 +32,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
 from pymsmq.protocol._payload import payload
+from pymsmq.protocol.batch_fast import decode_plain_at
 from pymsmq.protocol.codes import ManyFlags, Op
 from pymsmq.protocol.fast_packet import decode_simple_at
 from pymsmq.protocol.hot import _pv, _read_props, _write_props
@@ -97,6 +98,11 @@ _ZERO_ID: Final = bytes(20)
 _VT_UI8: Final = 0x0015
 # A pymsmq RECEIVE answer's facts: PROPID_M_LOOKUPID VT_UI8, then three VT_UI4.
 _RECEIVE_FACTS: Final = struct.Struct("<IIHQIHIIHIIHI")
+_RECEIVE_FACT_RUNS: Final = struct.Struct("<10sQ6sI6sI6sI")
+_FACTS_1: Final = struct.pack("<IIH", 4, PROPID_M_LOOKUPID, _VT_UI8)
+_FACTS_2: Final = struct.pack("<IH", PROPID_M_ARRIVEDTIME, _VT_UI4)
+_FACTS_3: Final = struct.pack("<IH", PROPID_M_ABORT_COUNT, _VT_UI4)
+_FACTS_4: Final = struct.pack("<IH", PROPID_M_MOVE_COUNT, _VT_UI4)
 _VECTOR_UI1: Final = VarType.VT_VECTOR_UI1
 _UI4: Final = VarType.VT_UI4
 
@@ -281,6 +287,7 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
     out: list[Message] = []
     append = out.append
     unpack_facts = _RECEIVE_FACTS.unpack_from
+    unpack_runs = _RECEIVE_FACT_RUNS.unpack_from
     unpack_u32 = _U32.unpack_from
     facts_size = _RECEIVE_FACTS.size
     pos = 4
@@ -290,21 +297,12 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
             start = pos + 4
             stop = start + n
             if stop + facts_size <= end:
-                c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(
-                    data, stop
-                )
-                if (
-                    c == 4
-                    and p1 == PROPID_M_LOOKUPID
-                    and v1 == _VT_UI8
-                    and p2 == PROPID_M_ARRIVEDTIME
-                    and v2 == _VT_UI4
-                    and p3 == PROPID_M_ABORT_COUNT
-                    and v3 == _VT_UI4
-                    and p4 == PROPID_M_MOVE_COUNT
-                    and v4 == _VT_UI4
-                ):
-                    m = decode_simple_at(data, start, n)
+                # _RECEIVE_FACTS with its constant (count, propid, type) runs read as bytes.
+                f1, lookup_id, f2, arrived, f3, aborts, f4, moves = unpack_runs(data, stop)
+                if f1 == _FACTS_1 and f2 == _FACTS_2 and f3 == _FACTS_3 and f4 == _FACTS_4:
+                    m = decode_plain_at(data, start, n)
+                    if m is None:
+                        m = decode_simple_at(data, start, n)
                     if m is not None:
                         # message_codec.apply_facts of these four values, without the property array.
                         m.lookup_id = lookup_id
@@ -406,16 +404,25 @@ def send_result(message: Message) -> bytes:
 
 
 _LINEAGE_BYTES: Final[dict[uuid.UUID, bytes]] = {}
+_LAST_LINEAGE: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
 
 
 def sent_entry(mid: ObjectId, sent: float) -> bytes:
     """``send_result`` of a message whose ``id`` is ``mid`` and ``sent_time`` is ``sent`` (both set)."""
     lineage = mid.lineage
-    head = _LINEAGE_BYTES.get(lineage)
-    if head is None:
-        if len(_LINEAGE_BYTES) > 1024:
-            _LINEAGE_BYTES.clear()
-        head = _LINEAGE_BYTES[lineage] = lineage.bytes_le
+    # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity
+    # (a UUID's hash is computed in Python at each dict lookup).
+    last = _LAST_LINEAGE[0]
+    if last[0] is lineage:
+        head = last[1]
+    else:
+        cached = _LINEAGE_BYTES.get(lineage)
+        if cached is None:
+            if len(_LINEAGE_BYTES) > 1024:
+                _LINEAGE_BYTES.clear()
+            cached = _LINEAGE_BYTES[lineage] = lineage.bytes_le
+        head = cached
+        _LAST_LINEAGE[0] = (lineage, head)
     t = int(sent)
     if not 0 <= t <= 0xFFFFFFFF:
         t = min(max(t, 0), 0xFFFFFFFF)
@@ -460,6 +467,12 @@ def receive_facts(message: Message, propids: tuple[int, ...]) -> bytes:
             moves,
         )
     return _write_props(fact_properties(message, propids))
+
+
+def receive_facts_size(propids: tuple[int, ...]) -> int | None:
+    """``len(receive_facts(m, propids))``, the same for every message ``m``: known for the pymsmq
+    client's request (``CLIENT_RECEIVE_PROPIDS``, fixed-size facts); None for other ``propids``."""
+    return _RECEIVE_FACTS.size if propids == CLIENT_RECEIVE_PROPIDS else None
 
 
 def error_result(hresult: int, text: str) -> bytes:

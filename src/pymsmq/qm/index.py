@@ -232,6 +232,14 @@ class MessageIndex:
         self._heads[p] = 0
         self._dead[p] = 0
 
+    def head(self, priority: int) -> Entry | None:
+        """The live entry at the head of ``priority``'s order (any state), or None.
+
+        None also when the head is a removed id not skipped yet: ``first`` then decides.
+        """
+        lst = self._lists[priority]
+        return self._entries.get(lst[self._heads[priority]]) if lst else None
+
     # --- seeking ([MS-MQDMPR] 3.1.7.3.2 Seek Available Message Position)
     def first(self, peek: bool = False) -> Entry | None:
         """The first suitable entry from the head."""

@@ -19,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from pymsmq.qm.index import AVAILABLE
+
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
     from pymsmq.qm.index import Entry
     from pymsmq.qm.queue import Queue
 
-__all__ = ["DONE", "DURABLE", "EMPTY", "REFUSED", "take_available", "take_entries"]
+__all__ = ["DONE", "DURABLE", "EMPTY", "FULL", "REFUSED", "take_available", "take_entries"]
 
 _RECEIVE_ACCESS: Final = 1  # MQ_RECEIVE_ACCESS
 
@@ -36,6 +38,8 @@ EMPTY: Final = 1
 DURABLE: Final = 2
 #: ``accept`` answered False for the last message taken.
 REFUSED: Final = 3
+#: ``fits`` answered False for the next message (left in place).
+FULL: Final = 4
 
 
 def take_available(queue: Queue, count: int, accept: Callable[[Message], bool]) -> int:
@@ -48,56 +52,62 @@ def take_available(queue: Queue, count: int, accept: Callable[[Message], bool]) 
     a case of this function: it raises ``ValueError``).  An exception from ``accept`` propagates; the
     messages taken up to and including its argument stay received.
     """
+    return take_entries(queue, count, lambda entry: accept(entry.message))
+
+
+def take_entries(
+    queue: Queue,
+    count: int,
+    accept: Callable[[Entry], bool],
+    fits: Callable[[Entry], bool] | None = None,
+) -> int:
+    """``take_available``, passing ``accept`` each message's entry (``entry.message`` is the message
+    taken; ``entry.packet`` its kept packet, if any) instead of the message.  The entry is no longer
+    in the queue: ``accept`` only reads it.
+
+    ``fits``: called (under the lock) with each express entry about to be taken, while it is still
+    in the queue (it only reads it); False stops the batch there, leaving that message in place, and
+    ``take_entries`` returns ``FULL``.
+    """
     qm = queue._qm
     with qm._lock:
         # Queue._read: the handle checks, then timers already due, then the head (Dequeue Message).
         queue._check(_RECEIVE_ACCESS)
-        if queue._state.transactional:
-            raise ValueError("take_available is for non-transactional queues")
-        qm._sweep()
-        index = queue._index()
-        first = index.first
-        remove = index.remove
-        on_removed = qm._on_removed
         state = queue._state
-        for _ in range(count):
-            entry = first(False)
-            if entry is None:
-                return EMPTY
-            if entry.durable:
-                return DURABLE
-            # Queue._take then Queue._finish_take of an express message, at one instant.
-            remove(entry)
-            on_removed(state, entry)
-            if not accept(entry.message):
-                return REFUSED
-    return DONE
-
-
-def take_entries(queue: Queue, count: int, accept: Callable[[Entry], bool]) -> int:
-    """``take_available``, passing ``accept`` each message's entry (``entry.message`` is the message
-    taken; ``entry.packet`` its kept packet, if any) instead of the message.  The entry is no longer
-    in the queue: ``accept`` only reads it.
-    """
-    qm = queue._qm
-    with qm._lock:
-        queue._check(_RECEIVE_ACCESS)
-        if queue._state.transactional:
+        if state.transactional:
             raise ValueError("take_entries is for non-transactional queues")
         qm._sweep()
         index = queue._index()
         first = index.first
+        head = index.head
         remove = index.remove
         on_removed = qm._on_removed
-        state = queue._state
+        # QueueManager._on_removed (Lifecycle.received) does nothing for a message without a TTBR
+        # timer, acknowledgement or journal request when the queue does not journal: not called.
+        journals = state.props.journal and state.journal is not None
+        # The priority of the last message taken, while the next first(False) is surely the head of
+        # its order: nothing of a higher priority is available (first found none) and nothing was
+        # added since (a message added to this queue takes the queue's next lookup id).  -1: seek.
+        p = -1
         for _ in range(count):
-            entry = first(False)
-            if entry is None:
-                return EMPTY
+            entry = head(p) if p >= 0 else None
+            if entry is None or entry.state != AVAILABLE:
+                entry = first(False)
+                if entry is None:
+                    return EMPTY
+                p = entry.priority
             if entry.durable:
                 return DURABLE
+            if fits is not None and not fits(entry):
+                return FULL
+            # Queue._take then Queue._finish_take of an express message, at one instant.
             remove(entry)
-            on_removed(state, entry)
+            m = entry.message
+            if journals or entry.expires_at is not None or m.ack or m.journal:
+                added = state.next_lookup
+                on_removed(state, entry)  # acknowledgements, journal copies: may add to this queue
+                if state.next_lookup != added:
+                    p = -1
             if not accept(entry):
                 return REFUSED
     return DONE

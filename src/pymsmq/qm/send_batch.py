@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.model.ids import ObjectId
+from pymsmq.model.constants import INFINITE
+from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import canonical_queues
+from pymsmq.qm.index import AVAILABLE
 from pymsmq.qm.receive_batch import DURABLE, take_available
 from pymsmq.qm.store.base import Batch, StoredMessage
 from pymsmq.qm.transaction import Transaction
@@ -198,9 +200,12 @@ def send_express(
             refused: MSMQError | None = None
         except Exception as exc:
             refused = _as_error(exc)
+        kept = packets if packets and keep is not None else [None] * len(messages)
+        if refused is None and _batchable(queue):
+            _enqueue_run(queue, messages, kept, keep, append)
+            return results
         enqueue = queue._enqueue
         find = queue._state.index.get
-        kept = packets if packets and keep is not None else [None] * len(messages)
         for m, packet in zip(messages, kept, strict=True):
             try:
                 if m.admin_queue is not None or m.response_queue is not None:
@@ -223,6 +228,99 @@ def send_express(
                 if entry is not None and entry.message is m:
                     entry.packet = keep(packet, m)  # type: ignore[misc]
     return results
+
+
+def _batchable(queue: Queue) -> bool:
+    # Under qm._lock: nothing of Queue._enqueue can differ between messages of an express batch
+    # but the message itself: no quota to check (the fast path of _enqueue), no armed notification
+    # to poll after each arrival (a thread woken by notify_all runs only after the lock is released).
+    qm = queue._qm
+    state = queue._state
+    return qm.machine_quota is None and state.props.quota == INFINITE and not state.cond.watchers
+
+
+def _enqueue_run(
+    queue: Queue,
+    messages: Sequence[Message],
+    kept: Sequence[bytes | None],
+    keep: Callable[[bytes, Message], bytes] | None,
+    append: Callable[[Sent | MSMQError], None],
+) -> None:
+    # send_express's loop for a _batchable queue: Queue._enqueue(m, None, copy=False) of each express
+    # message inline, at ONE instant (one clock read; [MC-MQAC] 3.17.4.1.48 steps 7, 9-12 as in
+    # _enqueue), and one arrival notification for the batch.  A message _enqueue would handle
+    # differently (arrival events to write, an id or lookup-id block to reserve durably) goes through
+    # _enqueue itself, and the clock is read again after it.
+    qm = queue._qm
+    state = queue._state
+    index = state.index
+    add_new = index.add_new
+    enqueue = queue._enqueue
+    arm = qm._life.arm
+    clock = qm._clock
+    guid = qm.guid
+    fmt = state.format_name
+    now = clock()
+    # [MS-MQMQ] 2.2.19.2 SentTime is whole seconds (as _enqueue computes it).
+    sent = now // 1.0 if type(now) is float and 0.0 < now < 4503599627370496.0 else float(int(now))
+    arrived = False
+    for m, packet in zip(messages, kept, strict=True):
+        try:
+            if m.admin_queue is not None or m.response_queue is not None:
+                canonical_queues(m)  # _precheck (validate: done by the caller)
+            if m.delivery:
+                raise ValueError("send_express is for express messages")
+            ordinal = qm._ordinal
+            lid = state.next_lookup
+            if (
+                m.ack & 1
+                or m.trace
+                or m.journal & 2
+                or ordinal >= qm._ordinal_reserved
+                or (lid > state.reserved_lookup)
+            ):
+                entry = enqueue(m, None, False)
+                now = clock()
+                sent = (
+                    now // 1.0 if type(now) is float and 0.0 < now < 4503599627370496.0 else float(int(now))
+                )
+                assert entry is None
+                found = index.get(m.lookup_id) if packet is not None else None
+                if found is not None and found.message is m and keep is not None:
+                    found.packet = keep(packet, m)  # type: ignore[arg-type]
+                mid = m.id
+                assert mid is not None and m.sent_time is not None
+                append((mid, m.sent_time))
+                continue
+        except Exception as exc:
+            append(_as_error(exc))
+            continue
+        # Queue._enqueue, express, no transaction, no copy, inside the reserved blocks.
+        size = len(m.body) + len(m.extension) + 2 * len(m.label)  # message_size()
+        qm._ordinal = ordinal = ordinal + 1
+        mid = m.id = new_object_id(guid, ordinal & 0xFFFFFFFF)
+        m.source_machine_guid = guid
+        m.destination_queue = fmt
+        m.sent_time = sent
+        m.arrived_time = now
+        if m.abort_count or m.move_count:  # a received message sent again starts from zero
+            m.abort_count = m.move_count = 0
+        ttrq = m.max_time_to_reach_queue
+        ttbr = m.max_time_to_receive
+        if INFINITE != ttrq > ttbr:
+            m.max_time_to_receive = ttbr = ttrq
+        expires_at = None if ttbr == INFINITE else sent + ttbr
+        state.next_lookup = lid + 1
+        m.lookup_id = lid
+        entry = add_new(lid, m.priority, m, size, AVAILABLE, expires_at)
+        if expires_at is not None:
+            arm(state, entry)
+        if packet is not None and keep is not None:
+            entry.packet = keep(packet, m)
+        arrived = True
+        append((mid, sent))
+    if arrived:
+        state.cond.notify_all()
 
 
 def send_many(

@@ -29,6 +29,7 @@ from pymsmq.protocol.batch_ops import (
     decode_messages,
     error_result,
     receive_facts,
+    receive_facts_size,
     send_result,
     sent_entry,
 )
@@ -53,6 +54,8 @@ __all__ = ["receive_many", "send_many"]
 log = logging.getLogger("pymsmq.server")
 _M = MQQueueAccessMask
 _U32: Final = struct.Struct("<I")
+#: Where the uniquifier of the message id sits in a sent_entry (after the lineage GUID).
+_ID_AT: Final = 34
 _INFINITE_MS: Final = 0xFFFFFFFF
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_MESSAGE_NOT_FOUND, HResult.MQ_ERROR_IO_TIMEOUT})
@@ -179,11 +182,25 @@ def _send_owned(
     append = parts.append
     sent = size = 0
     peer = s.peer
+    pack = _U32.pack
+    # The messages of a batch share their id's lineage and sent time (queued at one instant): the
+    # entry of the previous one around its uniquifier (sent_entry's bytes 34-37) is reused.
+    lineage: object = None
+    seconds = -1.0
+    before = after = b""
     for outcome, body in zip(outcomes, sizes, strict=True):
         if type(outcome) is tuple:
             sent += 1
             size += body
-            append(sent_entry(outcome[0], outcome[1]))
+            mid, t = outcome
+            if mid.lineage is lineage and t == seconds:
+                append(before)
+                append(pack(mid.uniquifier))
+                append(after)
+                continue
+            entry = sent_entry(mid, t)
+            append(entry)
+            lineage, seconds, before, after = mid.lineage, t, entry[:_ID_AT], entry[_ID_AT + 4 :]
             continue
         error: MSMQError = outcome  # type: ignore[assignment]
         if error.hresult == HResult.MQ_ERROR and error.__cause__ is not None:
@@ -217,10 +234,12 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     propids = req.propids or DEFAULT_RECEIVE_PROPIDS
     fmt = h.format_name
     counters = s.stats.queue(fmt)
-    # The client accepts answers up to MAX_PAYLOAD: take another message only while any stored
-    # message surely fits (queues may hold packets up to MAX_PACKET_SIZE, whatever this server's
-    # max_message_size: embedded senders are not bound by it).
+    # The client accepts answers up to MAX_PAYLOAD: take a message whose size is not known before
+    # it is encoded only while any stored message surely fits (queues may hold packets up to
+    # MAX_PACKET_SIZE, whatever this server's max_message_size: embedded senders are not bound by
+    # it); a message with a kept packet (the fast path below) while its own entry fits.
     budget = MAX_PAYLOAD - MAX_PACKET_SIZE - _ENTRY_SLACK
+    limit = MAX_PAYLOAD - _ENTRY_SLACK
     parts: list[bytes] = []
     append = parts.append
     pack = _U32.pack
@@ -303,11 +322,30 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         # written for express messages), as RECEIVE's fast path does, all the express messages
         # of the answer under one lock acquisition (qm/receive_batch.py).
         queue = h.queue
+        facts_size = receive_facts_size(propids)
+
+        def fits(entry: Entry) -> bool:
+            # Peek the size the next message adds to the answer, before it is taken: a kept packet
+            # (what accept adds as is) while the answer stays within limit, anything else (encoded
+            # after it is taken, size unknown) while the answer is within budget.  The first message
+            # of an answer always goes (a stored packet fits the frame alone).
+            nonlocal more
+            packet = entry.packet
+            m = entry.message
+            if packet is None or m.delivery or m.destination_queue != fmt:
+                ok = size <= budget
+            else:
+                more_size = facts_size if facts_size is not None else len(receive_facts(m, propids))
+                ok = size + 4 + len(packet) + more_size <= limit
+            if ok or not n:
+                return True
+            more = 1
+            return False
 
         def accept(entry: Entry) -> bool:
             # add(entry.message, True, entry.packet), inline for a kept packet of an express
             # message stored in this queue (the packet encode_packet(m, fmt) gives).
-            nonlocal n, size, body, more
+            nonlocal n, size, body
             packet = entry.packet
             m = entry.message
             if packet is None or m.delivery or m.destination_queue != fmt:
@@ -319,19 +357,17 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             n += 1
             size += 4 + len(packet) + len(facts)
             body += len(m.body)
-            if n >= max_count:
-                return False
-            if size > budget:
-                more = 1
-                return False
-            return True
+            return n < max_count
 
         def fast() -> ReceiveManyResponse | None:
             # The answer, or None when there is no message (nothing taken).
-            nonlocal hresult, text
-            why = take_entries(queue, max_count, accept)
+            nonlocal hresult, text, more
+            why = take_entries(queue, max_count, accept, fits)
             if why != DURABLE:
                 return None if why == EMPTY and not n else finish()
+            if size > budget:  # a recoverable message may be as large as any: the next request
+                more = 1
+                return finish()
             # A recoverable message next: taken as RECEIVE takes it (its delete is durable first).
             try:
                 m = queue.receive(0, None)
