@@ -13,8 +13,9 @@ import struct
 import uuid
 from typing import Final
 
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.protocol.fast_packet import decode_for_send_at, object_id
+from pymsmq.protocol.fast_packet import decode_for_send_at
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
 
 __all__ = ["decode_for_send_list", "decode_plain_at", "decode_plain_for_send_at", "decode_sent_ids"]
@@ -28,6 +29,9 @@ _PROPID_M_MSGID: Final = 2
 _PROPID_M_SENTTIME: Final = 31
 _VT_VECTOR_UI1: Final = 0x1011
 _VT_UI4: Final = 0x0013
+_new: Final = object.__new__
+_set_lineage: Final = ObjectId.__dict__["lineage"].__set__
+_set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
 
 
 def decode_for_send_list(data: bytes, limit: int) -> tuple[list[Message], list[bytes | None]] | None:
@@ -173,7 +177,11 @@ def decode_plain_at(data: bytes, start: int, n: int) -> Message | None:
         m.delivery = 1
     m.source_machine_guid = source
     if message_id:
-        m.id = object_id(source, message_id)
+        # object_id(source, message_id), inline (the slot setters of ObjectId).
+        oid: ObjectId = _new(ObjectId)
+        _set_lineage(oid, source)
+        _set_uniquifier(oid, message_id)
+        m.id = oid
     if sent_time:
         m.sent_time = float(sent_time)
     return m

@@ -65,6 +65,8 @@ _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 _SENT_FIELDS: Final = struct.Struct("<16s16xIII")
 #: queued_packet's last (lineage, its bytes_le), replaced as one tuple (threads may share it).
 _LAST_LINEAGE: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
+#: encode_plain's last id lineage and its bytes_le, likewise.
+_LAST_PLAIN: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
 
 #: encode_plain's shape: the attributes a plain message may hold (see ``encode_plain``).
 _PLAIN_ATTRIBUTES: Final = frozenset(
@@ -110,7 +112,13 @@ def encode_simple(m: Message) -> bytes | None:
         lineage = mid.lineage
         if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
             return None
-        source_bytes = guid_bytes_le(lineage)
+        # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
+        last = _LAST_PLAIN[0]
+        if last[0] is lineage:
+            source_bytes = last[1]
+        else:
+            source_bytes = guid_bytes_le(lineage)
+            _LAST_PLAIN[0] = (lineage, source_bytes)
     else:
         u = 0
         source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
@@ -190,7 +198,13 @@ def encode_plain(m: Message) -> bytes | None:
         lineage = mid.lineage
         if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
             return None
-        source_bytes = guid_bytes_le(lineage)
+        # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
+        last = _LAST_PLAIN[0]
+        if last[0] is lineage:
+            source_bytes = last[1]
+        else:
+            source_bytes = guid_bytes_le(lineage)
+            _LAST_PLAIN[0] = (lineage, source_bytes)
     else:
         u = 0
         source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
