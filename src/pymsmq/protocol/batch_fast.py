@@ -29,6 +29,10 @@ _PROPID_M_MSGID: Final = 2
 _PROPID_M_SENTTIME: Final = 31
 _VT_VECTOR_UI1: Final = 0x1011
 _VT_UI4: Final = 0x0013
+_SEND_OK_RUNS: Final = struct.Struct("<18s16sI6sI2s")
+_SEND_OK_HEAD: Final = struct.pack("<IIIHI", 0, 2, _PROPID_M_MSGID, _VT_VECTOR_UI1, 20)
+_SEND_OK_MIDDLE: Final = struct.pack("<IH", _PROPID_M_SENTTIME, _VT_UI4)
+_SEND_OK_UNITS: Final = bytes(2)
 _new: Final = object.__new__
 _set_lineage: Final = ObjectId.__dict__["lineage"].__set__
 _set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
@@ -88,19 +92,10 @@ def decode_sent_ids(data: bytes) -> list[tuple[bytes, int, int]] | None:
         return None
     out: list[tuple[bytes, int, int]] = []
     append = out.append
-    for hresult, n, p1, vt1, n1, lineage, ordinal, p2, vt2, sent, units in _SEND_OK_IDS.iter_unpack(
-        memoryview(data)[4:]
-    ):
-        if not (
-            hresult == 0
-            and n == 2
-            and p1 == _PROPID_M_MSGID
-            and vt1 == _VT_VECTOR_UI1
-            and n1 == 20
-            and p2 == _PROPID_M_SENTTIME
-            and vt2 == _VT_UI4
-            and not units
-        ):
+    # _SEND_OK_IDS with its constant runs (hresult .. id length, the sent time's propid and type,
+    # the empty text) read as bytes: three compares per entry.
+    for head, lineage, ordinal, middle, sent, units in _SEND_OK_RUNS.iter_unpack(memoryview(data)[4:]):
+        if head != _SEND_OK_HEAD or middle != _SEND_OK_MIDDLE or units != _SEND_OK_UNITS:
             return None
         append((lineage, ordinal, sent))
     return out
