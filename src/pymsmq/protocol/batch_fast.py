@@ -182,8 +182,9 @@ def decode_plain_at(data: bytes, start: int, n: int) -> Message | None:
     return m
 
 
-# _PLAIN_HEAD with SourceQueueManager (ignored by a send) and QueueManagerAddress apart.
-_SEND_HEAD: Final = struct.Struct("<BBHIII16s16sIIII32sII16s")
+# _PLAIN_HEAD with QueueManagerAddress apart; SourceQueueManager, SentTime and MessageID (set by
+# the sending queue manager, ignored here) skipped as pad bytes.
+_SEND_HEAD: Final = struct.Struct("<BBHIII16x16sI8xI32sII16s")
 _ZERO_GUID: Final = bytes(16)
 _PADDING: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 
@@ -203,11 +204,8 @@ def decode_plain_for_send_at(data: bytes, start: int, n: int) -> tuple[Message, 
         signature,
         packet_size,
         ttrq,
-        _source,
         qm_address,
         ttbr,
-        _sent,
-        _message_id,
         uflags,
         middle,
         message_size,
