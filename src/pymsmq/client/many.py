@@ -151,12 +151,22 @@ def send_batches(
         ids = decode_sent_ids(blob)
         if ids is not None and len(ids) == b - a:
             # Every message sent: what the general loop below sets, from (lineage, uniquifier, sent).
+            # A batch's ids share their lineage and (sent at one instant) mostly their sent time:
+            # the previous entry's lineage and float are reused while the raw values are equal.
+            last_raw = b""
+            last_seconds = -1
+            run_lineage = source
+            run_sent = 0.0
             for message, (raw, ordinal, seconds) in zip(batch[a:b], ids, strict=True):
-                lineage = lineages.get(raw)
-                if lineage is None:
-                    lineage = _lineage(raw)
-                message.id = new_object_id(lineage, ordinal)
-                message.sent_time = float(seconds)
+                if raw != last_raw:
+                    found = lineages.get(raw)
+                    run_lineage = _lineage(raw) if found is None else found
+                    last_raw = raw
+                if seconds != last_seconds:
+                    run_sent = float(seconds)
+                    last_seconds = seconds
+                message.id = new_object_id(run_lineage, ordinal)
+                message.sent_time = run_sent
                 message.source_machine_guid = source
                 message.destination_queue = fmt
             continue

@@ -13,8 +13,9 @@ import struct
 import uuid
 from typing import Final
 
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.protocol.fast_packet import decode_for_send_at, object_id
+from pymsmq.protocol.fast_packet import decode_for_send_at
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
 
 __all__ = ["decode_for_send_list", "decode_plain_at", "decode_plain_for_send_at", "decode_sent_ids"]
@@ -28,6 +29,13 @@ _PROPID_M_MSGID: Final = 2
 _PROPID_M_SENTTIME: Final = 31
 _VT_VECTOR_UI1: Final = 0x1011
 _VT_UI4: Final = 0x0013
+_SEND_OK_RUNS: Final = struct.Struct("<18s16sI6sI2s")
+_SEND_OK_HEAD: Final = struct.pack("<IIIHI", 0, 2, _PROPID_M_MSGID, _VT_VECTOR_UI1, 20)
+_SEND_OK_MIDDLE: Final = struct.pack("<IH", _PROPID_M_SENTTIME, _VT_UI4)
+_SEND_OK_UNITS: Final = bytes(2)
+_new: Final = object.__new__
+_set_lineage: Final = ObjectId.__dict__["lineage"].__set__
+_set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
 
 
 def decode_for_send_list(data: bytes, limit: int) -> tuple[list[Message], list[bytes | None]] | None:
@@ -84,19 +92,10 @@ def decode_sent_ids(data: bytes) -> list[tuple[bytes, int, int]] | None:
         return None
     out: list[tuple[bytes, int, int]] = []
     append = out.append
-    for hresult, n, p1, vt1, n1, lineage, ordinal, p2, vt2, sent, units in _SEND_OK_IDS.iter_unpack(
-        memoryview(data)[4:]
-    ):
-        if not (
-            hresult == 0
-            and n == 2
-            and p1 == _PROPID_M_MSGID
-            and vt1 == _VT_VECTOR_UI1
-            and n1 == 20
-            and p2 == _PROPID_M_SENTTIME
-            and vt2 == _VT_UI4
-            and not units
-        ):
+    # _SEND_OK_IDS with its constant runs (hresult .. id length, the sent time's propid and type,
+    # the empty text) read as bytes: three compares per entry.
+    for head, lineage, ordinal, middle, sent, units in _SEND_OK_RUNS.iter_unpack(memoryview(data)[4:]):
+        if head != _SEND_OK_HEAD or middle != _SEND_OK_MIDDLE or units != _SEND_OK_UNITS:
             return None
         append((lineage, ordinal, sent))
     return out
@@ -173,14 +172,19 @@ def decode_plain_at(data: bytes, start: int, n: int) -> Message | None:
         m.delivery = 1
     m.source_machine_guid = source
     if message_id:
-        m.id = object_id(source, message_id)
+        # object_id(source, message_id), inline (the slot setters of ObjectId).
+        oid: ObjectId = _new(ObjectId)
+        _set_lineage(oid, source)
+        _set_uniquifier(oid, message_id)
+        m.id = oid
     if sent_time:
         m.sent_time = float(sent_time)
     return m
 
 
-# _PLAIN_HEAD with SourceQueueManager (ignored by a send) and QueueManagerAddress apart.
-_SEND_HEAD: Final = struct.Struct("<BBHIII16s16sIIII32sII16s")
+# _PLAIN_HEAD with QueueManagerAddress apart; SourceQueueManager, SentTime and MessageID (set by
+# the sending queue manager, ignored here) skipped as pad bytes.
+_SEND_HEAD: Final = struct.Struct("<BBHIII16x16sI8xI32sII16s")
 _ZERO_GUID: Final = bytes(16)
 _PADDING: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 
@@ -200,11 +204,8 @@ def decode_plain_for_send_at(data: bytes, start: int, n: int) -> tuple[Message, 
         signature,
         packet_size,
         ttrq,
-        _source,
         qm_address,
         ttbr,
-        _sent,
-        _message_id,
         uflags,
         middle,
         message_size,

@@ -59,6 +59,7 @@ __all__ = [
     "SendManyRequest",
     "SendManyResponse",
     "SendResult",
+    "client_receive_facts",
     "decode_messages",
     "decode_received",
     "decode_send_facts",
@@ -436,37 +437,34 @@ def receive_facts(message: Message, propids: tuple[int, ...]) -> bytes:
     """PROPS bytes of the facts of a received ``message`` that ``propids`` asks for.
 
     The same bytes as ``_write_props(message_codec.fact_properties(message, propids))``; the pymsmq
-    client's request (``CLIENT_RECEIVE_PROPIDS``) is packed in one call.
+    client's request (``CLIENT_RECEIVE_PROPIDS``) is packed in one call (``client_receive_facts``).
     """
     if propids == CLIENT_RECEIVE_PROPIDS:
-        m = message
-        arrived = m.arrived_time
-        # fact_properties' clamping, with the in-range case (always, from a queue manager) first.
-        t = 0 if arrived is None else int(arrived)
-        if not 0 <= t <= 0xFFFFFFFF:
-            t = min(max(t, 0), 0xFFFFFFFF)
-        aborts = m.abort_count
-        if not 0 <= aborts <= 0xFFFFFFFF:
-            aborts = min(max(aborts, 0), 0xFFFFFFFF)
-        moves = m.move_count
-        if not 0 <= moves <= 0xFFFFFFFF:
-            moves = min(max(moves, 0), 0xFFFFFFFF)
-        return _RECEIVE_FACTS.pack(
-            4,
-            PROPID_M_LOOKUPID,
-            _VT_UI8,
-            m.lookup_id & 0xFFFFFFFFFFFFFFFF,
-            PROPID_M_ARRIVEDTIME,
-            _VT_UI4,
-            t,
-            PROPID_M_ABORT_COUNT,
-            _VT_UI4,
-            aborts,
-            PROPID_M_MOVE_COUNT,
-            _VT_UI4,
-            moves,
-        )
+        return client_receive_facts(message)
     return _write_props(fact_properties(message, propids))
+
+
+def client_receive_facts(m: Message) -> bytes:
+    """``receive_facts(m, CLIENT_RECEIVE_PROPIDS)``: the four facts the pymsmq client asks for, in one pack.
+
+    [MS-MQCN] 2.2.3 PROPVALUE layouts: PROPID_M_LOOKUPID VT_UI8, then PROPID_M_ARRIVEDTIME,
+    PROPID_M_ABORT_COUNT and PROPID_M_MOVE_COUNT VT_UI4; the constant (count, propid, type) runs
+    are packed as bytes (``_RECEIVE_FACT_RUNS``, the same bytes as ``_RECEIVE_FACTS``).
+    """
+    arrived = m.arrived_time
+    # fact_properties' clamping, with the in-range case (always, from a queue manager) first.
+    t = 0 if arrived is None else int(arrived)
+    if not 0 <= t <= 0xFFFFFFFF:
+        t = min(max(t, 0), 0xFFFFFFFF)
+    aborts = m.abort_count
+    if not 0 <= aborts <= 0xFFFFFFFF:
+        aborts = min(max(aborts, 0), 0xFFFFFFFF)
+    moves = m.move_count
+    if not 0 <= moves <= 0xFFFFFFFF:
+        moves = min(max(moves, 0), 0xFFFFFFFF)
+    return _RECEIVE_FACT_RUNS.pack(
+        _FACTS_1, m.lookup_id & 0xFFFFFFFFFFFFFFFF, _FACTS_2, t, _FACTS_3, aborts, _FACTS_4, moves
+    )
 
 
 def receive_facts_size(propids: tuple[int, ...]) -> int | None:

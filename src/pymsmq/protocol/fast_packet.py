@@ -42,6 +42,12 @@ __all__ = [
 #: BaseHeader (16) + UserHeader fixed part (48) + MessagePropertiesHeader fixed part (56).
 _HEAD: Final = struct.Struct("<BBHIII16s16sIIIIBBH20sIIIIIIII")
 _HEAD_SIZE: Final = 120
+# _HEAD for a message without label (encode_plain): MessagePropertiesHeader.Flags .. ApplicationTag
+# (32 zero bytes: no acknowledgement flags, label, class, correlation, body type or application tag)
+# and PrivacyLevel .. ExtensionSize (privacy 0, the default algorithms, no extension) as byte runs.
+_PLAIN_HEAD: Final = struct.Struct("<BBHIII16s16sIIII32sII16s")
+_PLAIN_MIDDLE: Final = bytes(32)
+_PLAIN_TAIL: Final = struct.pack("<IIII", 0, 0x8004, 0x6801, 0)
 _INFINITE: Final = 0xFFFFFFFF
 _U_MP: Final = 0x00200000  # UserHeader.Flags.MP: "MUST always be set"
 # UserHeader.Flags bits that announce more bytes or headers (DQ, AQ, RQ, SH, TH, CQ, MQ, AH, HH):
@@ -59,6 +65,8 @@ _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 _SENT_FIELDS: Final = struct.Struct("<16s16xIII")
 #: queued_packet's last (lineage, its bytes_le), replaced as one tuple (threads may share it).
 _LAST_LINEAGE: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
+#: encode_plain's last id lineage and its bytes_le, likewise.
+_LAST_PLAIN: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
 
 #: encode_plain's shape: the attributes a plain message may hold (see ``encode_plain``).
 _PLAIN_ATTRIBUTES: Final = frozenset(
@@ -104,7 +112,13 @@ def encode_simple(m: Message) -> bytes | None:
         lineage = mid.lineage
         if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
             return None
-        source_bytes = guid_bytes_le(lineage)
+        # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
+        last = _LAST_PLAIN[0]
+        if last[0] is lineage:
+            source_bytes = last[1]
+        else:
+            source_bytes = guid_bytes_le(lineage)
+            _LAST_PLAIN[0] = (lineage, source_bytes)
     else:
         u = 0
         source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
@@ -184,7 +198,13 @@ def encode_plain(m: Message) -> bytes | None:
         lineage = mid.lineage
         if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
             return None
-        source_bytes = guid_bytes_le(lineage)
+        # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
+        last = _LAST_PLAIN[0]
+        if last[0] is lineage:
+            source_bytes = last[1]
+        else:
+            source_bytes = guid_bytes_le(lineage)
+            _LAST_PLAIN[0] = (lineage, source_bytes)
     else:
         u = 0
         source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
@@ -215,6 +235,28 @@ def encode_plain(m: Message) -> bytes | None:
     if size > MAX_PACKET_SIZE or not 0 <= priority <= 7:
         return None
     n = len(body)
+    uflags = _U_MP | 0x20 if m.delivery == 1 else _U_MP  # journal at its default (0)
+    if not label_length:
+        # The same bytes as the _HEAD.pack below with label_length 0 (tests compare both).
+        head = _PLAIN_HEAD.pack(
+            BASE_HEADER_VERSION,
+            0,
+            priority,
+            BASE_HEADER_SIGNATURE,
+            size,
+            _INFINITE,  # max_time_to_reach_queue at its default
+            source_bytes,
+            _ZERO_GUID,
+            _INFINITE,  # max_time_to_receive at its default
+            sent_time,
+            u,
+            uflags,
+            _PLAIN_MIDDLE,
+            n,
+            n,
+            _PLAIN_TAIL,
+        )
+        return b"".join((head, body, pad))
     head = _HEAD.pack(
         BASE_HEADER_VERSION,
         0,
@@ -227,7 +269,7 @@ def encode_plain(m: Message) -> bytes | None:
         _INFINITE,  # max_time_to_receive at its default
         sent_time,
         u,
-        _U_MP | 0x20 if m.delivery == 1 else _U_MP,  # journal at its default (0)
+        uflags,
         0,
         label_length,
         0,
@@ -241,7 +283,7 @@ def encode_plain(m: Message) -> bytes | None:
         0x6801,  # encrypt_algorithm default (CALG_RC2)
         0,
     )
-    return b"".join((head, raw_label, body, pad)) if label_length else b"".join((head, body, pad))
+    return b"".join((head, raw_label, body, pad))
 
 
 def guid_bytes_le(value: uuid.UUID) -> bytes:

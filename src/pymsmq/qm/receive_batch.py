@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.qm.index import AVAILABLE
+from pymsmq.qm.index import _COMPACT_MIN, AVAILABLE
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
@@ -79,8 +79,13 @@ def take_entries(
         qm._sweep()
         index = queue._index()
         first = index.first
-        head = index.head
         remove = index.remove
+        # The index's order (MessageIndex internals), for its head(p) and the removal of an
+        # available head entry inline (the common case: what index.remove does, _advance included).
+        entries = index._entries
+        lists = index._lists
+        heads = index._heads
+        dead = index._dead
         on_removed = qm._on_removed
         # QueueManager._on_removed (Lifecycle.received) does nothing for a message without a TTBR
         # timer, acknowledgement or journal request when the queue does not journal: not called.
@@ -90,7 +95,11 @@ def take_entries(
         # added since (a message added to this queue takes the queue's next lookup id).  -1: seek.
         p = -1
         for _ in range(count):
-            entry = head(p) if p >= 0 else None
+            entry = None
+            if p >= 0:
+                lst = lists[p]
+                if lst:
+                    entry = entries.get(lst[heads[p]])  # index.head(p)
             if entry is None or entry.state != AVAILABLE:
                 entry = first(False)
                 if entry is None:
@@ -101,7 +110,29 @@ def take_entries(
             if fits is not None and not fits(entry):
                 return FULL
             # Queue._take then Queue._finish_take of an express message, at one instant.
-            remove(entry)
+            lid = entry.lookup_id
+            lst = lists[p]
+            at = heads[p]
+            if lst[at] == lid and entry.state == AVAILABLE and entries.get(lid) is entry:
+                # index.remove(entry) of its available head entry: out of the entries and the
+                # total, then the head moves past the removed ids (MessageIndex._advance).
+                del entries[lid]
+                index.total_bytes -= entry.size
+                n = len(lst)
+                start = at
+                at += 1
+                while at < n and lst[at] not in entries:
+                    at += 1
+                dead[p] -= at - start - 1
+                if at == n:
+                    lst.clear()
+                    at = 0
+                elif at > _COMPACT_MIN and at * 2 > n:
+                    del lst[:at]
+                    at = 0
+                heads[p] = at
+            else:
+                remove(entry)
             m = entry.message
             if journals or entry.expires_at is not None or m.ack or m.journal:
                 added = state.next_lookup

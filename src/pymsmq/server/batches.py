@@ -26,6 +26,7 @@ from pymsmq.protocol.batch_ops import (
     ReceiveManyResponse,
     SendManyRequest,
     SendManyResponse,
+    client_receive_facts,
     decode_messages,
     error_result,
     receive_facts,
@@ -323,6 +324,10 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         # of the answer under one lock acquisition (qm/receive_batch.py).
         queue = h.queue
         facts_size = receive_facts_size(propids)
+        # The facts of the pymsmq client's request (its fixed size known) in one pack.
+        facts_of: Callable[[Message], bytes] = (
+            client_receive_facts if facts_size is not None else lambda m: receive_facts(m, propids)
+        )
 
         def fits(entry: Entry) -> bool:
             # Peek the size the next message adds to the answer, before it is taken: a kept packet
@@ -350,7 +355,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             m = entry.message
             if packet is None or m.delivery or m.destination_queue != fmt:
                 return add(m, True, packet)
-            facts = receive_facts(m, propids)
+            facts = facts_of(m)
             append(pack(len(packet)))
             append(packet)
             append(facts)
