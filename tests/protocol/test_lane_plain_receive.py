@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import message_to_packet
 from pymsmq.protocol.batch_fast import decode_plain_at
+from pymsmq.protocol.fast_packet import encode_simple
 from pymsmq.protocol.message_codec import (
     decode_message,
     encode_packet,
@@ -80,3 +82,24 @@ def test_damaged_plain_receive_answer_is_refused_or_decoded_as_the_general_path(
     expected = _general(bytes(body))
     assert got == expected
     assert got.__dict__ == expected.__dict__
+
+
+@given(plain, st.uuids(), st.integers(0, 0xFFFFFFFF), facts, st.booleans())
+def test_encode_packet_of_a_plain_message_is_the_simple_packet(
+    m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int], queued: bool
+) -> None:
+    # encode_packet tries encode_plain first: the bytes are encode_simple's (and the general mapping's).
+    fmt = "DIRECT=OS:host\\private$\\q"
+    _answer(m, source, unique, f)
+    if queued:
+        m.destination_queue = fmt
+    packet = encode_packet(m, fmt)
+    assert packet == encode_simple(m)
+    assert decode_message(packet, ()) == decode_message(message_to_packet(_without_destination(m)), ())
+
+
+def _without_destination(m: Message) -> Message:
+    copy = Message.__new__(Message)
+    copy.__dict__.update(m.__dict__)
+    copy.__dict__.pop("destination_queue", None)
+    return copy

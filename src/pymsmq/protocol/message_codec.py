@@ -25,7 +25,13 @@ from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
 from pymsmq.protocol._fields import Props
 from pymsmq.protocol.batch_fast import decode_plain_at
-from pymsmq.protocol.fast_packet import decode_simple, decode_simple_at, encode_simple, guid_bytes_le
+from pymsmq.protocol.fast_packet import (
+    decode_simple,
+    decode_simple_at,
+    encode_plain,
+    encode_simple,
+    guid_bytes_le,
+)
 from pymsmq.protocol.hot import _RECEIVE_FACTS, _SEND_FACTS
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.vartype import VarType
@@ -106,7 +112,8 @@ def encode_packet(message: Message, destination: str | None = None) -> bytes:
     """
     dest = message.destination_queue
     if dest is None or dest == destination or destination is None:
-        packet = encode_simple(message)
+        # The plain shape first (most queued messages), then the simple one (same bytes).
+        packet = encode_plain(message) or encode_simple(message)
         if packet is not None:
             return packet
         if dest is not None:
