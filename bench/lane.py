@@ -6,7 +6,8 @@ Each SRC is a ``src`` directory (e.g. this worktree's and an exported older comm
 round the trees run interleaved: a fresh server process and a fresh client process from that tree; the
 client loops ``n`` messages (two requests each) and reports its process_time; the server's CPU is read
 from /proc (utime+stime) around the loop. Printed: client and server microseconds of CPU per request
-and the wall-clock requests/s (noisy on a shared host; CPU is the figure to compare).
+and the wall-clock requests/s (noisy on a shared host; CPU is the figure to compare), with the
+medians and the least disturbed run (lowest CPU sum) of each tree.
 """
 
 from __future__ import annotations
@@ -107,6 +108,10 @@ def main() -> None:
             print(
                 f"{s:40s} client {r[0]:6.1f} us/req  server {r[1]:6.1f} us/req  {r[2]:8.0f} req/s", flush=True
             )
+    for s, rs in res.items():
+        # The least disturbed run: the lowest client+server CPU (a shared host only ever adds).
+        low = min(rs, key=lambda x: x[0] + x[1])
+        print(f"MIN    {s:33s} client {low[0]:6.1f}  server {low[1]:6.1f}  sum {low[0] + low[1]:6.1f} us/req")
     for s, rs in res.items():
         med = [sorted(x[i] for x in rs)[len(rs) // 2] for i in range(3)]
         print(
