@@ -23,7 +23,7 @@ from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
-from pymsmq.protocol.fast_packet import encode_simple
+from pymsmq.protocol.fast_packet import encode_plain, encode_simple
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
@@ -242,8 +242,9 @@ class RemoteQueue:
         xact = None if transaction is None else _xact(self._qm, transaction)
         if self._closed:
             self._check()
-        # encode_packet(message): the simple shape first (a SEND packet never has a destination)
-        packet = encode_simple(message) or encode_packet(message)
+        # encode_packet(message): the plain, then the simple shape first (a SEND packet never has a
+        # destination; encode_plain gives encode_simple's bytes for the plain shape)
+        packet = encode_plain(message) or encode_simple(message) or encode_packet(message)
         t = self._t
         # Fast lane: the payload bytes straight into a frame, the answer's facts in one unpack.
         response = t.roundtrip(_SEND_OP, hot.send_request_body(self._handle, packet, xact), parse_send_answer)

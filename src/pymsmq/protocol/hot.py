@@ -300,8 +300,25 @@ def read_send_request(data: bytes) -> SendRequest | None:
     return req
 
 
+#: The last RECEIVE payload (bytes) read and its request: a client with one request in flight sends
+#: the same RECEIVE payload again and again, and a ``ReceiveRequest`` is immutable (frozen), so an
+#: equal payload gets the same object back.  One tuple, replaced whole (no torn read across threads).
+_LAST_RECEIVE: tuple[bytes, ReceiveRequest | None] = (b"", None)
+
+
 def read_receive_request(data: bytes) -> ReceiveRequest | None:
     """RECEIVE request payload: U32 handle/action/timeout/cursor, U64 lookup id, XACT, U32 flags, PROPIDS."""
+    global _LAST_RECEIVE
+    last = _LAST_RECEIVE
+    if data == last[0] and last[1] is not None:
+        return last[1]
+    req = _read_receive_request(data)
+    if req is not None and type(data) is bytes:  # a bytes key only: a buffer could change under it
+        _LAST_RECEIVE = (data, req)
+    return req
+
+
+def _read_receive_request(data: bytes) -> ReceiveRequest | None:
     end = len(data)
     if end < 24:
         return None

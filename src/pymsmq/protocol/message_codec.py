@@ -24,7 +24,14 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
 from pymsmq.protocol._fields import Props
-from pymsmq.protocol.fast_packet import decode_simple, encode_simple, guid_bytes_le
+from pymsmq.protocol.batch_fast import decode_plain_at
+from pymsmq.protocol.fast_packet import (
+    decode_simple,
+    decode_simple_at,
+    encode_plain,
+    encode_simple,
+    guid_bytes_le,
+)
 from pymsmq.protocol.hot import _RECEIVE_FACTS, _SEND_FACTS
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.vartype import VarType
@@ -105,7 +112,8 @@ def encode_packet(message: Message, destination: str | None = None) -> bytes:
     """
     dest = message.destination_queue
     if dest is None or dest == destination or destination is None:
-        packet = encode_simple(message)
+        # The plain shape first (most queued messages), then the simple one (same bytes).
+        packet = encode_plain(message) or encode_simple(message)
         if packet is not None:
             return packet
         if dest is not None:
@@ -320,33 +328,33 @@ def parse_send_answer(payload: bytes) -> tuple[bytes, int] | None:
     return msgid, sent
 
 
+# _RECEIVE_FACTS with its constant (count, propid, type) runs read as bytes: one 8-field unpack and
+# four compares ([MS-MQCN] 2.2.3 PROPVALUE array of CLIENT_RECEIVE_PROPIDS: VT_UI8 lookup id, VT_UI4
+# arrived time, abort count, move count).
+_RECEIVE_FACT_RUNS: Final = struct.Struct("<10sQ6sI6sI6sI")
+_FACTS_1: Final = struct.pack("<IIH", 4, PROPID_M_LOOKUPID, _VT_8)
+_FACTS_2: Final = struct.pack("<IH", PROPID_M_ARRIVEDTIME, _VT_4)
+_FACTS_3: Final = struct.pack("<IH", PROPID_M_ABORT_COUNT, _VT_4)
+_FACTS_4: Final = struct.pack("<IH", PROPID_M_MOVE_COUNT, _VT_4)
+
+
 def parse_receive_answer(payload: bytes) -> Message | None:
     """The message of a RECEIVE answer payload of the common shape (a simple packet and the facts
     of ``CLIENT_RECEIVE_PROPIDS``), as ``decode_message`` makes it; None for anything else."""
     n = len(payload)
     if n < 4:
         return None
-    end = 4 + _U32S.unpack_from(payload, 0)[0]
+    size = _U32S.unpack_from(payload, 0)[0]
+    end = 4 + size
     # No _packet_ok (the general reader's PACKET check) here: every packet decode_simple accepts
     # passes it (version, signature, no IN/SH flags, PacketSize = its length, at most 4 MiB).
     if n != end + _RECEIVE_FACTS.size or end == 4:
         return None
-    count, p1, vt1, lookup, p2, vt2, arrived, p3, vt3, aborts, p4, vt4, moves = _RECEIVE_FACTS.unpack_from(
-        payload, end
-    )
-    if (
-        count != 4
-        or p1 != PROPID_M_LOOKUPID
-        or p2 != PROPID_M_ARRIVEDTIME
-        or p3 != PROPID_M_ABORT_COUNT
-        or p4 != PROPID_M_MOVE_COUNT
-        or vt1 != _VT_8
-        or vt2 != _VT_4
-        or vt3 != _VT_4
-        or vt4 != _VT_4
-    ):
+    f1, lookup, f2, arrived, f3, aborts, f4, moves = _RECEIVE_FACT_RUNS.unpack_from(payload, end)
+    if f1 != _FACTS_1 or f2 != _FACTS_2 or f3 != _FACTS_3 or f4 != _FACTS_4:
         return None
-    m = decode_simple(payload[4:end])
+    # The plain shape first (what the server writes for a plain queued message), in place.
+    m = decode_plain_at(payload, 4, size) or decode_simple_at(payload, 4, size)
     if m is None:
         return None
     m.lookup_id = lookup
