@@ -374,7 +374,7 @@ def _fast_columns(
     if "kind" in want:
         out["kind"] = repeat_text("UserMessage", m)
     if "packet_size" in want:
-        out["packet_size"] = pa.array(f["packet_size"].astype(np.int64))
+        out["packet_size"] = pa.array(psize if everything else psize[fast])
     if want & {"priority", "flags"}:
         bf = f["bflags"].astype(np.int32)
         out["priority"] = pa.array(bf & 7)
@@ -390,7 +390,7 @@ def _fast_columns(
     if "time_to_be_received" in want:
         out["time_to_be_received"] = pa.array(f["ttbr"].astype(np.int64))
     if want & {"delivery", "user_flags"}:
-        uf = f["uflags"].astype(np.int64)
+        uf = uflags if everything else uflags[fast]
         out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
         out["user_flags"] = pa.array(uf)
     mf = mph if everything else mph.view(f"V{_MPH.itemsize}")[fast].view(_MPH)
