@@ -74,3 +74,11 @@ def test_batches_of_one_length_in_a_row_match_the_reference(count: int, seeds: l
         got = decode_array(pa.array(packets, pa.binary())).to_pylist()
         for i, (packet, decoded) in enumerate(zip(packets, got, strict=True)):
             assert decoded == packet_row(packet), f"batch {k} row {i}"
+
+
+def test_batches_longer_than_the_cache_limit_are_built_fresh() -> None:
+    n = (1 << 16) + 3
+    assert repeat_text("q", n) is not repeat_text("q", n)
+    assert repeat_text("q", n).to_pylist()[-1] == "q" and len(repeat_text("q", n)) == n
+    assert np.frombuffer(fixed_offsets(n, 3), np.int32)[-1] == 3 * n
+    assert even_indices(n)[-1].as_py() == 2 * n - 2
