@@ -32,6 +32,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from pymsmq.spark.arrow_layout import PacketBytes as _Data
+from pymsmq.spark.arrow_layout import fixed_offsets, repeat_text
 from pymsmq.spark.arrow_texts import Texts as _Texts
 from pymsmq.spark.arrow_texts import WindowTexts as _WindowTexts
 from pymsmq.spark.arrow_texts import slice_ranges
@@ -134,6 +135,7 @@ _U_HH: Final = 0x10000000
 _U_OTHER_HEADERS: Final = _U_SH | _U_MQ | _U_AH | _U_HH
 
 
+_TIMESTAMP: Final = _ARROW_TYPES["timestamp"]
 _DELIVERY: Final = pa.array(list(DELIVERY_NAMES), pa.string())
 
 _HEX: Final = b"0123456789abcdef"
@@ -178,15 +180,14 @@ def _guid_column(raw: np.ndarray, same: bool) -> pa.StringArray:
     """The GUID text column of ``raw``; a batch usually repeats one GUID (``same``): formatted once."""
     if same:
         text = _guid_text(raw[:1])[0].tobytes().decode("ascii")
-        return pa.repeat(pa.scalar(text, pa.string()), len(raw))
+        return repeat_text(text, len(raw))
     return _fixed_strings(_guid_text(raw))
 
 
 def _fixed_strings(chars: np.ndarray) -> pa.StringArray:
     n, width = chars.shape
-    offsets = (np.arange(n + 1, dtype=np.int32) * width).astype(np.int32)
     return pa.Array.from_buffers(
-        pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(chars))]
+        pa.string(), n, [None, fixed_offsets(n, width), pa.py_buffer(np.ascontiguousarray(chars))]
     )
 
 
@@ -251,16 +252,13 @@ def message_ids(prefixes: np.ndarray, ordinals: np.ndarray) -> pa.StringArray:
 
 def _empty_binary(n: int) -> pa.BinaryArray:
     """``n`` empty (not null) binary values: all-zero offsets, no data, no copy."""
-    return pa.Array.from_buffers(
-        pa.binary(), n, [None, pa.py_buffer(np.zeros(n + 1, np.int32)), pa.py_buffer(b"")]
-    )
+    return pa.Array.from_buffers(pa.binary(), n, [None, fixed_offsets(n, 0), pa.py_buffer(b"")])
 
 
 def _fixed_binary(raw: np.ndarray) -> pa.BinaryArray:
     n, width = raw.shape
-    offsets = (np.arange(n + 1, dtype=np.int32) * width).astype(np.int32)
     return pa.Array.from_buffers(
-        pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(raw))]
+        pa.binary(), n, [None, fixed_offsets(n, width), pa.py_buffer(np.ascontiguousarray(raw))]
     )
 
 
@@ -374,9 +372,9 @@ def _fast_columns(
             t = _texts(col_data, dbuf, s[rows], e[rows])
         out[name] = _scatter_strings(sel_fast, t.array(prefix))
     if "kind" in want:
-        out["kind"] = pa.repeat(pa.scalar("UserMessage", pa.string()), m)
+        out["kind"] = repeat_text("UserMessage", m)
     if "packet_size" in want:
-        out["packet_size"] = pa.array(f["packet_size"].astype(np.int64))
+        out["packet_size"] = pa.array(psize if everything else psize[fast])
     if want & {"priority", "flags"}:
         bf = f["bflags"].astype(np.int32)
         out["priority"] = pa.array(bf & 7)
@@ -386,11 +384,13 @@ def _fast_columns(
     if want & {"source_queue_manager", "destination_queue_manager", "message_id"}:
         _guid_columns(out, f, m, want)
     if "sent_time" in want:
-        out["sent_time"] = pa.array(f["sent"].astype(np.int64) * 1_000_000, pa.timestamp("us", tz="UTC"))
+        sent = f["sent"].astype(np.int64)
+        sent *= 1_000_000
+        out["sent_time"] = pa.Array.from_buffers(_TIMESTAMP, m, [None, pa.py_buffer(sent)])
     if "time_to_be_received" in want:
         out["time_to_be_received"] = pa.array(f["ttbr"].astype(np.int64))
     if want & {"delivery", "user_flags"}:
-        uf = f["uflags"].astype(np.int64)
+        uf = uflags if everything else uflags[fast]
         out["delivery"] = _DELIVERY.take(pa.array((uf >> 5) & 3))
         out["user_flags"] = pa.array(uf)
     mf = mph if everything else mph.view(f"V{_MPH.itemsize}")[fast].view(_MPH)

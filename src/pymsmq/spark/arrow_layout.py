@@ -5,12 +5,13 @@ Split out of ``pymsmq.spark.arrow_decode``, which walks MSMQ packet headers with
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 
-__all__ = ["U16", "U32", "PacketBytes"]
+__all__ = ["U16", "U32", "PacketBytes", "even_indices", "fixed_offsets", "repeat_text"]
 
 #: Little-endian u16 and u32 (every MSMQ header field is little-endian, [MS-MQMQ] 2.2).
 U16: Final = np.dtype("<u2")
@@ -86,3 +87,45 @@ class PacketBytes:
         if self.u32s is not None:
             return self.u32s[np.clip(positions, 0, self.limit - 4) >> 2].astype(np.int64)  # type: ignore[no-any-return]
         return self.gather(positions, U32).astype(np.int64)
+
+
+# A worker decodes many batches of one length (``maxRecordsPerBatch`` rows): the arrays below depend only
+# on that length (and a width or a text), so they are built once per length, not once per batch.  Arrow
+# arrays and buffers are immutable, so one object can serve every batch.  Only batches of up to
+# ``_CACHE_ROWS`` rows use the caches (at most ``_CACHED`` entries each: a few MB in all).
+_CACHED: Final = 16
+_CACHE_ROWS: Final = 1 << 16
+
+
+def repeat_text(text: str, n: int) -> pa.StringArray:
+    """``text`` repeated ``n`` times as an Arrow string array (one shared immutable object per
+    (text, n) for batches of up to 65,536 rows, e.g. the ``kind`` column or a queue name every row of a
+    batch carries)."""
+    return _repeat_text(text, n) if n <= _CACHE_ROWS else pa.repeat(pa.scalar(text, pa.string()), n)
+
+
+@lru_cache(maxsize=_CACHED)
+def _repeat_text(text: str, n: int) -> pa.StringArray:
+    return pa.repeat(pa.scalar(text, pa.string()), n)
+
+
+def even_indices(n: int) -> pa.Int32Array:
+    """0, 2, ..., 2n - 2 as an Arrow int32 array (``slice_ranges``' take indices)."""
+    return _even_indices(n) if n <= _CACHE_ROWS else pa.array(np.arange(0, 2 * n, 2, dtype=np.int32))
+
+
+@lru_cache(maxsize=_CACHED)
+def _even_indices(n: int) -> pa.Int32Array:
+    return pa.array(np.arange(0, 2 * n, 2, dtype=np.int32))
+
+
+def fixed_offsets(n: int, width: int) -> pa.Buffer:
+    """The int32 offsets 0, width, ..., n * width of ``n`` values of ``width`` bytes, as an Arrow buffer."""
+    return _fixed_offsets(n, width) if n <= _CACHE_ROWS else _offsets(n, width)
+
+
+def _offsets(n: int, width: int) -> pa.Buffer:
+    return pa.py_buffer(np.arange(n + 1, dtype=np.int32) * np.int32(width))
+
+
+_fixed_offsets: Final = lru_cache(maxsize=_CACHED)(_offsets)

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from pymsmq.spark.arrow_layout import PacketBytes
+from pymsmq.spark.arrow_layout import PacketBytes, even_indices, repeat_text
 from pymsmq.spark.columns import clean_text
 
 __all__ = ["Texts", "WindowTexts", "slice_ranges", "texts"]
@@ -42,7 +42,7 @@ def slice_ranges(data: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.Bi
     offsets[2 * n] = offsets[2 * n - 1]
     view = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(offsets), data])
     # int32 indices (2n < 2**31: the offsets are int32 already) take measurably less than int64 ones.
-    return view.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int32)))
+    return view.take(even_indices(n))
 
 
 class Texts:
@@ -213,7 +213,7 @@ class WindowTexts:
         head = prefix.encode("ascii")
         if self.same:
             text = head + self.block[0, : self.width].astype(np.uint8).tobytes()
-            return pa.repeat(pa.scalar(text.decode("ascii"), pa.string()), n)
+            return repeat_text(text.decode("ascii"), n)
         narrow = self.block.astype(np.uint8)
         chars = self._chars()
         if head:  # rows of prefix + window, the prefix always kept
