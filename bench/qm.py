@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pymsmq.qm.store import Batch, MessageKey, SQLiteStore, StoredMessage
 
@@ -39,10 +40,17 @@ BODY = os.urandom(200)
 Result = dict[str, list[float]]
 
 
-def rate(n: int, fn: Callable[[], None]) -> float:
+def rate(n: int, fn: Callable[[], object]) -> float:
     t = time.perf_counter()
     fn()
     return n / (time.perf_counter() - t)
+
+
+def cpu_rate(n: int, fn: Callable[[], object]) -> float:
+    """Operations per CPU second of this process: steadier than wall clock on a shared host."""
+    t = time.process_time()
+    fn()
+    return n / (time.process_time() - t)
 
 
 def bench_fsync(d: str, n: int) -> float:
@@ -232,11 +240,34 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
                 res.setdefault(f"QM express receive at {backlog} queued", []).append(
                     rate(m, lambda b=b, m=m: [b.receive(timeout=0) for _ in range(m)])
                 )
+                res.setdefault(f"QM express receive at {backlog} queued (CPU time)", []).append(
+                    backlog_cpu_rate(b, backlog, backlog - m, n * 5, lambda: message(body=BODY))
+                )
         finally:
             qm.close()
     except Exception as e:  # report, don't hide: the store numbers are still valid
         return f"QueueManager benchmark failed: {type(e).__name__}: {e}"
     return ""
+
+
+def backlog_cpu_rate(q: Any, backlog: int, depth: int, total: int, make: Callable[[], Any]) -> float:
+    """Express receives per CPU second from a queue ``depth`` deep, kept between ``backlog / 2``
+    and ``backlog``: an untimed refill to ``backlog``, then a timed chunk of ``backlog / 2``
+    receives, until ``total``.  One wall-clock sample on a shared host varies by more than the
+    effect of the depth (issue 3 asks receive at 1M queued within 20% of 1k queued)."""
+    chunk = max(backlog // 2, 1)
+    done, cpu = 0, 0.0
+    while done < total:
+        for _ in range(backlog - depth):
+            q.send(make())
+        k = min(chunk, total - done)
+        t = time.process_time()
+        for _ in range(k):
+            q.receive(timeout=0)
+        cpu += time.process_time() - t
+        depth = backlog - k
+        done += k
+    return done / cpu
 
 
 def bench_expiry(count: int, rounds: int, res: Result) -> None:
@@ -246,11 +277,6 @@ def bench_expiry(count: int, rounds: int, res: Result) -> None:
     second of this process (``time.process_time``): on a shared host wall-clock rates of the two
     variants differ by more than the effect measured."""
     import pymsmq
-
-    def cpu_rate(n: int, fn: Callable[[], object]) -> float:
-        t = time.process_time()
-        fn()
-        return n / (time.process_time() - t)
 
     label = f"{count // 1000}k" if count < 1_000_000 else f"{count // 1_000_000}M"
     for _ in range(rounds):
@@ -364,6 +390,15 @@ def main() -> None:
                     ">= 1",
                 )
             )
+    backlog = sorted(
+        (int(k.split(" at ")[1].split()[0]), v)
+        for k, v in med.items()
+        if k.startswith("QM express receive at ") and k.endswith("(CPU time)")
+    )
+    if len(backlog) == 2:
+        (small_q, at_small), (large_q, at_large) = backlog
+        name = f"QM express receive at {large_q} / at {small_q} queued (CPU time)"
+        ratios.append((name, at_large / at_small, ">= 0.8"))
     for op in ("send", "receive"):
         with_t = [
             v for k, v in med.items() if k.startswith(f"QM express {op}, ") and k.endswith("with TTBR timers")
