@@ -19,6 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from server import proc_cpu, start_pymsmq
+
 _CLIENT = r"""
 import sys, time
 from pymsmq import Message
@@ -43,35 +47,13 @@ qm.close()
 """
 
 
-def _proc_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def run_one(src: str, n: int) -> tuple[float, float, float]:
     """(client µs/request, server µs/request, requests/s) for one server+client from ``src``."""
     env = dict(os.environ, PYTHONPATH=src)
     with tempfile.TemporaryDirectory() as data:
-        srv = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from pymsmq.cli.serve import serve; serve()",
-                "--data",
-                data,
-                "--port",
-                "0",
-                "--log-level",
-                "error",
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        assert srv.stdout is not None
-        port = int(srv.stdout.readline().strip().rpartition(":")[2])
+        srv, url = start_pymsmq(data, src)
         cli = subprocess.Popen(
-            [sys.executable, "-c", _CLIENT, f"msmq://127.0.0.1:{port}", str(n)],
+            [sys.executable, "-c", _CLIENT, url, str(n)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -79,11 +61,11 @@ def run_one(src: str, n: int) -> tuple[float, float, float]:
         )
         assert cli.stdin is not None and cli.stdout is not None
         assert cli.stdout.readline().strip() == "ready"
-        s0 = _proc_cpu(srv.pid)
+        s0 = proc_cpu(srv.pid)
         cli.stdin.write("\n")
         cli.stdin.flush()
         ccpu, wall = map(float, cli.stdout.readline().split())
-        s1 = _proc_cpu(srv.pid)
+        s1 = proc_cpu(srv.pid)
         cli.stdin.write("\n")
         cli.stdin.flush()
         cli.wait(30)

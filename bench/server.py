@@ -137,8 +137,10 @@ def fsync_probe(directory: str, seconds: float = 1.0) -> float:
 # ---------------------------------------------------------------------------- pymsmq
 
 
-def start_pymsmq(data: str) -> tuple[subprocess.Popen[str], str]:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+def start_pymsmq(data: str, src: str | None = None) -> tuple[subprocess.Popen[str], str]:
+    """A ``pymsmq serve`` process on ``data`` (any free port) from ``src`` (default: this tree's); its URL."""
+    src = src or str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -220,7 +222,7 @@ def _pymsmq_durable_worker(url: str, seconds: float, start_at: float, out: mp.Qu
     qm.close()
 
 
-def _proc_cpu(pid: int) -> float:
+def proc_cpu(pid: int) -> float:
     """CPU seconds (utime + stime, every thread) of process ``pid`` from /proc; NaN elsewhere."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -232,7 +234,7 @@ def _proc_cpu(pid: int) -> float:
 def _loop_thread_cpu(pid: int) -> float:
     """CPU seconds of process ``pid``'s main thread (the server's event loop) from /proc; NaN elsewhere.
 
-    The rest of the server's CPU (``_proc_cpu`` minus this) is its other threads: mostly the send
+    The rest of the server's CPU (``proc_cpu`` minus this) is its other threads: mostly the send
     batcher's, which writes the recoverable sends.
     """
     try:
@@ -511,11 +513,11 @@ def concurrent(
         p.start()
     while time.time() < start_at:
         time.sleep(0.001)
-    server_cpu = _proc_cpu(server_pid) if server_pid is not None else 0.0
+    server_cpu = proc_cpu(server_pid) if server_pid is not None else 0.0
     loop_cpu = _loop_thread_cpu(server_pid) if server_pid is not None else 0.0
     results = [out.get(timeout=seconds + 120) for _ in procs]
     if server_pid is not None:
-        server_cpu = _proc_cpu(server_pid) - server_cpu
+        server_cpu = proc_cpu(server_pid) - server_cpu
         loop_cpu = _loop_thread_cpu(server_pid) - loop_cpu
     for p in procs:
         p.join(30)

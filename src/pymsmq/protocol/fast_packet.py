@@ -42,11 +42,14 @@ __all__ = [
 #: BaseHeader (16) + UserHeader fixed part (48) + MessagePropertiesHeader fixed part (56).
 _HEAD: Final = struct.Struct("<BBHIII16s16sIIIIBBH20sIIIIIIII")
 _HEAD_SIZE: Final = 120
-# _HEAD for a message without label (encode_plain): MessagePropertiesHeader.Flags .. ApplicationTag
-# (32 zero bytes: no acknowledgement flags, label, class, correlation, body type or application tag)
+# _HEAD as encode_plain packs it: MessagePropertiesHeader.Flags .. ApplicationTag as one 32-byte run
+# (all zero but LabelLength: no acknowledgement flags, class, correlation, body type or application tag)
 # and PrivacyLevel .. ExtensionSize (privacy 0, the default algorithms, no extension) as byte runs.
 _PLAIN_HEAD: Final = struct.Struct("<BBHIII16s16sIIII32sII16s")
 _PLAIN_MIDDLE: Final = bytes(32)
+# The same 32 bytes with a label: Flags (0), LabelLength, MessageClass (0), CorrelationID (zero),
+# BodyType (0) and ApplicationTag (0) ([MS-MQMQ] 2.2.19.3 MessagePropertiesHeader).
+_LABEL_MIDDLE: Final = struct.Struct("<BBH20sII")
 _PLAIN_TAIL: Final = struct.pack("<IIII", 0, 0x8004, 0x6801, 0)
 _INFINITE: Final = 0xFFFFFFFF
 _U_MP: Final = 0x00200000  # UserHeader.Flags.MP: "MUST always be set"
@@ -63,10 +66,8 @@ _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 # UserHeader SourceQueueManager, QueueManagerAddress (zero), TimeToBeReceived, SentTime, MessageID
 # (offsets 16-59 of a UserMessage packet).
 _SENT_FIELDS: Final = struct.Struct("<16s16xIII")
-#: queued_packet's last (lineage, its bytes_le), replaced as one tuple (threads may share it).
+#: ``_lineage_bytes``'s last (lineage, its bytes_le), replaced as one tuple (threads may share it).
 _LAST_LINEAGE: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
-#: encode_plain's last id lineage and its bytes_le, likewise.
-_LAST_PLAIN: Final[list[tuple[uuid.UUID | None, bytes]]] = [(None, b"")]
 
 #: encode_plain's shape: the attributes a plain message may hold (see ``encode_plain``).
 _PLAIN_ATTRIBUTES: Final = frozenset(
@@ -93,17 +94,9 @@ _set_lineage: Final = ObjectId.__dict__["lineage"].__set__
 _set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
 
 
-def encode_simple(m: Message) -> bytes | None:
-    """``message_to_packet(m)`` without a destination for a simple message; None when not simple.
-
-    ``m`` must be validated (``Message.validate``); its ``destination_queue`` is ignored.
-    """
-    d = m.__dict__
-    if not d.keys() <= SIMPLE_ATTRIBUTES:
-        return None
-    journal = m.journal
-    if journal & ~3:
-        return None
+def _shared_fields(m: Message) -> tuple[int, bytes, int, bytes, int] | None:
+    """(uniquifier, SourceQueueManager bytes, SentTime, label bytes, LabelLength) of ``m`` as the
+    packet holds them, or None when the packet cannot (then the general mapping decides)."""
     mid = m.id
     source = m.source_machine_guid
     if mid is not None:
@@ -112,13 +105,7 @@ def encode_simple(m: Message) -> bytes | None:
         lineage = mid.lineage
         if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
             return None
-        # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
-        last = _LAST_PLAIN[0]
-        if last[0] is lineage:
-            source_bytes = last[1]
-        else:
-            source_bytes = guid_bytes_le(lineage)
-            _LAST_PLAIN[0] = (lineage, source_bytes)
+        source_bytes = _lineage_bytes(lineage)
     else:
         u = 0
         source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
@@ -130,16 +117,32 @@ def encode_simple(m: Message) -> bytes | None:
         if not 0 <= sent_time <= _INFINITE:
             return None
     label = m.label
-    if label:
-        if "\x00" in label:
-            return None
-        raw_label = label.encode("utf-16-le", "surrogatepass") + _NUL2
-        label_length = len(raw_label) >> 1
-        if label_length > _MAX_LABEL_LENGTH:
-            return None
-    else:
-        raw_label = b""
-        label_length = 0
+    if not label:
+        return u, source_bytes, sent_time, b"", 0
+    if "\x00" in label:
+        return None
+    raw_label = label.encode("utf-16-le", "surrogatepass") + _NUL2
+    label_length = len(raw_label) >> 1
+    if label_length > _MAX_LABEL_LENGTH:
+        return None
+    return u, source_bytes, sent_time, raw_label, label_length
+
+
+def encode_simple(m: Message) -> bytes | None:
+    """``message_to_packet(m)`` without a destination for a simple message; None when not simple.
+
+    ``m`` must be validated (``Message.validate``); its ``destination_queue`` is ignored.
+    """
+    d = m.__dict__
+    if not d.keys() <= SIMPLE_ATTRIBUTES:
+        return None
+    journal = m.journal
+    if journal & ~3:
+        return None
+    fields = _shared_fields(m)
+    if fields is None:
+        return None
+    u, source_bytes, sent_time, raw_label, label_length = fields
     correlation = m.correlation_id
     body = m.body
     extension = m.extension
@@ -190,45 +193,12 @@ def encode_plain(m: Message) -> bytes | None:
     """
     if not m.__dict__.keys() <= _PLAIN_ATTRIBUTES:
         return None
-    mid = m.id
-    source = m.source_machine_guid
-    if mid is not None:
-        # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
-        u = mid.uniquifier
-        lineage = mid.lineage
-        if not 0 < u <= _INFINITE or (source is not None and source is not lineage and source != lineage):
-            return None
-        # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
-        last = _LAST_PLAIN[0]
-        if last[0] is lineage:
-            source_bytes = last[1]
-        else:
-            source_bytes = guid_bytes_le(lineage)
-            _LAST_PLAIN[0] = (lineage, source_bytes)
-    else:
-        u = 0
-        source_bytes = _ZERO_GUID if source is None else guid_bytes_le(source)
-    sent = m.sent_time
-    if sent is None:
-        sent_time = 0
-    else:
-        sent_time = int(sent)
-        if not 0 <= sent_time <= _INFINITE:
-            return None
-    label = m.label
+    fields = _shared_fields(m)
+    if fields is None:
+        return None
+    u, source_bytes, sent_time, raw_label, label_length = fields
     body = m.body
-    if label:
-        if "\x00" in label:
-            return None
-        raw_label = label.encode("utf-16-le", "surrogatepass") + _NUL2
-        label_length = len(raw_label) >> 1
-        if label_length > _MAX_LABEL_LENGTH:
-            return None
-        size = _HEAD_SIZE + len(raw_label) + len(body)
-    else:
-        raw_label = b""
-        label_length = 0
-        size = _HEAD_SIZE + len(body)
+    size = _HEAD_SIZE + len(raw_label) + len(body)
     pad = _PAD[size & 3]
     size += len(pad)
     priority = m.priority
@@ -236,28 +206,10 @@ def encode_plain(m: Message) -> bytes | None:
         return None
     n = len(body)
     uflags = _U_MP | 0x20 if m.delivery == 1 else _U_MP  # journal at its default (0)
-    if not label_length:
-        # The same bytes as the _HEAD.pack below with label_length 0 (tests compare both).
-        head = _PLAIN_HEAD.pack(
-            BASE_HEADER_VERSION,
-            0,
-            priority,
-            BASE_HEADER_SIGNATURE,
-            size,
-            _INFINITE,  # max_time_to_reach_queue at its default
-            source_bytes,
-            _ZERO_GUID,
-            _INFINITE,  # max_time_to_receive at its default
-            sent_time,
-            u,
-            uflags,
-            _PLAIN_MIDDLE,
-            n,
-            n,
-            _PLAIN_TAIL,
-        )
-        return b"".join((head, body, pad))
-    head = _HEAD.pack(
+    # _HEAD's fields in one pack: the 32 bytes from MessagePropertiesHeader.Flags are all zero
+    # but LabelLength (tests compare the bytes with encode_simple's).
+    middle = _LABEL_MIDDLE.pack(0, label_length, 0, _ZERO_ID, 0, 0) if label_length else _PLAIN_MIDDLE
+    head = _PLAIN_HEAD.pack(
         BASE_HEADER_VERSION,
         0,
         priority,
@@ -270,20 +222,23 @@ def encode_plain(m: Message) -> bytes | None:
         sent_time,
         u,
         uflags,
-        0,
-        label_length,
-        0,
-        _ZERO_ID,
-        0,
-        0,
+        middle,
         n,
         n,
-        0,
-        0x8004,  # hash_algorithm default (CALG_MD5)
-        0x6801,  # encrypt_algorithm default (CALG_RC2)
-        0,
+        _PLAIN_TAIL,
     )
     return b"".join((head, raw_label, body, pad))
+
+
+def _lineage_bytes(lineage: uuid.UUID) -> bytes:
+    """``guid_bytes_le(lineage)`` of an id's lineage: one queue manager's ids share one GUID object,
+    so the last one's bytes are found by identity (no UUID int hash per message)."""
+    last = _LAST_LINEAGE[0]
+    if last[0] is lineage:
+        return last[1]
+    raw = guid_bytes_le(lineage)
+    _LAST_LINEAGE[0] = (lineage, raw)
+    return raw
 
 
 def guid_bytes_le(value: uuid.UUID) -> bytes:
@@ -554,13 +509,6 @@ def queued_packet(data: bytes, m: Message) -> bytes:
     assert mid is not None and m.sent_time is not None
     packet = bytearray(data)
     # QueueManagerAddress (32-47) is zero in a simple packet: rewritten as it is.
-    lineage = mid.lineage
-    # One queue manager's ids share one GUID object: the last one's bytes_le, found by identity.
-    last = _LAST_LINEAGE[0]
-    if last[0] is lineage:
-        raw = last[1]
-    else:
-        raw = guid_bytes_le(lineage)
-        _LAST_LINEAGE[0] = (lineage, raw)
+    raw = _lineage_bytes(mid.lineage)
     _SENT_FIELDS.pack_into(packet, 16, raw, m.max_time_to_receive, int(m.sent_time), mid.uniquifier)
     return bytes(packet)

@@ -209,6 +209,31 @@ class MessageIndex:
             self._compact(p)
         return True
 
+    def remove_head(self, entry: Entry) -> bool:
+        """Take ``entry`` out when it is the AVAILABLE entry at the head of its priority's order.
+
+        The express receive's case, cheaper than ``remove`` (no state counters, no compaction
+        check); False, with nothing changed, when ``entry`` is not that head: use ``remove``.
+        """
+        lid = entry.lookup_id
+        p = entry.priority
+        lst = self._lists[p]
+        if not lst or lst[self._heads[p]] != lid or entry.state != AVAILABLE:
+            return False
+        entries = self._entries
+        if entries.get(lid) is not entry:
+            return False
+        del entries[lid]
+        self.total_bytes -= entry.size
+        at = self._heads[p] + 1
+        n = len(lst)
+        if at < n and lst[at] in entries and (at <= _COMPACT_MIN or at * 2 <= n):
+            self._heads[p] = at  # the next id is live and no compaction is due: _advance's result
+        else:
+            self._dead[p] += 1
+            self._advance(p)
+        return True
+
     def _advance(self, p: int) -> None:
         lst = self._lists[p]
         entries = self._entries

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.qm.index import _COMPACT_MIN, AVAILABLE
+from pymsmq.qm.index import AVAILABLE
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
@@ -80,12 +80,8 @@ def take_entries(
         index = queue._index()
         first = index.first
         remove = index.remove
-        # The index's order (MessageIndex internals), for its head(p) and the removal of an
-        # available head entry inline (the common case: what index.remove does, _advance included).
-        entries = index._entries
-        lists = index._lists
-        heads = index._heads
-        dead = index._dead
+        remove_head = index.remove_head
+        head = index.head
         on_removed = qm._on_removed
         # QueueManager._on_removed (Lifecycle.received) does nothing for a message without a TTBR
         # timer, acknowledgement or journal request when the queue does not journal: not called.
@@ -97,9 +93,7 @@ def take_entries(
         for _ in range(count):
             entry = None
             if p >= 0:
-                lst = lists[p]
-                if lst:
-                    entry = entries.get(lst[heads[p]])  # index.head(p)
+                entry = head(p)
             if entry is None or entry.state != AVAILABLE:
                 entry = first(False)
                 if entry is None:
@@ -110,28 +104,7 @@ def take_entries(
             if fits is not None and not fits(entry):
                 return FULL
             # Queue._take then Queue._finish_take of an express message, at one instant.
-            lid = entry.lookup_id
-            lst = lists[p]
-            at = heads[p]
-            if lst[at] == lid and entry.state == AVAILABLE and entries.get(lid) is entry:
-                # index.remove(entry) of its available head entry: out of the entries and the
-                # total, then the head moves past the removed ids (MessageIndex._advance).
-                del entries[lid]
-                index.total_bytes -= entry.size
-                n = len(lst)
-                start = at
-                at += 1
-                while at < n and lst[at] not in entries:
-                    at += 1
-                dead[p] -= at - start - 1
-                if at == n:
-                    lst.clear()
-                    at = 0
-                elif at > _COMPACT_MIN and at * 2 > n:
-                    del lst[:at]
-                    at = 0
-                heads[p] = at
-            else:
+            if not remove_head(entry):
                 remove(entry)
             m = entry.message
             if journals or entry.expires_at is not None or m.ack or m.journal:
