@@ -19,6 +19,7 @@ section is replaced).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import sqlite3
@@ -44,6 +45,26 @@ def rate(n: int, fn: Callable[[], object]) -> float:
     t = time.perf_counter()
     fn()
     return n / (time.perf_counter() - t)
+
+
+def times(n: int, op: Callable[[int], object]) -> Callable[[], None]:
+    """A callable that runs ``op(i)`` for ``i`` in ``range(n)`` (what ``rate`` and ``cpu_rate`` time)."""
+
+    def run() -> None:
+        for i in range(n):
+            op(i)
+
+    return run
+
+
+def _send_all(q: Any, msgs: list[Any]) -> None:
+    for m in msgs:
+        q.send(m)
+
+
+def _receive_all(q: Any, n: int) -> None:
+    for _ in range(n):
+        q.receive(timeout=0)
 
 
 def cpu_rate(n: int, fn: Callable[[], object]) -> float:
@@ -110,13 +131,11 @@ def bench_store(d: str, n: int, res: Result) -> None:
         res["store 1 producer"].append(
             rate(
                 n,
-                lambda: [
-                    store.apply(Batch(insert=[_message(1, i)], last_lookup_ids={1: i})) for i in range(n)
-                ],
+                times(n, lambda i: store.apply(Batch(insert=[_message(1, i)], last_lookup_ids={1: i}))),
             )
         )
         res["store 1 consumer (delete)"].append(
-            rate(n, lambda: [store.apply(Batch(delete=[MessageKey(1, i)])) for i in range(n)])
+            rate(n, times(n, lambda i: store.apply(Batch(delete=[MessageKey(1, i)]))))
         )
         for producers in (8, 32):
             per = max(n // producers, 50)
@@ -127,7 +146,7 @@ def bench_store(d: str, n: int, res: Result) -> None:
                     store.apply(Batch(insert=[_message(2 + producers, t * 10**6 + i)]))
 
             res[f"store {producers} producers"].append(
-                rate(per * producers, lambda p=producers: _threads(p, produce))
+                rate(per * producers, functools.partial(_threads, producers, produce))
             )
             res[f"store {producers} producers: batches per commit"].append(
                 (store.batches - b0) / max(store.commits - c0, 1)
@@ -141,7 +160,7 @@ def bench_store(d: str, n: int, res: Result) -> None:
         res["store 32 consumers (delete)"].append(rate(per * 32, lambda: _threads(32, consume)))
         big = os.urandom(4 << 20)
         k = 6 if n < 5000 else 16
-        mbs = rate(k * 4, lambda: [store.apply(Batch(insert=[_message(3, i, big)])) for i in range(k)])
+        mbs = rate(k * 4, times(k, lambda i: store.apply(Batch(insert=[_message(3, i, big)]))))
         res["store 4 MiB packets (MB/s)"].append(mbs * (4 << 20) / 1e6 / 4)
         store.apply(Batch(delete_queues=[3, 10, 34]))
     finally:
@@ -170,7 +189,7 @@ def bench_backlog(d: str, backlog: int, n: int) -> float:
             store.apply(Batch(insert=[_message(1, i) for i in range(start, min(start + step, backlog))]))
         # Receive from the middle of the key space so that the B-tree depth is the one of the backlog.
         first = backlog // 2
-        return rate(n, lambda: [store.apply(Batch(delete=[MessageKey(1, first + i)])) for i in range(n)])
+        return rate(n, times(n, lambda i: store.apply(Batch(delete=[MessageKey(1, first + i)]))))
     finally:
         store.close()
         _rm_store(path)
@@ -182,8 +201,8 @@ def bench_persist_queue(d: str, n: int, res: Result) -> bool:
     except ImportError:
         return False
     q = SQLiteQueue(os.path.join(d, "pq"), auto_commit=True, multithreading=True)
-    res["persist-queue SQLiteQueue put"].append(rate(n, lambda: [q.put(BODY) for _ in range(n)]))
-    res["persist-queue SQLiteQueue get"].append(rate(n, lambda: [q.get() for _ in range(n)]))
+    res["persist-queue SQLiteQueue put"].append(rate(n, times(n, lambda _: q.put(BODY))))
+    res["persist-queue SQLiteQueue get"].append(rate(n, times(n, lambda _: q.get())))
     return True
 
 
@@ -203,17 +222,17 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
             q = qm.create_queue(r".\private$\bench_express")
             ne = n * 20
             res.setdefault("QM express send", []).append(
-                rate(ne, lambda: [q.send(message(body=BODY)) for _ in range(ne)])
+                rate(ne, times(ne, lambda _: q.send(message(body=BODY))))
             )
             res.setdefault("QM express receive", []).append(
-                rate(ne, lambda: [q.receive(timeout=0) for _ in range(ne)])
+                rate(ne, times(ne, lambda _: q.receive(timeout=0)))
             )
             r = qm.create_queue(r".\private$\bench_recoverable")
             res.setdefault("QM recoverable send, 1 producer", []).append(
-                rate(n, lambda: [r.send(message(body=BODY, delivery=recoverable)) for _ in range(n)])
+                rate(n, times(n, lambda _: r.send(message(body=BODY, delivery=recoverable))))
             )
             res.setdefault("QM recoverable receive, 1 consumer", []).append(
-                rate(n, lambda: [r.receive(timeout=0) for _ in range(n)])
+                rate(n, times(n, lambda _: r.receive(timeout=0)))
             )
             for producers in (8, 32):
                 per = max(n // producers, 50)
@@ -223,14 +242,14 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
                         r.send(message(body=BODY, delivery=recoverable))
 
                 res.setdefault(f"QM recoverable send, {producers} producers", []).append(
-                    rate(per * producers, lambda p=producers: _threads(p, produce))
+                    rate(per * producers, functools.partial(_threads, producers, produce))
                 )
                 for _ in range(per * producers):
                     r.receive(timeout=0)
             # The largest body a 4 MB packet carries ([MS-MQMQ] PacketSize <= 0x00400000 counts headers).
             big = os.urandom((4 << 20) - 4096)
             k = 6 if quick else 16
-            mbs = rate(k, lambda: [r.send(message(body=big, delivery=recoverable)) for _ in range(k)])
+            mbs = rate(k, times(k, lambda _: r.send(message(body=big, delivery=recoverable))))
             res.setdefault("QM 4 MiB recoverable send (MB/s)", []).append(mbs * len(big) / 1e6)
             for backlog in (1000, 100_000 if quick else 1_000_000):
                 b = qm.create_queue(rf".\private$\bench_backlog{backlog}")
@@ -238,7 +257,7 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
                     b.send(message(body=BODY))
                 m = min(n * 5, backlog // 2)
                 res.setdefault(f"QM express receive at {backlog} queued", []).append(
-                    rate(m, lambda b=b, m=m: [b.receive(timeout=0) for _ in range(m)])
+                    rate(m, functools.partial(_receive_all, b, m))
                 )
                 res.setdefault(f"QM express receive at {backlog} queued (CPU time)", []).append(
                     backlog_cpu_rate(b, backlog, backlog - m, n * 5, lambda: message(body=BODY))
@@ -284,15 +303,15 @@ def bench_expiry(count: int, rounds: int, res: Result) -> None:
             qm = pymsmq.QueueManager.open(":memory:")  # real clock: the timer thread sleeps
             try:
                 q = qm.create_queue(r".\private$\bench_expiry")
-                kw = {"max_time_to_receive": 3600} if timers else {}
+                kw: dict[str, Any] = {"max_time_to_receive": 3600} if timers else {}
                 msgs = [pymsmq.Message(body=BODY, **kw) for _ in range(count)]
                 suffix = "with TTBR timers" if timers else "without timers"  # rates per CPU second
                 res.setdefault(f"QM express send, {label} {suffix}", []).append(
-                    cpu_rate(count, lambda q=q, msgs=msgs: [q.send(m) for m in msgs])  # type: ignore[misc]
+                    cpu_rate(count, functools.partial(_send_all, q, msgs))
                 )
                 del msgs
                 res.setdefault(f"QM express receive, {label} {suffix}", []).append(
-                    cpu_rate(count, lambda q=q: [q.receive(timeout=0) for _ in range(count)])  # type: ignore[misc]
+                    cpu_rate(count, functools.partial(_receive_all, q, count))
                 )
             finally:
                 qm.close()

@@ -94,7 +94,7 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 def bench_vectorised(packets: list[bytes], repeat: int) -> list[str]:
     """The Arrow decoder alone, one process, 10k-packet batches."""
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     from pymsmq.spark.arrow_decode import decode_array
 
