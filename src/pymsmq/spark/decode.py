@@ -94,8 +94,10 @@ def decode_packets(
     ``spark.sql.execution.arrow.maxBytesPerBatch`` to 2147483647 (Int.MaxValue) stops Spark from
     re-measuring the batch after every row it writes, and the session settings
     ``spark.python.unix.domain.socket.enabled=true`` and ``spark.buffer.size=1048576`` make the transfer
-    itself cheaper (see bench/spark.py).  Measured on 2 cores (local[2], 27 columns, noop sink):
-    1.06-1.09M packets/s with default settings, 1.11-1.16M/s tuned (``docs/benchmarks.md``).
+    itself cheaper (see bench/spark.py).  Measured on 2 cores (local[2], 27 columns, noop sink), on
+    two hosts: 1.06-1.09M and 0.91-0.94M packets/s with default settings, 1.11-1.16M and 1.06-1.09M/s
+    with ``maxBytesPerBatch`` at Int.MaxValue (``docs/benchmarks.md``).  That setting bounds a batch
+    by ``maxRecordsPerBatch`` rows only: lower that too when packets can be large (4 MB each at most).
     """
     fields = {f.name: f for f in df.schema.fields}
     if column not in fields:
