@@ -549,6 +549,7 @@ def install_peers() -> str | None:
 
 
 def _stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+    """SIGTERM to the process's group (the peers lead their own) or to the process; SIGKILL after 30 s."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
@@ -556,7 +557,11 @@ def _stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
     try:
         proc.wait(30)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+        proc.wait(30)
 
 
 def main() -> None:
