@@ -9,8 +9,13 @@ themselves live in a dict keyed by lookup id.
   past them, so receive cost does not grow with the backlog.
 * Removal anywhere is O(1) (the id stays in its list as a tombstone until the head passes it or the
   list is compacted); insertion is an append except for the rare out-of-order id (a concurrent
-  durable send, a subqueue move back) which uses ``bisect.insort``.
+  durable send, a subqueue move back), which is a bisect and a list insert.
 * Seeking before/after a position (cursors, lookup-id navigation) is a bisect plus a scan.
+* The first AVAILABLE entry (what a receive takes) is found without rescanning the entries LOCKED by
+  open transactions at the head: each priority keeps a mark below which nothing is AVAILABLE, moved
+  back whenever an entry before it becomes AVAILABLE (lock released, send committed or made
+  durable, message added).  Without it, a transaction receiving n messages one by one would scan
+  n * n / 2 locked entries.
 
 Entry states ([MS-MQDMPR] 3.1.1.11 MessagePosition.State): AVAILABLE; LOCKED (received inside an
 uncommitted transaction, or being deleted durably); PENDING (sent inside an uncommitted
@@ -19,7 +24,7 @@ transaction, or waiting for its durable write) which nobody sees.  Deleted entri
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
@@ -91,12 +96,15 @@ class Entry:
 class MessageIndex:
     """The ordered positions of one queue or subqueue."""
 
-    __slots__ = ("_dead", "_entries", "_heads", "_lists", "locked", "pending", "total_bytes")
+    __slots__ = ("_dead", "_entries", "_heads", "_lists", "_skip", "locked", "pending", "total_bytes")
 
     def __init__(self) -> None:
         self._lists: list[list[int]] = [[] for _ in range(8)]
         self._heads = [0] * 8
         self._dead = [0] * 8
+        # Per priority: a position in the list such that no entry between the head and it is
+        # AVAILABLE (removed ids and LOCKED or PENDING entries only): ``first`` starts there.
+        self._skip = [0] * 8
         self._entries: dict[int, Entry] = {}
         self.total_bytes = 0
         self.locked = 0
@@ -120,7 +128,7 @@ class MessageIndex:
         p = entry.priority
         lst = self._lists[p]
         if not lst or lst[-1] < lid:
-            lst.append(lid)
+            lst.append(lid)  # at or after the mark: nothing to move
         else:
             head = self._heads[p]
             pos = bisect_left(lst, lid, head)
@@ -129,8 +137,13 @@ class MessageIndex:
             elif pos == head and head > 0:
                 self._heads[p] = head - 1
                 lst[head - 1] = lid
+                pos = head - 1
             else:
-                insort(lst, lid, head)
+                lst.insert(pos, lid)
+                if pos < self._skip[p]:
+                    self._skip[p] += 1  # the positions from pos on moved up by one
+            if entry.state == AVAILABLE and pos < self._skip[p]:
+                self._skip[p] = pos
         self._entries[lid] = entry
         self.total_bytes += entry.size
         if entry.state == LOCKED:
@@ -187,6 +200,14 @@ class MessageIndex:
         elif state == PENDING:
             self.pending += 1
         entry.state = state
+        if state == AVAILABLE:
+            p = entry.priority
+            lst = self._lists[p]
+            skip = self._skip[p]
+            if skip > self._heads[p] and (skip > len(lst) or lst[skip - 1] >= entry.lookup_id):
+                pos = bisect_left(lst, entry.lookup_id, self._heads[p], min(skip, len(lst)))
+                if pos < skip:
+                    self._skip[p] = pos
 
     def remove(self, entry: Entry) -> bool:
         """Take ``entry`` out of the index; False if it was not there."""
@@ -245,9 +266,11 @@ class MessageIndex:
         self._dead[p] -= head - start
         if head == n:
             lst.clear()
+            self._skip[p] = 0
             head = 0
         elif head > _COMPACT_MIN and head * 2 > n:
             del lst[:head]
+            self._skip[p] = max(self._skip[p] - head, 0)
             head = 0
         self._heads[p] = head
 
@@ -256,6 +279,7 @@ class MessageIndex:
         self._lists[p] = [lid for lid in self._lists[p][self._heads[p] :] if lid in entries]
         self._heads[p] = 0
         self._dead[p] = 0
+        self._skip[p] = 0  # positions changed: scan from the head once
 
     def head(self, priority: int) -> Entry | None:
         """The live entry at the head of ``priority``'s order (any state), or None.
@@ -269,14 +293,32 @@ class MessageIndex:
     def first(self, peek: bool = False) -> Entry | None:
         """The first suitable entry from the head."""
         entries = self._entries
+        if peek:
+            for p in range(7, -1, -1):
+                lst = self._lists[p]
+                if not lst:
+                    continue
+                for i in range(self._heads[p], len(lst)):
+                    e = entries.get(lst[i])
+                    if e is not None and e.visible(True):
+                        return e
+            return None
+        skip = self._skip
         for p in range(7, -1, -1):
             lst = self._lists[p]
             if not lst:
                 continue
-            for i in range(self._heads[p], len(lst)):
+            head = self._heads[p]
+            start = skip[p]
+            i = head if start < head else start
+            n = len(lst)
+            while i < n:
                 e = entries.get(lst[i])
-                if e is not None and e.visible(peek):
+                if e is not None and e.state == AVAILABLE:
+                    skip[p] = i
                     return e
+                i += 1
+            skip[p] = n
         return None
 
     def last(self, peek: bool = False) -> Entry | None:

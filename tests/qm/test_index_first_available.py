@@ -1,0 +1,206 @@
+"""``MessageIndex.first`` skips the entries locked at the head without rescanning them.
+
+A state machine drives one index through every operation that changes states or positions (adds in
+and out of order, tombstone revival, state changes, removals, head removals, list cuts and
+compactions made frequent by a small ``_COMPACT_MIN``) and checks it against a plain model: the
+first AVAILABLE entry (highest priority, then lowest lookup id) and, for peeks, the first one that is
+AVAILABLE or LOCKED with AllowPeekWhenLocked.  After every step, the mark ``first`` starts from must
+have nothing AVAILABLE before it.  A scaling check (lookups counted, nothing timed) shows the point
+of the mark: a transaction that receives n messages one by one visits each entry a bounded number of
+times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+import pymsmq.qm.index as index_module
+from pymsmq import Message, QueueManager
+from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
+
+_STATES = st.sampled_from([AVAILABLE, AVAILABLE, LOCKED, PENDING])
+_PRIORITIES = st.sampled_from([0, 3, 3, 7])
+
+
+def _message() -> Any:
+    return Message(body=b"x")
+
+
+class FirstAvailableMachine(RuleBasedStateMachine):
+    """One MessageIndex against a dict model of its live entries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index = MessageIndex()
+        self.live: dict[int, Entry] = {}
+        self.removed: dict[int, Entry] = {}  # taken out: may come back (a subqueue move back)
+        self.next_lid = 10  # new ids go up by 3; the gaps take out-of-order adds
+        self._saved = index_module._COMPACT_MIN
+
+    @initialize()
+    def small_compaction_threshold(self) -> None:
+        index_module._COMPACT_MIN = 4  # type: ignore[misc]  # cut and compact the lists often
+
+    def teardown(self) -> None:
+        index_module._COMPACT_MIN = self._saved  # type: ignore[misc]
+
+    # ------------------------------------------------------------------ the model
+    def _expected(self, peek: bool) -> Entry | None:
+        suitable = [
+            e
+            for e in self.live.values()
+            if e.state == AVAILABLE or (peek and e.state == LOCKED and e.allow_peek)
+        ]
+        return min(suitable, key=lambda e: (-e.priority, e.lookup_id), default=None)
+
+    def _add(self, lid: int, priority: int, state: int) -> None:
+        entry = Entry(lid, priority, _message(), 1, state)
+        self.index.add(entry)
+        self.live[lid] = entry
+
+    # ------------------------------------------------------------------ rules
+    @rule(priority=_PRIORITIES, state=_STATES)
+    def add_new(self, priority: int, state: int) -> None:
+        lid = self.next_lid
+        self.next_lid += 3
+        self.index.add_new(lid, priority, _message(), 1, state, None)
+        entry = self.index.get(lid)
+        assert entry is not None
+        self.live[lid] = entry
+
+    @rule(data=st.data(), state=_STATES)
+    def add_out_of_order(self, data: st.DataObject, state: int) -> None:
+        # An id in a gap below the newest: bisect and insert (or the slot before the head).
+        lid = data.draw(st.integers(1, self.next_lid - 1))
+        if lid in self.live or lid in self.removed:
+            return
+        self._add(lid, data.draw(_PRIORITIES), state)
+
+    @precondition(lambda self: self.removed)
+    @rule(data=st.data(), state=_STATES)
+    def add_back(self, data: st.DataObject, state: int) -> None:
+        # A removed id added again: a tombstone revived, or an insert after a compaction.
+        lid = data.draw(st.sampled_from(sorted(self.removed)))
+        entry = self.removed.pop(lid)
+        entry.state = state
+        self.index.add(entry)
+        self.live[lid] = entry
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data(), state=_STATES, allow_peek=st.booleans())
+    def set_state(self, data: st.DataObject, state: int, allow_peek: bool) -> None:
+        entry = self.live[data.draw(st.sampled_from(sorted(self.live)))]
+        entry.allow_peek = allow_peek
+        self.index.set_state(entry, state)
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data())
+    def remove(self, data: st.DataObject) -> None:
+        lid = data.draw(st.sampled_from(sorted(self.live)))
+        assert self.index.remove(self.live[lid])
+        self.removed[lid] = self.live.pop(lid)
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data(), k=st.integers(2, 8))
+    def remove_several(self, data: st.DataObject, k: int) -> None:
+        # Bursts of removals away from the head: the tombstones that trigger cuts and compactions.
+        for _ in range(k):
+            if not self.live:
+                return
+            lid = data.draw(st.sampled_from(sorted(self.live)))
+            assert self.index.remove(self.live[lid])
+            self.removed[lid] = self.live.pop(lid)
+
+    @rule(priority=_PRIORITIES, k=st.integers(2, 12), state=_STATES)
+    def add_several(self, priority: int, k: int, state: int) -> None:
+        for _ in range(k):
+            self.add_new(priority, state)
+
+    @rule(k=st.integers(2, 8))
+    def receive_several_in_a_transaction(self, k: int) -> None:
+        for _ in range(k):
+            self.receive_in_a_transaction(False)
+
+    @rule(allow_peek=st.booleans())
+    def receive_in_a_transaction(self, allow_peek: bool) -> None:
+        # What Queue._take does inside a transaction: the first AVAILABLE entry becomes LOCKED.
+        entry = self.index.first()
+        assert entry is self._expected(False)
+        if entry is not None:
+            self.index.set_state(entry, LOCKED)
+            entry.allow_peek = allow_peek
+
+    @rule()
+    def receive_express(self) -> None:
+        # What take_entries does: the first AVAILABLE entry leaves by remove_head (or remove).
+        entry = self.index.first()
+        assert entry is self._expected(False)
+        if entry is not None:
+            if not self.index.remove_head(entry):
+                assert self.index.remove(entry)
+            self.removed[entry.lookup_id] = self.live.pop(entry.lookup_id)
+
+    @rule(peek=st.booleans())
+    def first(self, peek: bool) -> None:
+        assert self.index.first(peek) is self._expected(peek)
+
+    # ------------------------------------------------------------------ invariants
+    @invariant()
+    def nothing_available_before_the_mark(self) -> None:
+        index = self.index
+        for p in range(8):
+            lst = index._lists[p]
+            for i in range(index._heads[p], min(index._skip[p], len(lst))):
+                entry = index._entries.get(lst[i])
+                assert entry is None or entry.state != AVAILABLE, (p, i, lst[i])
+
+    @invariant()
+    def counters_and_order(self) -> None:
+        index = self.index
+        assert len(index) == sum(1 for e in self.live.values() if e.state != PENDING)
+        assert index.locked == sum(1 for e in self.live.values() if e.state == LOCKED)
+        assert [e.lookup_id for e in index] == [
+            e.lookup_id for e in sorted(self.live.values(), key=lambda e: (-e.priority, e.lookup_id))
+        ]
+
+
+FirstAvailableMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)
+TestFirstAvailable = FirstAvailableMachine.TestCase
+
+
+class _CountingDict(dict[int, Entry]):
+    """The index's entry dict, counting lookups (``first`` reads entries with ``get``)."""
+
+    gets = 0
+
+    def get(self, key: int, default: Any = None) -> Any:  # type: ignore[override]
+        _CountingDict.gets += 1
+        return super().get(key, default)
+
+
+@pytest.mark.parametrize("n", [200, 2000])
+def test_a_transaction_receiving_n_messages_visits_each_entry_a_bounded_number_of_times(n: int) -> None:
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\locks", transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send_many([Message(body=b"m") for _ in range(n)], transaction=tx)
+        index = q._index()
+        counting = _CountingDict(index._entries)
+        index._entries = counting
+        _CountingDict.gets = 0
+        with qm.begin_transaction() as tx:
+            got = [q.receive(0, tx) for _ in range(n)]
+            visits = _CountingDict.gets
+        assert [m.body for m in got] == [b"m"] * n
+        assert len(index) == 0
+        # One transaction locks every message it receives; each receive must not rescan them
+        # (n * n / 2 lookups without the mark).
+        assert visits <= 4 * n, visits
+    finally:
+        qm.close()
