@@ -88,3 +88,50 @@ def test_fast_path_is_taken_for_the_common_shape() -> None:
         m.delivery,
         m.id,
     )
+
+
+@st.composite
+def transactional_messages(draw: st.DrawFn) -> Message:
+    """Simple messages sent in a transaction: a TransactionHeader, with or without ConnectorQMGuid."""
+    m = draw(simple_messages())
+    assert m.id is not None
+    lineage = m.id.lineage if draw(st.booleans()) else draw(st.uuids())  # another lineage: Flags.CG
+    m.transaction_id = ObjectId(lineage, draw(st.integers(1, 2**32 - 1)))
+    m.is_first_in_transaction = draw(st.booleans())
+    m.is_last_in_transaction = draw(st.booleans())
+    if draw(st.booleans()):
+        m.delivery = 1
+        m.priority = 0  # what Queue._enqueue sets for a message sent in a transaction
+    return m
+
+
+@given(transactional_messages())
+def test_fast_path_declines_or_matches_the_general_mapping_in_a_transaction(m: Message) -> None:
+    fast = _simple_packet(m)
+    general = _general_packet(m)
+    if fast is not None:
+        assert fast == general
+    assert message_to_packet(m) == general
+
+
+def test_fast_path_is_taken_for_a_message_of_a_local_transaction() -> None:
+    source = uuid.UUID("557358d1-9150-9595-4997-b6e611ea26c6")
+    m = Message(
+        body=b"x" * 200,
+        label="order",
+        delivery=1,
+        id=ObjectId(source, 7),
+        source_machine_guid=source,
+        sent_time=1_700_000_000.0,
+        destination_queue=f"PRIVATE={source}\\00000042",
+        transaction_id=ObjectId(source, 0x123456),
+        is_first_in_transaction=True,
+    )
+    fast = _simple_packet(m)
+    assert fast is not None and fast == _general_packet(m)
+    back = packet_to_message(fast)
+    assert back.transaction_id == m.transaction_id
+    assert (back.is_first_in_transaction, back.is_last_in_transaction) == (True, False)
+    # Another queue manager's transaction identifier needs ConnectorQMGuid: the general path.
+    m.transaction_id = ObjectId(uuid.uuid4(), 5)
+    assert _simple_packet(m) is None

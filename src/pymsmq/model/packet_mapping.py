@@ -323,6 +323,16 @@ _FRONT: Final = struct.Struct("<BBHII I16s16sIIII")
 _PROPS: Final = struct.Struct("<BBH20sIIIIIIII")
 _MAX_LABEL_LENGTH: Final = 0xFA  # 2.2.19.3 LabelLength: at most 250 units with the NUL
 _U_DM: Final = 0x20  # UserHeader.Flags.DM: recoverable
+_U_TH: Final = 0x00100000  # UserHeader.Flags.TH: a TransactionHeader follows the UserHeader
+# 2.2.20.5 TransactionHeader without ConnectorQMGuid: Flags, TxSequenceID (Ordinal, Timestamp),
+# TxSequenceNumber, PreviousTxSequenceNumber.
+_TRANSACTION: Final = struct.Struct("<IIIII")
+#: The simple shape of a message sent in a transaction: what ``Queue._enqueue`` adds to it.
+_SIMPLE_TRANSACTIONAL_ATTRIBUTES: Final = SIMPLE_ATTRIBUTES | {
+    "transaction_id",
+    "is_first_in_transaction",
+    "is_last_in_transaction",
+}
 _PAD: Final = (b"", b"\x00\x00\x00", b"\x00\x00", b"\x00")
 # destination -> (BaseHeader.Flags, UserHeader.Flags, QueueManagerAddress, queue bytes), or None
 # when the destination has no simple template.
@@ -334,8 +344,12 @@ _PROBE_GUID: Final = uuid.UUID("8d4f3b5e-2a61-4c7e-9f10-3b2a1c0d9e87")
 def _simple_packet(m: Message) -> bytes | None:
     # ``m`` is validated (send validates), so types and enumerations are right; values the general
     # mapping refuses or writes differently (ids, times, long labels, NUL in a label, size) go there.
-    if not m.__dict__.keys() <= SIMPLE_ATTRIBUTES:
-        return None
+    keys = m.__dict__.keys()
+    transactional = False
+    if not keys <= SIMPLE_ATTRIBUTES:
+        if not keys <= _SIMPLE_TRANSACTIONAL_ATTRIBUTES:
+            return None
+        transactional = m.transaction_id is not None
     dest = m.destination_queue
     template = _TEMPLATES[dest] if dest in _TEMPLATES else _make_template(dest)
     if template is None:
@@ -370,7 +384,29 @@ def _simple_packet(m: Message) -> bytes | None:
     correlation = m.correlation_id
     body = m.body
     extension = m.extension
-    size = _FRONT.size + len(queue_bytes) + _PROPS.size + len(raw_label) + len(extension) + len(body)
+    transaction = b""
+    if transactional:
+        # 2.2.20.5 TransactionHeader, as _transaction_header writes it for a transaction of the
+        # sending queue manager (no ConnectorQMGuid: the identifier's lineage is the source).
+        xid = m.transaction_id
+        assert xid is not None
+        if xid.lineage.bytes_le != source_bytes:
+            return None
+        xu = xid.uniquifier
+        flags = ((xu & 0xFFFFF) << 4) | (_T_FM if m.is_first_in_transaction else 0)
+        if m.is_last_in_transaction:
+            flags |= _T_LM
+        transaction = _TRANSACTION.pack(flags, xu, 0, 1, 0)  # TxSequenceID(xu, 0), number 1, previous 0
+        user_flags |= _U_TH
+    size = (
+        _FRONT.size
+        + len(queue_bytes)
+        + len(transaction)
+        + _PROPS.size
+        + len(raw_label)
+        + len(extension)
+        + len(body)
+    )
     pad = _PAD[size & 3]
     size += len(pad)
     if size > MAX_PACKET_SIZE:
@@ -379,7 +415,8 @@ def _simple_packet(m: Message) -> bytes | None:
         front = _FRONT.pack(
             BASE_HEADER_VERSION,
             0,
-            base_flags | m.priority,  # Flags.PR
+            # 2.2.19.1 PR: "MUST be set to a value of 0x0 if the packet contains a transactional message"
+            base_flags | (0 if transactional else m.priority),
             BASE_HEADER_SIGNATURE,
             size,
             m.max_time_to_reach_queue,
@@ -388,7 +425,8 @@ def _simple_packet(m: Message) -> bytes | None:
             m.max_time_to_receive,
             sent_time,
             u,
-            user_flags | (_U_DM if m.delivery == 1 else 0) | (m.journal << 8),  # DM, JN, JP
+            # DM, JN, JP (2.2.19.2 TH: "If this flag is set the DM flag MUST NOT be 0x0")
+            user_flags | (_U_DM if m.delivery == 1 or transactional else 0) | (m.journal << 8),
         )
         props = _PROPS.pack(
             0,  # Flags: no acknowledgements
@@ -406,7 +444,7 @@ def _simple_packet(m: Message) -> bytes | None:
         )
     except struct.error:
         return None  # out of range: the general mapping raises the right error
-    return b"".join((front, queue_bytes, props, raw_label, extension, body, pad))
+    return b"".join((front, queue_bytes, transaction, props, raw_label, extension, body, pad))
 
 
 def _make_template(dest: str | None) -> _Template | None:
