@@ -164,6 +164,31 @@ def test_delete_removes_only_the_given_messages(store: Store) -> None:
         store.read_packet(MessageKey(1, 2))
 
 
+@pytest.mark.parametrize("count", [2, 5, 85, 341, 600])
+def test_one_batch_deletes_many_messages_of_several_queues(store: Store, count: int) -> None:
+    # SQLite deletes such a batch in a few statements of up to 256 keys each: every key must go,
+    # absent keys and repeated keys change nothing, the other messages and big packets' files stay.
+    big = b"b" * (BIG_PACKET + 1)
+    store.apply(
+        Batch(
+            insert=[
+                msg(q, lid, big if lid % 97 == 0 else None, priority=3, arrived_time=0.0)
+                for q in (1, 2)
+                for lid in range(1, 701)
+            ]
+        )
+    )
+    gone = [MessageKey(1 + i % 2, 1 + (i * 7) % 700) for i in range(count)]
+    absent = [MessageKey(3, 1), MessageKey(1, 5000)]
+    store.apply(Batch(delete=gone + absent + gone[:3]))
+    left = {m.key for m in full_state(store)[3]}
+    expected = {MessageKey(q, lid) for q in (1, 2) for lid in range(1, 701)} - set(gone)
+    assert left == expected
+    if isinstance(store, SQLiteStore):
+        files = len(list(Path(store.packet_dir).iterdir()))
+        assert files == sum(1 for k in expected if k.lookup_id % 97 == 0)
+
+
 def test_queue_delete_removes_its_messages_and_keeps_its_last_lookup_id(store: Store) -> None:
     store.apply(Batch(upsert_queues=[QueueRow(1, "a", {}), QueueRow(2, "b", {})]))
     store.apply(

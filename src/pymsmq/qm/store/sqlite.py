@@ -42,7 +42,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
@@ -97,6 +97,13 @@ _UPDATE = (
     "move_count = coalesce(?, move_count) WHERE queue_id = ? AND lookup_id = ?"
 )
 _DELETE = "DELETE FROM messages WHERE queue_id = ? AND lookup_id = ? RETURNING external"
+#: Deletes of one queue go in statements of these many keys (largest first), so that a batch of n
+#: deletes runs a few statements, each of a size SQLite's statement cache already holds.
+_DELETE_RUNS: Final = (256, 64, 16, 4, 1)
+_DELETE_IN: Final = {
+    n: f"DELETE FROM messages WHERE queue_id = ? AND lookup_id IN ({','.join('?' * n)}) RETURNING external"
+    for n in _DELETE_RUNS
+}
 _QUEUE_FILES = "SELECT external FROM messages WHERE queue_id = ? AND external IS NOT NULL"
 _UPSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 _READ = "SELECT external, packet FROM messages WHERE queue_id = ? AND lookup_id = ?"
@@ -104,6 +111,22 @@ _LOAD = (
     "SELECT queue_id, lookup_id, priority, arrived_time, subqueue, abort_count, move_count, expires_at, "
     "packet FROM messages ORDER BY queue_id, lookup_id"
 )
+
+
+def _delete_statements(keys: list[tuple[int, int]]) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """The statements (SQL, parameters) deleting ``keys`` (queue id, stored lookup id), grouped by queue."""
+    by_queue: dict[int, list[int]] = {}
+    for qid, lid in keys:
+        by_queue.setdefault(qid, []).append(lid)
+    for qid, lids in by_queue.items():
+        if len(lids) == 1:
+            yield _DELETE, (qid, lids[0])
+            continue
+        at = 0
+        for run in _DELETE_RUNS:
+            while len(lids) - at >= run:
+                yield _DELETE_IN[run], (qid, *lids[at : at + run])
+                at += run
 
 
 def _failed(reason: str, cause: BaseException | None = None) -> MSMQError:
@@ -434,10 +457,11 @@ class SQLiteStore:
             cur.executemany(_UPSERT_LAST, p.lasts)
         if p.updates:
             cur.executemany(_UPDATE, p.updates)
-        for key in p.deletes:
-            for (external,) in cur.execute(_DELETE, key).fetchall():
-                if external is not None:
-                    gone.append(os.path.join(self.packet_dir, external))
+        if p.deletes:
+            for sql, params in _delete_statements(p.deletes):
+                for (external,) in cur.execute(sql, params).fetchall():
+                    if external is not None:
+                        gone.append(os.path.join(self.packet_dir, external))
         for qid in p.delete_queues:
             gone.extend(
                 os.path.join(self.packet_dir, r[0]) for r in cur.execute(_QUEUE_FILES, (qid,)).fetchall()
