@@ -227,6 +227,7 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
             res.setdefault("QM express receive", []).append(
                 rate(ne, times(ne, lambda _: q.receive(timeout=0)))
             )
+            bench_transactions(qm, message, n * 4, res)
             r = qm.create_queue(r".\private$\bench_recoverable")
             res.setdefault("QM recoverable send, 1 producer", []).append(
                 rate(n, times(n, lambda _: r.send(message(body=BODY, delivery=recoverable))))
@@ -267,6 +268,42 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
     except Exception as e:  # report, don't hide: the store numbers are still valid
         return f"QueueManager benchmark failed: {type(e).__name__}: {e}"
     return ""
+
+
+def bench_transactions(qm: Any, message: Callable[..., Any], count: int, res: Result) -> None:
+    """Transactional queue: send_many and receive_many of 250 per transaction, and ``count`` single
+    receives in 250 per transaction against all in ONE transaction (the locks a transaction holds
+    must not make each later receive slower)."""
+    t = qm.create_queue(r".\private$\bench_transactional", transactional=True)
+    per = 250
+
+    def fill() -> None:
+        for _ in range(0, count, per):
+            with qm.begin_transaction() as tx:
+                t.send_many([message(body=BODY) for _ in range(per)], transaction=tx)
+
+    def drain_many() -> None:
+        got = 0
+        while got < count:
+            with qm.begin_transaction() as tx:
+                got += len(t.receive_many(per, timeout=0, transaction=tx))
+
+    def drain_single(in_one: bool) -> None:
+        for _ in range(1 if in_one else count // per):
+            with qm.begin_transaction() as tx:
+                for _ in range(count if in_one else per):
+                    t.receive(timeout=0, transaction=tx)
+
+    res.setdefault("QM transactional send_many, 250 per transaction", []).append(rate(count, fill))
+    res.setdefault("QM transactional receive_many, 250 per transaction", []).append(rate(count, drain_many))
+    fill()
+    res.setdefault("QM transactional receive, 250 per transaction", []).append(
+        rate(count, functools.partial(drain_single, False))
+    )
+    fill()
+    res.setdefault(f"QM transactional receive, {count} in one transaction", []).append(
+        rate(count, functools.partial(drain_single, True))
+    )
 
 
 def backlog_cpu_rate(q: Any, backlog: int, depth: int, total: int, make: Callable[[], Any]) -> float:
@@ -409,6 +446,15 @@ def main() -> None:
                     ">= 1",
                 )
             )
+    one = [k for k in med if k.startswith("QM transactional receive, ") and k.endswith("in one transaction")]
+    if one and "QM transactional receive, 250 per transaction" in med:
+        ratios.append(
+            (
+                f"{one[0]} / 250 per transaction (locks held do not slow later receives)",
+                med[one[0]] / med["QM transactional receive, 250 per transaction"],
+                ">= 0.8",
+            )
+        )
     backlog = sorted(
         (int(k.split(" at ")[1].split()[0]), v)
         for k, v in med.items()
