@@ -203,6 +203,32 @@ def pymsmq_prepare(url: str) -> None:
     qm.close()
 
 
+def pymsmq_transactional(url: str, count: int = 20_000, per: int = 250) -> tuple[float, float]:
+    """One client, a transactional queue: send_many then receive_many of ``per`` per transaction.
+
+    Messages per second of each (pymsmq only: the peers' transactions are not the same thing).
+    """
+    from pymsmq import Message
+    from pymsmq.client import connect
+
+    qm = connect(url)
+    try:
+        q = qm.create_queue(r".\private$\bench_transactional", transactional=True)
+        start = time.perf_counter()
+        for _ in range(0, count, per):
+            with qm.begin_transaction() as tx:
+                q.send_many([Message(body=BODY) for _ in range(per)], transaction=tx)
+        sends = count / (time.perf_counter() - start)
+        start = time.perf_counter()
+        got = 0
+        while got < count:
+            with qm.begin_transaction() as tx:
+                got += len(q.receive_many(per, timeout=1, transaction=tx))
+        return sends, got / (time.perf_counter() - start)
+    finally:
+        qm.close()
+
+
 def _pymsmq_durable_worker(url: str, seconds: float, start_at: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
     from pymsmq import Message
     from pymsmq.client import connect
@@ -617,7 +643,12 @@ def main() -> None:
                 f"per commit (a bare SQLite commit: {commit_us:.0f} us CPU); load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
-        print("pymsmq:", {k: round(v) for k, v in results["pymsmq"].items()}, flush=True)
+        tx_sends, tx_receives = pymsmq_transactional(url)
+        notes.append(
+            f"pymsmq transactional queue, one client, 250 messages per transaction: send_many "
+            f"{tx_sends / 1000:.1f}k/s, receive_many {tx_receives / 1000:.1f}k/s (no peer measured)"
+        )
+        print("pymsmq:", {k: round(v) for k, v in results["pymsmq"].items()}, notes[-1], flush=True)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
