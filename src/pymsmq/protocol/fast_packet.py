@@ -57,6 +57,15 @@ _U_MP: Final = 0x00200000  # UserHeader.Flags.MP: "MUST always be set"
 # all clear in a simple packet.
 _U_STRUCTURAL: Final = 0x1C00 | 0xE000 | 0x70000 | 0x80000 | 0x100000 | 0x400000 | 0x800000
 _U_STRUCTURAL2: Final = 0x02000000 | 0x10000000
+_U_TH: Final = 0x00100000  # UserHeader.Flags.TH: a TransactionHeader follows the UserHeader
+# [MS-MQMQ] 2.2.20.5 TransactionHeader without ConnectorQMGuid: Flags, TxSequenceID (Ordinal,
+# Timestamp), TxSequenceNumber, PreviousTxSequenceNumber; at offset 64 when no queue follows the
+# UserHeader.
+_TRANSACTION: Final = struct.Struct("<IIIII")
+_U32: Final = struct.Struct("<I")
+_T_CG: Final = 0x1
+_T_FM: Final = 0x4
+_T_LM: Final = 0x8
 _MAX_LABEL_LENGTH: Final = 0xFA  # 2.2.19.3 LabelLength: at most 250 units with the NUL
 _ZERO_ID: Final = bytes(20)
 _ZERO_GUID: Final = bytes(16)
@@ -280,10 +289,14 @@ def decode_simple(data: bytes) -> Message | None:
 def decode_simple_at(data: bytes, start: int, n: int) -> Message | None:
     """``decode_simple(data[start:start + n])`` without the copy (a packet inside a larger buffer).
 
-    ``data`` must hold at least ``start + n`` bytes.
+    ``data`` must hold at least ``start + n`` bytes.  A simple packet may also carry a
+    TransactionHeader without ConnectorQMGuid (a message received in a transaction of the queue
+    manager that sent it).
     """
     if n < _HEAD_SIZE:
         return None
+    if data[start + 62] & 0x10:  # UserHeader.Flags.TH (bit 20, in the third byte of the u32 at 60)
+        return _decode_transactional_at(data, start, n)
     (
         version,
         _reserved,
@@ -379,6 +392,40 @@ def decode_simple_at(data: bytes, start: int, n: int) -> Message | None:
         m.hash_algorithm = hash_alg
     if enc_alg != 0x6801:
         m.encrypt_algorithm = enc_alg
+    return m
+
+
+def _decode_transactional_at(data: bytes, start: int, n: int) -> Message | None:
+    # The packet without its TransactionHeader is a simple one (PacketSize 20 less, Flags.TH clear):
+    # decode that, then the header as packet_mapping.user_message_to_message does ([MS-MQMQ] 2.2.20.5;
+    # docs in packet_mapping: Flags.ID is the low 20 bits of the identifier, TxSequenceID.Ordinal the
+    # whole of it when its low 20 bits agree).
+    size = _TRANSACTION.size
+    if n < _HEAD_SIZE + size:
+        return None
+    tflags, ordinal, _timestamp, _number, _previous = _TRANSACTION.unpack_from(data, start + 64)
+    if tflags & _T_CG:
+        return None  # ConnectorQMGuid follows: the general decoder
+    (packet_size,) = _U32.unpack_from(data, start + 8)
+    (uflags,) = _U32.unpack_from(data, start + 60)
+    if packet_size != n:
+        return None
+    rest = bytearray(data[start : start + 64])
+    _U32.pack_into(rest, 8, n - size)
+    _U32.pack_into(rest, 60, uflags & ~_U_TH)
+    rest += data[start + 64 + size : start + n]
+    m = decode_simple_at(bytes(rest), 0, n - size)
+    if m is None:
+        return None
+    ident = (tflags >> 4) & 0xFFFFF
+    uniquifier = ordinal if ordinal & 0xFFFFF == ident else ident
+    if not uniquifier:
+        return None  # no identifier: the general decoder says what that is
+    m.transaction_id = object_id(_guid(data[start + 16 : start + 32]), uniquifier)
+    if tflags & _T_FM:
+        m.is_first_in_transaction = True
+    if tflags & _T_LM:
+        m.is_last_in_transaction = True
     return m
 
 
