@@ -204,3 +204,28 @@ def test_a_transaction_receiving_n_messages_visits_each_entry_a_bounded_number_o
         assert visits <= 4 * n, visits
     finally:
         qm.close()
+
+
+def test_an_aborted_transaction_gives_its_messages_back_before_later_ones() -> None:
+    # The mark moves back when a transaction that locked the head aborts: the next receive takes the
+    # first message in queue order again, not the first one after what the other transaction holds.
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\abort", transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send_many([Message(body=str(i).encode()) for i in range(300)], transaction=tx)
+        first = qm.begin_transaction()
+        held = [q.receive(0, first) for _ in range(100)]
+        second = qm.begin_transaction()
+        taken = [q.receive(0, second) for _ in range(50)]
+        assert [m.body for m in held + taken] == [str(i).encode() for i in range(150)]
+        first.abort()
+        with qm.begin_transaction() as tx:
+            again = [q.receive(0, tx) for _ in range(100)]
+            assert [m.body for m in again] == [str(i).encode() for i in range(100)]
+            nxt = q.receive(0, tx)
+            assert nxt.body == b"150"  # 100-149 are still locked by the second transaction
+        second.commit()
+        assert len(q._index()) == 149
+    finally:
+        qm.close()
