@@ -73,6 +73,7 @@ from pymsmq.wire.mqrr_headers import CompoundMessageHeader, DeadLetterHeader, SR
 from pymsmq.wire.optional_headers import DebugHeader, TransactionHeader
 from pymsmq.wire.packet_types import TxSequenceID
 from pymsmq.wire.security_header import ProviderInfo, SecurityHeader
+from pymsmq.wire.user_header import UserHeaderFlags
 from pymsmq.wire.user_message import UserMessage
 
 __all__ = [
@@ -323,7 +324,7 @@ _FRONT: Final = struct.Struct("<BBHII I16s16sIIII")
 _PROPS: Final = struct.Struct("<BBH20sIIIIIIII")
 _MAX_LABEL_LENGTH: Final = 0xFA  # 2.2.19.3 LabelLength: at most 250 units with the NUL
 _U_DM: Final = 0x20  # UserHeader.Flags.DM: recoverable
-_U_TH: Final = 0x00100000  # UserHeader.Flags.TH: a TransactionHeader follows the UserHeader
+_U_TH: Final = int(UserHeaderFlags.TH)  # a TransactionHeader follows the UserHeader
 # 2.2.20.5 TransactionHeader without ConnectorQMGuid: Flags, TxSequenceID (Ordinal, Timestamp),
 # TxSequenceNumber, PreviousTxSequenceNumber.
 _TRANSACTION: Final = struct.Struct("<IIIII")

@@ -26,6 +26,8 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import SIMPLE_ATTRIBUTES
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
+from pymsmq.wire.optional_headers import TransactionHeaderFlags
+from pymsmq.wire.user_header import UserHeaderFlags
 
 __all__ = [
     "SIMPLE_ATTRIBUTES",
@@ -57,15 +59,15 @@ _U_MP: Final = 0x00200000  # UserHeader.Flags.MP: "MUST always be set"
 # all clear in a simple packet.
 _U_STRUCTURAL: Final = 0x1C00 | 0xE000 | 0x70000 | 0x80000 | 0x100000 | 0x400000 | 0x800000
 _U_STRUCTURAL2: Final = 0x02000000 | 0x10000000
-_U_TH: Final = 0x00100000  # UserHeader.Flags.TH: a TransactionHeader follows the UserHeader
+_U_TH: Final = int(UserHeaderFlags.TH)  # a TransactionHeader follows the UserHeader
 # [MS-MQMQ] 2.2.20.5 TransactionHeader without ConnectorQMGuid: Flags, TxSequenceID (Ordinal,
 # Timestamp), TxSequenceNumber, PreviousTxSequenceNumber; at offset 64 when no queue follows the
 # UserHeader.
 _TRANSACTION: Final = struct.Struct("<IIIII")
 _U32: Final = struct.Struct("<I")
-_T_CG: Final = 0x1
-_T_FM: Final = 0x4
-_T_LM: Final = 0x8
+_T_CG: Final = int(TransactionHeaderFlags.CG)
+_T_FM: Final = int(TransactionHeaderFlags.FM)
+_T_LM: Final = int(TransactionHeaderFlags.LM)
 _MAX_LABEL_LENGTH: Final = 0xFA  # 2.2.19.3 LabelLength: at most 250 units with the NUL
 _ZERO_ID: Final = bytes(20)
 _ZERO_GUID: Final = bytes(16)

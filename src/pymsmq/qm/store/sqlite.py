@@ -457,11 +457,10 @@ class SQLiteStore:
             cur.executemany(_UPSERT_LAST, p.lasts)
         if p.updates:
             cur.executemany(_UPDATE, p.updates)
-        if p.deletes:
-            for sql, params in _delete_statements(p.deletes):
-                for (external,) in cur.execute(sql, params).fetchall():
-                    if external is not None:
-                        gone.append(os.path.join(self.packet_dir, external))
+        for sql, params in _delete_statements(p.deletes):
+            for (external,) in cur.execute(sql, params).fetchall():
+                if external is not None:
+                    gone.append(os.path.join(self.packet_dir, external))
         for qid in p.delete_queues:
             gone.extend(
                 os.path.join(self.packet_dir, r[0]) for r in cur.execute(_QUEUE_FILES, (qid,)).fetchall()
