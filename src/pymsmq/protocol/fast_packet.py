@@ -65,6 +65,7 @@ _U_TH: Final = int(UserHeaderFlags.TH)  # a TransactionHeader follows the UserHe
 # UserHeader.
 _TRANSACTION: Final = struct.Struct("<IIIII")
 _U32: Final = struct.Struct("<I")
+_TH_BYTE: Final = _U_TH >> 16
 _T_CG: Final = int(TransactionHeaderFlags.CG)
 _T_FM: Final = int(TransactionHeaderFlags.FM)
 _T_LM: Final = int(TransactionHeaderFlags.LM)
@@ -297,7 +298,7 @@ def decode_simple_at(data: bytes, start: int, n: int) -> Message | None:
     """
     if n < _HEAD_SIZE:
         return None
-    if data[start + 62] & 0x10:  # UserHeader.Flags.TH (bit 20, in the third byte of the u32 at 60)
+    if data[start + 62] & _TH_BYTE:  # UserHeader.Flags.TH, in the third byte of the u32 at offset 60
         return _decode_transactional_at(data, start, n)
     (
         version,
