@@ -21,18 +21,23 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
 from _pymsmq_server import ThreadServer
-from _serve_process import ServeProcess, env
+from _serve_process import SERVE, ServeProcess, env
 
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
 from pymsmq.hresult import HResult
+from pymsmq.server import ServerConfig
 
 Q = ".\\private$\\q"
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
+#: ``ServerConfig.durable_writes``: every test runs with batches written on the loop and on a thread.
+WRITES = ["loop", "thread"]
+
+
+@pytest.fixture(params=WRITES)
+def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ThreadServer]:
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, durable_writes=request.param)).start()
     yield s
     s.stop()
 
@@ -112,8 +117,9 @@ def test_move_after_sends_waits_for_them(server: ThreadServer) -> None:
     client.close()
 
 
-def test_graceful_shutdown_flushes_the_batcher(tmp_path: Path) -> None:
-    srv = ServeProcess(tmp_path / "qm")
+@pytest.mark.parametrize("writes", WRITES)
+def test_graceful_shutdown_flushes_the_batcher(tmp_path: Path, writes: str) -> None:
+    srv = ServeProcess(tmp_path / "qm", "--durable-writes", writes)
     try:
         client = connect(srv.url)
         q = client.create_queue(Q)
@@ -148,8 +154,9 @@ with open(out, "w") as f:
 """
 
 
-def test_acknowledged_recoverable_sends_survive_sigkill(tmp_path: Path) -> None:
-    srv = ServeProcess(tmp_path / "qm")
+@pytest.mark.parametrize("writes", WRITES)
+def test_acknowledged_recoverable_sends_survive_sigkill(tmp_path: Path, writes: str) -> None:
+    srv = ServeProcess(tmp_path / "qm", "--durable-writes", writes)
     try:
         connect(srv.url).create_queue(Q)
         children = []
@@ -239,3 +246,29 @@ def test_send_behind_other_work_of_its_handle_is_chained(server: ThreadServer) -
     sock.close()
     q = connect(server.url).queue(Q)
     assert [m.body for m in q.receive_many(5)] == [b"B"]
+
+
+def test_durable_writes_setting_is_checked() -> None:
+    from pymsmq.server import ConfigError
+
+    with pytest.raises(ConfigError, match="'loop' or a 'thread'"):
+        ServerConfig(port=0, durable_writes="disk").validate()  # type: ignore[arg-type]
+    bad = subprocess.run(
+        [sys.executable, "-c", SERVE, "--data", "x", "--durable-writes", "disk"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "'disk' is not one of 'loop', 'thread'" in bad.stderr
+
+
+def test_loop_writes_start_no_thread(server: ThreadServer) -> None:
+    """``"loop"``: the batches are written by the event loop's thread, ``"thread"``: by pymsmq-send."""
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    q.send(Message(body=b"one", delivery=1))
+    names = {t.name for t in threading.enumerate()}
+    assert ("pymsmq-send" in names) == (server.config.durable_writes == "thread")
+    assert q.receive(0).body == b"one"
+    client.close()

@@ -23,14 +23,15 @@ from _pymsmq_server import ThreadServer
 
 from pymsmq import Message
 from pymsmq.client import connect
+from pymsmq.server import ServerConfig
 from pymsmq.server.session import Session
 
 Q = ".\\private$\\answers"
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
+@pytest.fixture(params=["loop", "thread"])
+def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ThreadServer]:
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, durable_writes=request.param)).start()
     yield s
     s.stop()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from pymsmq.server import DEFAULT_PORT, AccessPolicy, ConfigError, ServerConfig, run
+from pymsmq.server import DEFAULT_PORT, AccessPolicy, ConfigError, DurableWrites, ServerConfig, run
 
 __all__ = ["serve"]
 
@@ -44,6 +44,14 @@ __all__ = ["serve"]
 @click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(1))
 @click.option("--idle-timeout", default=300.0, show_default=True, type=click.FloatRange(0.1), help="Seconds.")
 @click.option(
+    "--durable-writes",
+    default="loop",
+    show_default=True,
+    type=click.Choice(["loop", "thread"]),
+    help="Write recoverable sends on the event loop (most sends/s) or on a thread (the loop keeps "
+    "serving during fsyncs).",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -59,6 +67,7 @@ def serve(
     tls_key: str | None,
     max_connections: int,
     idle_timeout: float,
+    durable_writes: DurableWrites,
     log_level: str,
 ) -> None:
     """Run a queue manager server on DIR's store (client protocol, docs/protocol.md).
@@ -91,6 +100,7 @@ def serve(
         tls_key=tls_key,
         max_connections=max_connections,
         idle_timeout=idle_timeout,
+        durable_writes=durable_writes,
     )
     try:
         config.validate()

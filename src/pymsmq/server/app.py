@@ -29,7 +29,7 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
-from pymsmq.server.send_batcher import SendBatcher
+from pymsmq.server.send_batcher import DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
 from pymsmq.server.workers import WorkPool
@@ -93,6 +93,9 @@ class ServerConfig:
     shutdown_grace: float = 10.0
     work_threads: int = 64
     wait_threads: int = 1024
+    #: Where recoverable sends are written: "loop" (on the event loop; the most sends per second)
+    #: or "thread" (the loop keeps serving during fsyncs); see ``pymsmq.server.send_batcher``.
+    durable_writes: DurableWrites = "loop"
 
     def validate(self) -> None:
         """Raise ``ConfigError`` for an unsafe or impossible configuration."""
@@ -105,6 +108,8 @@ class ServerConfig:
             raise ConfigError("--tls-cert and --tls-key go together")
         if not 0 <= self.port <= 0xFFFF:
             raise ConfigError(f"invalid port {self.port}")
+        if self.durable_writes not in ("loop", "thread"):
+            raise ConfigError(f"durable writes go on the 'loop' or a 'thread', not {self.durable_writes!r}")
         if self.max_connections < 1 or self.max_in_flight < 1:
             raise ConfigError("connection and in-flight limits must be at least 1")
 
@@ -131,7 +136,7 @@ class Server:
         self.closing = False
         self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
         self.work_pool = WorkPool(self.loop, self.config.work_threads)
-        self.send_batcher = SendBatcher(self.loop, qm)
+        self.send_batcher = SendBatcher(self.loop, qm, self.config.durable_writes)
         self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
