@@ -8,6 +8,7 @@ host plus the cheapest possible Python client loop.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import socket
 import subprocess
 import sys
@@ -84,3 +85,85 @@ def concurrency_floor(clients: int, seconds: float, concurrent: Runner) -> tuple
         proc.kill()
         proc.wait()
     return rate, cpu.get("server us/msg", 0.0), cpu.get("clients us/msg", 0.0)
+
+
+# The anchors' prototype (performance-anchors.md 4.3, "about 120 lines of Python"): a uvloop
+# ``Protocol`` server on SQLite WAL with synchronous=FULL; every PUT frame that arrived by the next
+# loop turn, on any connection, is inserted in one transaction, and each is answered after COMMIT.
+# No queue manager, no message format, no protocol beyond a length prefix.
+_PROTOTYPE_SERVER = r"""
+import asyncio, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL")
+db.execute("PRAGMA synchronous=FULL")
+db.execute("CREATE TABLE m (id INTEGER PRIMARY KEY, body BLOB)")
+pending = []
+def flush():
+    global pending
+    batch, pending = pending, []
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO m (body) VALUES (?)", [(body,) for _, body in batch])
+    db.execute("COMMIT")
+    for transport, _ in batch:
+        transport.write(b"\x2c\x00\x00\x00" + b"a" * 44)
+class Put(asyncio.Protocol):
+    def connection_made(self, transport):
+        self.transport = transport
+        self.buf = b""
+    def data_received(self, data):
+        buf = self.buf + data
+        pos = 0
+        first = not pending
+        while len(buf) - pos >= 4:
+            end = pos + 4 + int.from_bytes(buf[pos : pos + 4], "little")
+            if end > len(buf):
+                break
+            pending.append((self.transport, buf[pos + 4 : end]))
+            pos = end
+        self.buf = buf[pos:]
+        if first and pending:
+            asyncio.get_running_loop().call_soon(flush)
+async def main():
+    server = await asyncio.get_running_loop().create_server(Put, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await asyncio.Event().wait()
+try:
+    import uvloop
+    uvloop.run(main())
+except ImportError:
+    asyncio.run(main())
+"""
+
+
+def prototype(
+    directory: str, counts: tuple[int, ...], seconds: float, concurrent: Runner
+) -> dict[int, tuple[float, float, float]]:
+    """{clients: (puts/s, server CPU us, client CPU us per put)} of the anchors' prototype server.
+
+    The same blocking client processes as ``concurrency_floor`` (one 312-byte request in flight
+    each), against ``_PROTOTYPE_SERVER``: group commit in its simplest form, with nothing of a queue
+    manager.  On the anchors' host it made 7.7k / 23k / 40k puts/s from 1 / 8 / 32 clients: the
+    targets of the recoverable-send rows come from it, so its rate in the same run shows what they
+    ask of this host.
+    """
+    out: dict[int, tuple[float, float, float]] = {}
+    for n in counts:
+        path = os.path.join(directory, f"prototype-{n}.db")
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _PROTOTYPE_SERVER, path], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert proc.stdout is not None
+            port = int(proc.stdout.readline())
+            cpu: dict[str, float] = {}
+            rate = concurrent(_answer_worker, port, n, seconds, proc.pid, cpu)
+            out[n] = (rate, cpu.get("server us/msg", 0.0), cpu.get("clients us/msg", 0.0))
+        finally:
+            proc.kill()
+            proc.wait()
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(path + suffix)
+                except FileNotFoundError:
+                    pass
+    return out

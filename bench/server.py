@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _durable_floor import concurrency_floor
+from _durable_floor import concurrency_floor, prototype
 from _report import machine, write_section
 
 BODY = b"x" * 200
@@ -275,6 +275,41 @@ def _pymsmq_durable_worker(url: str, seconds: float, start_at: float, out: mp.Qu
         n += 1
     out.put((n, time.process_time() - cpu))
     qm.close()
+
+
+def _pymsmq_frames_worker(url: str, seconds: float, start_at: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    """The recoverable-send worker with the client library's work taken out of the loop.
+
+    The SEND frame ``Queue.send`` writes is built once; the loop writes it and reads the answer as
+    the prototype's clients do (the server sees the same request each time, a new message each
+    time).  Its rate and CPU split the cost of a send between the server and the client library.
+    """
+    from pymsmq import Message
+    from pymsmq.client import connect
+    from pymsmq.protocol import hot
+    from pymsmq.protocol.codes import Op
+    from pymsmq.protocol.fast_packet import encode_plain
+
+    qm = connect(url)
+    q: Any = qm.queue(Q)
+    packet = encode_plain(Message(body=BODY, delivery=1))
+    assert packet is not None
+    t = q._t
+    framed = t._conn.request_frame(int(Op.SEND), hot.send_request_body(q._handle, packet, None))
+    assert framed is not None
+    frame, sock = framed[1], t._sock
+    view = memoryview(bytearray(1 << 16))
+    while time.time() < start_at:
+        time.sleep(0.001)
+    n = 0
+    cpu = time.process_time()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        sock.sendall(frame)
+        sock.recv_into(view)  # one answer of 60 bytes: it arrives in one piece
+        n += 1
+    out.put((n, time.process_time() - cpu))
+    sock.close()
 
 
 def proc_cpu(pid: int) -> float:
@@ -625,7 +660,7 @@ def main() -> None:
     ap.add_argument("--no-peers", action="store_true")
     args = ap.parse_args()
     secs = args.seconds
-    results: dict[str, dict[str, float]] = {"pymsmq": {}, "Redis": {}, "RabbitMQ": {}}
+    results: dict[str, dict[str, float]] = {"pymsmq": {}, "Redis": {}, "RabbitMQ": {}, "prototype": {}}
     floors: list[dict[str, float]] = []
     notes: list[str] = []
     durable_cpu: dict[int, tuple[float, float, float]] = {}
@@ -651,6 +686,13 @@ def main() -> None:
         f"uvloop server that answers at once): {floor_rate / 1000:.1f}k round trips/s; CPU per round "
         f"trip {floor_server:.0f} us in the server and {floor_client:.0f} us in the clients"
     )
+    for n, (rate, server_us, client_us) in prototype(tmp, (1, 8, 32), secs, concurrent).items():
+        results["prototype"][f"recoverable sends, {n} clients"] = rate
+        notes.append(
+            f"The anchors' prototype (performance-anchors.md 4.3), {n} clients: {rate / 1000:.1f}k/s; CPU "
+            f"per put {server_us:.0f} us in the server and {client_us:.0f} us in the clients"
+        )
+        print(notes[-1], flush=True)
     proc, url = start_pymsmq(os.path.join(tmp, "qm"))
     try:
         pymsmq_prepare(url)
@@ -672,6 +714,15 @@ def main() -> None:
                 f"per commit (a bare SQLite commit: {commit_us:.0f} us CPU); load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
+        cpu = {}
+        rate = concurrent(_pymsmq_frames_worker, url, 32, secs, proc.pid, cpu)
+        results["pymsmq"]["recoverable sends, 32 clients writing frames"] = rate
+        notes.append(
+            f"pymsmq recoverable, 32 clients writing a prepared SEND frame (no client library in the "
+            f"loop): {rate / 1000:.1f}k/s; CPU per message {cpu.get('server us/msg', 0.0):.0f} us in the "
+            f"server and {cpu.get('clients us/msg', 0.0):.0f} us in the clients"
+        )
+        print(notes[-1], flush=True)
         tx_sends, tx_receives, tx_four = pymsmq_transactional(url)
         notes.append(
             f"pymsmq transactional queue, 250 messages per transaction: one client send_many "
@@ -774,11 +825,12 @@ def report(
         f"Floors of this host in the same run (before / after: asyncio echo round trips 1 in flight, echo "
         f"messages 100 deep, fdatasync): {span}.  The host is shared: compare the ratios, not the rates.",
         "",
-        "| workload | pymsmq | Redis (fsync always) | RabbitMQ (persistent, confirms) |",
-        "|---|---|---|---|",
+        "| workload | pymsmq | Redis (fsync always) | RabbitMQ (persistent, confirms) | anchors' prototype |",
+        "|---|---|---|---|---|",
     ]
     for row in rows:
-        lines.append(f"| {row} | {_fmt(p.get(row))} | {_fmt(r.get(row))} | {_fmt(b.get(row))} |")
+        cells = " | ".join(_fmt(results[k].get(row)) for k in ("pymsmq", "Redis", "RabbitMQ", "prototype"))
+        lines.append(f"| {row} | {cells} |")
     lines += ["", "| ratio (same run) | value | target |", "|---|---|---|"]
 
     def ratio(name: str, a: float | None, c: float | None, target: str) -> None:
@@ -794,6 +846,12 @@ def report(
     ratio("express pipelined / echo 100 deep", ep, echo_deep, "150k / 183k (streams) = 0.82")
     ratio("recoverable 32 clients / fdatasync", r32, fsync, "40k / 11k = 3.6")
     ratio("recoverable 1 client / fdatasync", p.get(rows[2]), fsync, "6.5k / 11k = 0.6")
+    ratio(
+        "recoverable 32 clients / the anchors' prototype 32",
+        r32,
+        results["prototype"].get(rows[4]),
+        "40k / 40k = 1",
+    )
     ratio("recoverable 32 clients / RabbitMQ 32", r32, b.get(rows[4]), ">= 4")
     ratio("recoverable 32 clients / Redis 32", r32, r.get(rows[4]), ">= 3")
     ratio("recoverable 1 client / Redis 1", p.get(rows[2]), r.get(rows[2]), "")
