@@ -17,7 +17,7 @@ from typing import Final, Self
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 
-__all__ = ["OBJECTID_SIZE", "MessageId", "ObjectId", "new_object_id"]
+__all__ = ["OBJECTID_SIZE", "MessageId", "ObjectId", "guid_bytes_le", "new_object_id"]
 
 # [MS-MQMQ] 2.2.8 / 2.2.18.1.3: 16-byte GUID + 4-byte unsigned integer.
 OBJECTID_SIZE: Final = 20
@@ -109,3 +109,18 @@ def new_object_id(lineage: uuid.UUID, uniquifier: int) -> ObjectId:
     _set_lineage(oid, lineage)
     _set_uniquifier(oid, uniquifier)
     return oid
+
+
+_BYTES_LE: Final[dict[int, bytes]] = {}
+
+
+def guid_bytes_le(value: uuid.UUID) -> bytes:
+    """``value.bytes_le`` ([MS-DTYP] 2.3.4.2 GUID layout), cached: a queue manager's ids share a few GUIDs."""
+    key = value.int
+    raw = _BYTES_LE.get(key)
+    if raw is None:
+        raw = value.bytes_le
+        if len(_BYTES_LE) >= 1024:
+            _BYTES_LE.clear()
+        _BYTES_LE[key] = raw
+    return raw

@@ -64,7 +64,7 @@ from typing import Final
 
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
-from pymsmq.model.ids import ObjectId
+from pymsmq.model.ids import ObjectId, guid_bytes_le
 from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message
 from pymsmq.model.packet_queues import canonical_format_name, decode_queues, encode_queues
 from pymsmq.wire._buffer import NULL_GUID
@@ -363,10 +363,10 @@ def _simple_packet(m: Message) -> bytes | None:
         u = mid.uniquifier
         if not 0 < u <= _INFINITE or (source is not None and source != mid.lineage):
             return None
-        source_bytes = mid.lineage.bytes_le
+        source_bytes = guid_bytes_le(mid.lineage)
     else:
         u = 0
-        source_bytes = (NULL_GUID if source is None else source).bytes_le
+        source_bytes = guid_bytes_le(NULL_GUID if source is None else source)
     sent = m.sent_time
     sent_time = 0 if sent is None else int(sent)  # SentTime is whole seconds (floored)
     if not 0 <= sent_time <= _INFINITE:

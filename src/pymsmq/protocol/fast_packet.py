@@ -22,7 +22,7 @@ import uuid
 from codecs import utf_16_le_decode
 from typing import Final
 
-from pymsmq.model.ids import ObjectId
+from pymsmq.model.ids import ObjectId, guid_bytes_le
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import SIMPLE_ATTRIBUTES
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE, BASE_HEADER_VERSION, MAX_PACKET_SIZE
@@ -100,7 +100,6 @@ _PLAIN_ATTRIBUTES: Final = frozenset(
 )
 
 _GUIDS: Final[dict[bytes, uuid.UUID]] = {}
-_BYTES_LE: Final[dict[int, bytes]] = {}
 _new: Final = object.__new__
 _set_lineage: Final = ObjectId.__dict__["lineage"].__set__
 _set_uniquifier: Final = ObjectId.__dict__["uniquifier"].__set__
@@ -250,18 +249,6 @@ def _lineage_bytes(lineage: uuid.UUID) -> bytes:
         return last[1]
     raw = guid_bytes_le(lineage)
     _LAST_LINEAGE[0] = (lineage, raw)
-    return raw
-
-
-def guid_bytes_le(value: uuid.UUID) -> bytes:
-    """``value.bytes_le`` ([MS-DTYP] 2.3.4.2 GUID layout), cached: a queue manager's ids share a few GUIDs."""
-    key = value.int
-    raw = _BYTES_LE.get(key)
-    if raw is None:
-        raw = value.bytes_le
-        if len(_BYTES_LE) >= 1024:
-            _BYTES_LE.clear()
-        _BYTES_LE[key] = raw
     return raw
 
 
