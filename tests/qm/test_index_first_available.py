@@ -1,13 +1,14 @@
-"""``MessageIndex.first`` skips the entries locked at the head without rescanning them.
+"""``MessageIndex.first`` skips the entries locked at the head without rescanning them (receives and peeks).
 
 A state machine drives one index through every operation that changes states or positions (adds in
 and out of order, tombstone revival, state changes, removals, head removals, list cuts and
 compactions made frequent by a small ``_COMPACT_MIN``) and checks it against a plain model: the
 first AVAILABLE entry (highest priority, then lowest lookup id) and, for peeks, the first one that is
-AVAILABLE or LOCKED with AllowPeekWhenLocked.  After every step, the mark ``first`` starts from must
-have nothing AVAILABLE before it.  A scaling check (lookups counted, nothing timed) shows the point
-of the mark: a transaction that receives n messages one by one visits each entry a bounded number of
-times.
+AVAILABLE or LOCKED with AllowPeekWhenLocked.  After every step, the mark a receive starts from must
+have nothing AVAILABLE before it, and the mark a peek starts from nothing a peek could return.
+Scaling checks (lookups counted, nothing timed) show the point of the marks: a transaction that
+receives n messages one by one, and peeks repeated while it holds them, visit each entry a bounded
+number of times.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class FirstAvailableMachine(RuleBasedStateMachine):
         lid = data.draw(st.sampled_from(sorted(self.removed)))
         entry = self.removed.pop(lid)
         entry.state = state
+        entry.allow_peek = entry.allow_peek and state == LOCKED
         self.index.add(entry)
         self.live[lid] = entry
 
@@ -95,7 +97,11 @@ class FirstAvailableMachine(RuleBasedStateMachine):
     @rule(data=st.data(), state=_STATES, allow_peek=st.booleans())
     def set_state(self, data: st.DataObject, state: int, allow_peek: bool) -> None:
         entry = self.live[data.draw(st.sampled_from(sorted(self.live)))]
-        entry.allow_peek = allow_peek
+        if state == LOCKED and entry.state == AVAILABLE:
+            self.index.lock(entry, allow_peek)  # a transaction's receive, peekable or not
+            return
+        if entry.state == LOCKED and state != LOCKED:
+            entry.allow_peek = False  # the lock ends (commit, abort) before the state changes
         self.index.set_state(entry, state)
 
     @precondition(lambda self: self.live)
@@ -132,8 +138,7 @@ class FirstAvailableMachine(RuleBasedStateMachine):
         entry = self.index.first()
         assert entry is self._expected(False)
         if entry is not None:
-            self.index.set_state(entry, LOCKED)
-            entry.allow_peek = allow_peek
+            self.index.lock(entry, allow_peek)
 
     @rule()
     def receive_express(self) -> None:
@@ -158,6 +163,15 @@ class FirstAvailableMachine(RuleBasedStateMachine):
             for i in range(index._heads[p], min(index._skip[p], len(lst))):
                 entry = index._entries.get(lst[i])
                 assert entry is None or entry.state != AVAILABLE, (p, i, lst[i])
+
+    @invariant()
+    def nothing_peekable_before_the_peek_mark(self) -> None:
+        index = self.index
+        for p in range(8):
+            lst = index._lists[p]
+            for i in range(index._heads[p], min(index._peek_skip[p], len(lst))):
+                entry = index._entries.get(lst[i])
+                assert entry is None or not entry.visible(True), (p, i, lst[i])
 
     @invariant()
     def counters_and_order(self) -> None:
@@ -227,5 +241,58 @@ def test_an_aborted_transaction_gives_its_messages_back_before_later_ones() -> N
             assert nxt.body == b"150"  # 100-149 are still locked by the second transaction
         second.commit()
         assert len(q._index()) == 149
+    finally:
+        qm.close()
+
+
+@pytest.mark.parametrize("n", [200, 2000])
+def test_peeks_while_a_transaction_holds_n_messages_visit_each_entry_boundedly(n: int) -> None:
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\peeks", transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send_many([Message(body=str(i).encode()) for i in range(n + 1)], transaction=tx)
+        index = q._index()
+        counting = _CountingDict(index._entries)
+        index._entries = counting
+        with qm.begin_transaction() as tx:
+            held = [q.receive(0, tx) for _ in range(n)]
+            _CountingDict.gets = 0
+            peeked = [q.peek(0) for _ in range(n)]
+            visits = _CountingDict.gets
+            # Each peek returns the first message the transaction does not hold, without walking
+            # over the n it holds (n * n lookups without the mark).
+            assert {m.body for m in peeked} == {str(n).encode()}
+            assert visits <= 4 * n, visits
+            assert [m.body for m in held] == [str(i).encode() for i in range(n)]
+        assert q.peek(0).body == str(n).encode()
+    finally:
+        qm.close()
+
+
+def test_a_message_received_with_allow_peek_stays_peekable_until_its_transaction_ends() -> None:
+    # [MS-MQDMPR] 3.1.1.12 AllowPeekWhenLocked: the peek mark must come back to it.
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\allowpeek", transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send_many([Message(body=str(i).encode()) for i in range(20)], transaction=tx)
+        probe = qm.begin_transaction()
+        ids = [q.receive(0, probe).lookup_id for _ in range(20)]
+        probe.abort()
+        tx = qm.begin_transaction()
+        assert [q.receive(0, tx).body for _ in range(10)] == [str(i).encode() for i in range(10)]
+        assert q.peek(0).body == b"10"  # the mark now sits after the ten locked messages
+        got = q.receive_by_lookup_id_allow_peek(ids[12], tx)
+        assert got.body == b"12"
+        assert q.peek(0).body == b"10"
+        q2 = qm.begin_transaction()
+        assert q.receive(0, q2).body == b"10"
+        assert q.receive(0, q2).body == b"11"
+        assert q.peek(0).body == b"12"  # locked, but peekable: found behind the marks
+        assert q.receive(0, q2).body == b"13"  # a receive still skips it
+        q2.abort()
+        tx.abort()
+        assert q.peek(0).body == b"0"
     finally:
         qm.close()

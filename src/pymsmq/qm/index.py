@@ -78,7 +78,8 @@ class Entry:
         self.durable = durable
         self.expires_at = expires_at
         self.subqueue = subqueue
-        # [MS-MQDMPR] 3.1.1.12 AllowPeekWhenLocked (set by ReceiveByLookupIdAllowPeek).
+        # [MS-MQDMPR] 3.1.1.12 AllowPeekWhenLocked (set by ReceiveByLookupIdAllowPeek): only through
+        # ``MessageIndex.lock``, which keeps the peek mark right; cleared when the lock ends.
         self.allow_peek = False
         # [MS-MQDMPR] 3.1.1.11 PurgePending: purged while locked; deleted when its transaction ends.
         self.purge_pending = False
@@ -96,7 +97,17 @@ class Entry:
 class MessageIndex:
     """The ordered positions of one queue or subqueue."""
 
-    __slots__ = ("_dead", "_entries", "_heads", "_lists", "_skip", "locked", "pending", "total_bytes")
+    __slots__ = (
+        "_dead",
+        "_entries",
+        "_heads",
+        "_lists",
+        "_peek_skip",
+        "_skip",
+        "locked",
+        "pending",
+        "total_bytes",
+    )
 
     def __init__(self) -> None:
         self._lists: list[list[int]] = [[] for _ in range(8)]
@@ -105,6 +116,9 @@ class MessageIndex:
         # Per priority: a position in the list such that no entry between the head and it is
         # AVAILABLE (removed ids and LOCKED or PENDING entries only): ``first`` starts there.
         self._skip = [0] * 8
+        # The same for peeks: no entry between the head and it is AVAILABLE or LOCKED with
+        # AllowPeekWhenLocked: ``first(peek=True)`` starts there.
+        self._peek_skip = [0] * 8
         self._entries: dict[int, Entry] = {}
         self.total_bytes = 0
         self.locked = 0
@@ -142,8 +156,12 @@ class MessageIndex:
                 lst.insert(pos, lid)
                 if pos < self._skip[p]:
                     self._skip[p] += 1  # the positions from pos on moved up by one
+                if pos < self._peek_skip[p]:
+                    self._peek_skip[p] += 1
             if entry.state == AVAILABLE and pos < self._skip[p]:
                 self._skip[p] = pos
+            if entry.visible(True) and pos < self._peek_skip[p]:
+                self._peek_skip[p] = pos
         self._entries[lid] = entry
         self.total_bytes += entry.size
         if entry.state == LOCKED:
@@ -201,13 +219,31 @@ class MessageIndex:
             self.pending += 1
         entry.state = state
         if state == AVAILABLE:
-            p = entry.priority
-            lst = self._lists[p]
-            skip = self._skip[p]
-            if skip > self._heads[p] and (skip > len(lst) or lst[skip - 1] >= entry.lookup_id):
-                pos = bisect_left(lst, entry.lookup_id, self._heads[p], min(skip, len(lst)))
-                if pos < skip:
-                    self._skip[p] = pos
+            self._lower(self._skip, entry)
+            self._lower(self._peek_skip, entry)
+
+    def lock(self, entry: Entry, allow_peek: bool) -> None:
+        """An AVAILABLE ``entry`` becomes LOCKED by a transaction's receive, peekable or not.
+
+        [MS-MQDMPR] 3.1.7.1.10 Dequeue Message step 4, and 3.1.1.12 AllowPeekWhenLocked: a message
+        received with ReceiveByLookupIdAllowPeek can still be peeked while its transaction runs.
+        No mark moves: an AVAILABLE entry is never before the peek mark, so it stays where a peek
+        looks for it.
+        """
+        self.set_state(entry, LOCKED)
+        entry.allow_peek = allow_peek
+
+    def _lower(self, marks: list[int], entry: Entry) -> None:
+        # ``entry`` (of the index) may have become visible: the mark of its priority goes down to
+        # its position if it was after it.
+        p = entry.priority
+        lst = self._lists[p]
+        mark = marks[p]
+        head = self._heads[p]
+        if mark > head and (mark > len(lst) or lst[mark - 1] >= entry.lookup_id):
+            pos = bisect_left(lst, entry.lookup_id, head, min(mark, len(lst)))
+            if pos < mark:
+                marks[p] = pos
 
     def remove(self, entry: Entry) -> bool:
         """Take ``entry`` out of the index; False if it was not there."""
@@ -266,11 +302,12 @@ class MessageIndex:
         self._dead[p] -= head - start
         if head == n:
             lst.clear()
-            self._skip[p] = 0
+            self._skip[p] = self._peek_skip[p] = 0
             head = 0
         elif head > _COMPACT_MIN and head * 2 > n:
             del lst[:head]
             self._skip[p] = max(self._skip[p] - head, 0)
+            self._peek_skip[p] = max(self._peek_skip[p] - head, 0)
             head = 0
         self._heads[p] = head
 
@@ -279,7 +316,7 @@ class MessageIndex:
         self._lists[p] = [lid for lid in self._lists[p][self._heads[p] :] if lid in entries]
         self._heads[p] = 0
         self._dead[p] = 0
-        self._skip[p] = 0  # positions changed: scan from the head once
+        self._skip[p] = self._peek_skip[p] = 0  # positions changed: scan from the head once
 
     def head(self, priority: int) -> Entry | None:
         """The live entry at the head of ``priority``'s order (any state), or None.
@@ -294,14 +331,20 @@ class MessageIndex:
         """The first suitable entry from the head."""
         entries = self._entries
         if peek:
+            skip = self._peek_skip
             for p in range(7, -1, -1):
                 lst = self._lists[p]
                 if not lst:
                     continue
-                for i in range(self._heads[p], len(lst)):
+                head = self._heads[p]
+                start = skip[p]
+                n = len(lst)
+                for i in range(head if start < head else start, n):
                     e = entries.get(lst[i])
                     if e is not None and e.visible(True):
+                        skip[p] = i
                         return e
+                skip[p] = n
             return None
         skip = self._skip
         for p in range(7, -1, -1):

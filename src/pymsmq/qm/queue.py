@@ -402,8 +402,7 @@ class Queue(LookupIdOps):
     ) -> Message:
         # Under the lock, entry AVAILABLE.  Transactional: lock it (Dequeue Message step 4).
         if isinstance(tx, Transaction):
-            index.set_state(entry, LOCKED)
-            entry.allow_peek = allow_peek
+            index.lock(entry, allow_peek)
             tx._add(RECEIVE, self._state, index, entry)
             return entry.message.copy()
         index.set_state(entry, LOCKED)
