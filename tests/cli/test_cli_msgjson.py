@@ -53,7 +53,8 @@ messages = st.builds(
     signature=opt_bytes,
     destination_symmetric_key=opt_bytes,
     authentication_provider_type=u32,
-    authentication_provider_name=opt_text,
+    # [MS-MQMQ] 2.2.20.6: ProviderName is NUL-terminated (validate refuses a NUL in it).
+    authentication_provider_name=st.none() | st.text(max_size=30).filter(lambda s: "\x00" not in s),
     connector_type_guid=st.none() | st.uuids(),
     id=st.none() | ids,
     lookup_id=st.integers(0, (1 << 64) - 1),

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pymsmq
-from pymsmq import HResult, Message, MSMQError
+from pymsmq import HResult, Message, MSMQError, QueueManager
 from pymsmq.errors import FormatNameError
 from pymsmq.model import constants as c
 from pymsmq.model.ids import ObjectId
@@ -323,3 +323,26 @@ def test_queue_properties_round_trip_dict() -> None:
     with pytest.raises(MSMQError) as e:
         p.replace(bogus=1)
     assert _hr(e) == HResult.MQ_ERROR_ILLEGAL_PROPID
+
+
+@pytest.mark.parametrize("name", ["\x00", "Microsoft\x00Base", "provider\x00"])
+def test_a_provider_name_with_nul_is_refused_before_any_send(name: str) -> None:
+    # [MS-MQMQ] 2.2.20.6: ProviderName is NUL-terminated.  Refused when the message is made, when
+    # it is set afterwards and sent (express and recoverable alike: a recoverable send used to fail
+    # only when its packet was written, an express one not at all).
+    with pytest.raises(MSMQError) as e:
+        Message(body=b"x", authentication_provider_name=name)
+    assert e.value.hresult == HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\nul")
+        for delivery in (0, 1):
+            m = Message(body=b"x", delivery=delivery)
+            m.authentication_provider_name = name
+            with pytest.raises(MSMQError) as e:
+                q.send(m)
+            assert e.value.hresult == HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+            assert "cannot contain NUL" in str(e.value)
+        assert len(q._index()) == 0  # nothing was queued
+    finally:
+        qm.close()

@@ -58,7 +58,7 @@ PROPERTIES: dict[str, st.SearchStrategy[object]] = {
     "signature": opt_bytes,
     "destination_symmetric_key": opt_bytes,
     "authentication_provider_type": u32,
-    "authentication_provider_name": st.none() | st.text(max_size=8),
+    "authentication_provider_name": st.none() | st.text(max_size=8).filter(lambda s: "\x00" not in s),
     "connector_type_guid": st.none() | st.uuids(),
     # Facts a received message carries when it is sent again.
     "id": st.none() | ids,

@@ -240,6 +240,11 @@ class Message:
             value = getattr(self, name)
             if value is not None and type(value) is not str:
                 _opt_str(value, name)
+        # [MS-MQMQ] 2.2.20.6: ProviderName is a NUL-terminated string (a C string in the API), so it
+        # cannot hold a NUL; refused here rather than when (and only if) a packet is written.
+        provider = self.authentication_provider_name
+        if provider is not None and "\x00" in provider:
+            raise _fail("authentication_provider_name (it cannot contain NUL)", provider)
         for name in ("connector_type_guid", "source_machine_guid"):
             value = getattr(self, name)
             if value is not None and type(value) is not uuid.UUID:
@@ -335,6 +340,7 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
         checks[name] = "v is None or (type(v) is bytes and len(v) > 0)"
     for name in _OPT_STR:
         checks[name] = "v is None or type(v) is str"
+    checks["authentication_provider_name"] = "v is None or (type(v) is str and NUL not in v)"
     for name in ("correlation_id", "id", "transaction_id"):
         checks[name] = "v is None or type(v) is ObjectId"
     for name in ("connector_type_guid", "source_machine_guid"):
@@ -353,6 +359,7 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
         "SENDERIDS": _SENDERID_TYPES,
         "ObjectId": ObjectId,
         "UUID": uuid.UUID,
+        "NUL": "\x00",
     }
     return {name: eval(f"lambda v: {test}", namespace) for name, test in checks.items()}
 
@@ -369,7 +376,7 @@ _EXACT_TYPES: Final[dict[str, type]] = {
     "transaction_id": ObjectId,
     "connector_type_guid": uuid.UUID,
     "source_machine_guid": uuid.UUID,
-    **dict.fromkeys(_OPT_STR, str),
+    **{name: str for name in _OPT_STR if name != "authentication_provider_name"},
 }
 
 
