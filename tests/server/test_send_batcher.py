@@ -272,3 +272,21 @@ def test_loop_writes_start_no_thread(server: ThreadServer) -> None:
     assert ("pymsmq-send" in names) == (server.config.durable_writes == "thread")
     assert q.receive(0).body == b"one"
     client.close()
+
+
+def test_a_sender_that_goes_away_does_not_hold_the_next_batches(server: ThreadServer) -> None:
+    """ "loop": a batch waits (boundedly) for the senders the last one answered; one that never
+    sends again (it disconnected) must not stall the others."""
+    staying, leaving = connect(server.url), connect(server.url)
+    q = staying.create_queue(Q)
+    other = leaving.queue(Q)
+    both = [q.send_async(Message(body=b"a", delivery=1)), other.send_async(Message(body=b"b", delivery=1))]
+    for p in both:
+        p.result()
+    leaving.close()
+    started = time.monotonic()
+    for i in range(50):
+        q.send(Message(body=b"%d" % i, delivery=1))
+    assert time.monotonic() - started < 20  # each wait is at most 1 ms; a stall would be seconds
+    assert len(q.receive_many(100)) == 52
+    staying.close()
