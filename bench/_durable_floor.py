@@ -18,11 +18,11 @@ from collections.abc import Callable
 #: ``server.concurrent``: (worker, target, clients, seconds, server pid, cpu dict) -> messages/s.
 Runner = Callable[..., float]
 
-# A uvloop ``Protocol`` server (asyncio's loop without uvloop) that answers each length-prefixed request
-# with a 48-byte frame at once: the shape of a recoverable SEND and its answer, with no work at all.
-_ANSWER_SERVER = r"""
+# The start of each throw-away server script: an asyncio ``Protocol`` reading length-prefixed
+# frames (4-byte little-endian length), each handed whole (prefix included) to ``on_frame``.
+FRAMED = r"""
 import asyncio
-class Answer(asyncio.Protocol):
+class Framed(asyncio.Protocol):
     def connection_made(self, transport):
         self.transport = transport
         self.buf = b""
@@ -33,11 +33,16 @@ class Answer(asyncio.Protocol):
             end = pos + 4 + int.from_bytes(buf[pos : pos + 4], "little")
             if end > len(buf):
                 break
-            self.transport.write(b"\x2c\x00\x00\x00" + b"a" * 44)
+            self.on_frame(buf[pos:end])
             pos = end
         self.buf = buf[pos:]
+"""
+
+# The end of each: listen on a free loopback port, print it, serve with uvloop (asyncio's loop
+# without it).
+_SERVE = r"""
 async def main():
-    server = await asyncio.get_running_loop().create_server(Answer, "127.0.0.1", 0)
+    server = await asyncio.get_running_loop().create_server({protocol}, "127.0.0.1", 0)
     print(server.sockets[0].getsockname()[1], flush=True)
     await asyncio.Event().wait()
 try:
@@ -47,22 +52,58 @@ except ImportError:
     asyncio.run(main())
 """
 
+# A server that answers each request with a 48-byte frame at once: the shape of a recoverable SEND
+# and its answer, with no work at all.
+_ANSWER_SERVER = (
+    FRAMED
+    + r"""
+class Answer(Framed):
+    def on_frame(self, frame):
+        self.transport.write(b"\x2c\x00\x00\x00" + b"a" * 44)
+"""
+    + _SERVE.format(protocol="Answer")
+)
 
-def _answer_worker(port: int, seconds: float, start_at: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    msg = (312).to_bytes(4, "little") + b"x" * 312  # about a SEND frame with a 200-byte body
-    view = memoryview(bytearray(1 << 16))
+
+def remove_database(path: str) -> None:
+    """Delete the SQLite database ``path`` with its WAL and shared-memory files."""
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.unlink(path + suffix)
+        except FileNotFoundError:
+            pass
+
+
+def timed_calls(step: Callable[[], object], seconds: float, start_at: float) -> tuple[int, float]:
+    """A benchmark worker's loop: wait until ``start_at`` (wall clock), then call ``step`` for
+    ``seconds``; returns (calls, CPU seconds of this process meanwhile)."""
     while time.time() < start_at:
         time.sleep(0.001)
     n = 0
     cpu = time.process_time()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        sock.sendall(msg)
-        sock.recv_into(view)
+        step()
         n += 1
-    out.put((n, time.process_time() - cpu))
+    return n, time.process_time() - cpu
+
+
+def round_trips(sock: socket.socket, frame: bytes) -> Callable[[], object]:
+    """One request in flight: write ``frame``, read its (small, one-piece) answer."""
+    view = memoryview(bytearray(1 << 16))
+
+    def step() -> object:
+        sock.sendall(frame)
+        return sock.recv_into(view)
+
+    return step
+
+
+def _answer_worker(port: int, seconds: float, start_at: float, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    msg = (312).to_bytes(4, "little") + b"x" * 312  # about a SEND frame with a 200-byte body
+    out.put(timed_calls(round_trips(sock, msg), seconds, start_at))
     sock.close()
 
 
@@ -91,8 +132,10 @@ def concurrency_floor(clients: int, seconds: float, concurrent: Runner) -> tuple
 # ``Protocol`` server on SQLite WAL with synchronous=FULL; every PUT frame that arrived by the next
 # loop turn, on any connection, is inserted in one transaction, and each is answered after COMMIT.
 # No queue manager, no message format, no protocol beyond a length prefix.
-_PROTOTYPE_SERVER = r"""
-import asyncio, sqlite3, sys
+_PROTOTYPE_SERVER = (
+    FRAMED
+    + r"""
+import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("PRAGMA journal_mode=WAL")
 db.execute("PRAGMA synchronous=FULL")
@@ -106,33 +149,14 @@ def flush():
     db.execute("COMMIT")
     for transport, _ in batch:
         transport.write(b"\x2c\x00\x00\x00" + b"a" * 44)
-class Put(asyncio.Protocol):
-    def connection_made(self, transport):
-        self.transport = transport
-        self.buf = b""
-    def data_received(self, data):
-        buf = self.buf + data
-        pos = 0
-        first = not pending
-        while len(buf) - pos >= 4:
-            end = pos + 4 + int.from_bytes(buf[pos : pos + 4], "little")
-            if end > len(buf):
-                break
-            pending.append((self.transport, buf[pos + 4 : end]))
-            pos = end
-        self.buf = buf[pos:]
-        if first and pending:
+class Put(Framed):
+    def on_frame(self, frame):
+        if not pending:
             asyncio.get_running_loop().call_soon(flush)
-async def main():
-    server = await asyncio.get_running_loop().create_server(Put, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
-    await asyncio.Event().wait()
-try:
-    import uvloop
-    uvloop.run(main())
-except ImportError:
-    asyncio.run(main())
+        pending.append((self.transport, frame[4:]))
 """
+    + _SERVE.format(protocol="Put")
+)
 
 
 def prototype(
@@ -161,9 +185,5 @@ def prototype(
         finally:
             proc.kill()
             proc.wait()
-            for suffix in ("", "-wal", "-shm"):
-                try:
-                    os.unlink(path + suffix)
-                except FileNotFoundError:
-                    pass
+            remove_database(path)
     return out

@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _durable_floor import concurrency_floor, prototype
+from _durable_floor import FRAMED, concurrency_floor, prototype, remove_database, round_trips, timed_calls
 from _report import machine, write_section
 
 BODY = b"x" * 200
@@ -66,29 +66,20 @@ def _timed(seconds: float, step: Callable[[], int]) -> float:
 
 # ---------------------------------------------------------------------------- floors
 
-_ECHO_SERVER = r"""
-import asyncio
-class Echo(asyncio.Protocol):
+_ECHO_SERVER = (
+    FRAMED
+    + r"""
+class Echo(Framed):
     # Length-prefixed messages, each parsed and written back on its own (per-message framing).
-    def connection_made(self, transport):
-        self.transport = transport
-        self.buf = b""
-    def data_received(self, data):
-        buf = self.buf + data
-        pos = 0
-        while len(buf) - pos >= 4:
-            end = pos + 4 + int.from_bytes(buf[pos : pos + 4], "little")
-            if end > len(buf):
-                break
-            self.transport.write(buf[pos:end])
-            pos = end
-        self.buf = buf[pos:]
+    def on_frame(self, frame):
+        self.transport.write(frame)
 async def main():
     server = await asyncio.get_running_loop().create_server(Echo, "127.0.0.1", 0)
     print(server.sockets[0].getsockname()[1], flush=True)
     await asyncio.Event().wait()
 asyncio.run(main())
 """
+)
 
 
 def echo_probe(seconds: float) -> dict[str, float]:
@@ -265,15 +256,7 @@ def _pymsmq_durable_worker(url: str, seconds: float, start_at: float, out: mp.Qu
     qm = connect(url)
     q = qm.queue(Q)
     m = Message(body=BODY, delivery=1)
-    while time.time() < start_at:
-        time.sleep(0.001)
-    n = 0
-    cpu = time.process_time()
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        q.send(m)
-        n += 1
-    out.put((n, time.process_time() - cpu))
+    out.put(timed_calls(lambda: q.send(m), seconds, start_at))
     qm.close()
 
 
@@ -297,18 +280,8 @@ def _pymsmq_frames_worker(url: str, seconds: float, start_at: float, out: mp.Que
     t = q._t
     framed = t._conn.request_frame(int(Op.SEND), hot.send_request_body(q._handle, packet, None))
     assert framed is not None
-    frame, sock = framed[1], t._sock
-    view = memoryview(bytearray(1 << 16))
-    while time.time() < start_at:
-        time.sleep(0.001)
-    n = 0
-    cpu = time.process_time()
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        sock.sendall(frame)
-        sock.recv_into(view)  # one answer of 60 bytes: it arrives in one piece
-        n += 1
-    out.put((n, time.process_time() - cpu))
+    sock = t._sock
+    out.put(timed_calls(round_trips(sock, framed[1]), seconds, start_at))  # answers: 60 bytes each
     sock.close()
 
 
@@ -360,11 +333,7 @@ def commit_cpu_probe(directory: str, seconds: float = 1.0) -> float:
         return (time.process_time() - cpu) / max(1, n) * 1e6
     finally:
         conn.close()
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(path + suffix)
-            except FileNotFoundError:
-                pass
+        remove_database(path)
 
 
 def _send_batches(url: str) -> tuple[int, int]:
@@ -443,15 +412,7 @@ def _redis_durable_worker(port: int, seconds: float, start_at: float, out: mp.Qu
     import redis
 
     r = redis.Redis(port=port)
-    while time.time() < start_at:
-        time.sleep(0.001)
-    n = 0
-    cpu = time.process_time()
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        r.lpush("durable", BODY)
-        n += 1
-    out.put((n, time.process_time() - cpu))
+    out.put(timed_calls(lambda: r.lpush("durable", BODY), seconds, start_at))
 
 
 # ---------------------------------------------------------------------------- RabbitMQ
@@ -568,14 +529,7 @@ def _rabbit_durable_worker(port: int, seconds: float, start_at: float, out: mp.Q
 
     ch = _rabbit_channel(port, True)
     props = pika.BasicProperties(delivery_mode=2)
-    while time.time() < start_at:
-        time.sleep(0.001)
-    n = 0
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        ch.basic_publish("", "bench-durable", BODY, props)  # type: ignore[attr-defined]
-        n += 1
-    out.put(n)
+    out.put(timed_calls(lambda: ch.basic_publish("", "bench-durable", BODY, props), seconds, start_at))  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------- driver

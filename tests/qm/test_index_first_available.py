@@ -13,6 +13,7 @@ number of times.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 import pymsmq.qm.index as index_module
 from pymsmq import Message, QueueManager
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
+from pymsmq.qm.queue import Queue
 
 _STATES = st.sampled_from([AVAILABLE, AVAILABLE, LOCKED, PENDING])
 _PRIORITIES = st.sampled_from([0, 3, 3, 7])
@@ -155,23 +157,25 @@ class FirstAvailableMachine(RuleBasedStateMachine):
         assert self.index.first(peek) is self._expected(peek)
 
     # ------------------------------------------------------------------ invariants
-    @invariant()
-    def nothing_available_before_the_mark(self) -> None:
+    def _before(self, marks: list[int]) -> list[Entry]:
+        # The live entries between each priority's head and its mark in ``marks``.
         index = self.index
+        found = []
         for p in range(8):
             lst = index._lists[p]
-            for i in range(index._heads[p], min(index._skip[p], len(lst))):
+            for i in range(index._heads[p], min(marks[p], len(lst))):
                 entry = index._entries.get(lst[i])
-                assert entry is None or entry.state != AVAILABLE, (p, i, lst[i])
+                if entry is not None:
+                    found.append(entry)
+        return found
+
+    @invariant()
+    def nothing_available_before_the_mark(self) -> None:
+        assert all(e.state != AVAILABLE for e in self._before(self.index._skip))
 
     @invariant()
     def nothing_peekable_before_the_peek_mark(self) -> None:
-        index = self.index
-        for p in range(8):
-            lst = index._lists[p]
-            for i in range(index._heads[p], min(index._peek_skip[p], len(lst))):
-                entry = index._entries.get(lst[i])
-                assert entry is None or not entry.visible(True), (p, i, lst[i])
+        assert not any(e.visible(True) for e in self._before(self.index._peek_skip))
 
     @invariant()
     def counters_and_order(self) -> None:
@@ -197,102 +201,99 @@ class _CountingDict(dict[int, Entry]):
         return super().get(key, default)
 
 
-@pytest.mark.parametrize("n", [200, 2000])
-def test_a_transaction_receiving_n_messages_visits_each_entry_a_bounded_number_of_times(n: int) -> None:
-    qm = QueueManager.open(":memory:")
-    try:
-        q = qm.create_queue(r".\private$\locks", transactional=True)
-        with qm.begin_transaction() as tx:
-            q.send_many([Message(body=b"m") for _ in range(n)], transaction=tx)
+def _bodies(*numbers: int) -> list[bytes]:
+    return [str(i).encode() for i in numbers]
+
+
+@pytest.fixture
+def qm() -> Iterator[QueueManager]:
+    m = QueueManager.open(":memory:")
+    yield m
+    m.close()
+
+
+def _filled(qm: QueueManager, count: int, counted: bool = False) -> Queue:
+    """A transactional queue holding messages "0", "1", ... (sent in one transaction); ``counted``:
+    its index's entry lookups are counted in ``_CountingDict.gets``."""
+    q = qm.create_queue(r".\private$\marks", transactional=True)
+    with qm.begin_transaction() as tx:
+        q.send_many([Message(body=b) for b in _bodies(*range(count))], transaction=tx)
+    if counted:
         index = q._index()
-        counting = _CountingDict(index._entries)
-        index._entries = counting
-        _CountingDict.gets = 0
-        with qm.begin_transaction() as tx:
-            got = [q.receive(0, tx) for _ in range(n)]
-            visits = _CountingDict.gets
-        assert [m.body for m in got] == [b"m"] * n
-        assert len(index) == 0
-        # One transaction locks every message it receives; each receive must not rescan them
-        # (n * n / 2 lookups without the mark).
-        assert visits <= 4 * n, visits
-    finally:
-        qm.close()
+        index._entries = _CountingDict(index._entries)
+    return q
 
 
-def test_an_aborted_transaction_gives_its_messages_back_before_later_ones() -> None:
+@pytest.mark.parametrize("n", [200, 2000])
+def test_a_transaction_receiving_n_messages_visits_each_entry_a_bounded_number_of_times(
+    qm: QueueManager, n: int
+) -> None:
+    q = _filled(qm, n, counted=True)
+    _CountingDict.gets = 0
+    with qm.begin_transaction() as tx:
+        got = [q.receive(0, tx) for _ in range(n)]
+        visits = _CountingDict.gets
+    assert [m.body for m in got] == _bodies(*range(n))
+    assert len(q._index()) == 0
+    # One transaction locks every message it receives; each receive must not rescan them
+    # (n * n / 2 lookups without the mark).
+    assert visits <= 4 * n, visits
+
+
+def test_an_aborted_transaction_gives_its_messages_back_before_later_ones(qm: QueueManager) -> None:
     # The mark moves back when a transaction that locked the head aborts: the next receive takes the
     # first message in queue order again, not the first one after what the other transaction holds.
-    qm = QueueManager.open(":memory:")
-    try:
-        q = qm.create_queue(r".\private$\abort", transactional=True)
-        with qm.begin_transaction() as tx:
-            q.send_many([Message(body=str(i).encode()) for i in range(300)], transaction=tx)
-        first = qm.begin_transaction()
-        held = [q.receive(0, first) for _ in range(100)]
-        second = qm.begin_transaction()
-        taken = [q.receive(0, second) for _ in range(50)]
-        assert [m.body for m in held + taken] == [str(i).encode() for i in range(150)]
-        first.abort()
-        with qm.begin_transaction() as tx:
-            again = [q.receive(0, tx) for _ in range(100)]
-            assert [m.body for m in again] == [str(i).encode() for i in range(100)]
-            nxt = q.receive(0, tx)
-            assert nxt.body == b"150"  # 100-149 are still locked by the second transaction
-        second.commit()
-        assert len(q._index()) == 149
-    finally:
-        qm.close()
+    q = _filled(qm, 300)
+    first = qm.begin_transaction()
+    held = [q.receive(0, first) for _ in range(100)]
+    second = qm.begin_transaction()
+    taken = [q.receive(0, second) for _ in range(50)]
+    assert [m.body for m in held + taken] == _bodies(*range(150))
+    first.abort()
+    with qm.begin_transaction() as tx:
+        again = [q.receive(0, tx) for _ in range(100)]
+        assert [m.body for m in again] == _bodies(*range(100))
+        nxt = q.receive(0, tx)
+        assert nxt.body == b"150"  # 100-149 are still locked by the second transaction
+    second.commit()
+    assert len(q._index()) == 149
 
 
 @pytest.mark.parametrize("n", [200, 2000])
-def test_peeks_while_a_transaction_holds_n_messages_visit_each_entry_boundedly(n: int) -> None:
-    qm = QueueManager.open(":memory:")
-    try:
-        q = qm.create_queue(r".\private$\peeks", transactional=True)
-        with qm.begin_transaction() as tx:
-            q.send_many([Message(body=str(i).encode()) for i in range(n + 1)], transaction=tx)
-        index = q._index()
-        counting = _CountingDict(index._entries)
-        index._entries = counting
-        with qm.begin_transaction() as tx:
-            held = [q.receive(0, tx) for _ in range(n)]
-            _CountingDict.gets = 0
-            peeked = [q.peek(0) for _ in range(n)]
-            visits = _CountingDict.gets
-            # Each peek returns the first message the transaction does not hold, without walking
-            # over the n it holds (n * n lookups without the mark).
-            assert {m.body for m in peeked} == {str(n).encode()}
-            assert visits <= 4 * n, visits
-            assert [m.body for m in held] == [str(i).encode() for i in range(n)]
-        assert q.peek(0).body == str(n).encode()
-    finally:
-        qm.close()
+def test_peeks_while_a_transaction_holds_n_messages_visit_each_entry_boundedly(
+    qm: QueueManager, n: int
+) -> None:
+    q = _filled(qm, n + 1, counted=True)
+    with qm.begin_transaction() as tx:
+        held = [q.receive(0, tx) for _ in range(n)]
+        _CountingDict.gets = 0
+        peeked = [q.peek(0) for _ in range(n)]
+        visits = _CountingDict.gets
+        # Each peek returns the first message the transaction does not hold, without walking
+        # over the n it holds (n * n lookups without the mark).
+        assert {m.body for m in peeked} == set(_bodies(n))
+        assert visits <= 4 * n, visits
+        assert [m.body for m in held] == _bodies(*range(n))
+    assert q.peek(0).body == str(n).encode()
 
 
-def test_a_message_received_with_allow_peek_stays_peekable_until_its_transaction_ends() -> None:
-    # [MS-MQDMPR] 3.1.1.12 AllowPeekWhenLocked: the peek mark must come back to it.
-    qm = QueueManager.open(":memory:")
-    try:
-        q = qm.create_queue(r".\private$\allowpeek", transactional=True)
-        with qm.begin_transaction() as tx:
-            q.send_many([Message(body=str(i).encode()) for i in range(20)], transaction=tx)
-        probe = qm.begin_transaction()
-        ids = [q.receive(0, probe).lookup_id for _ in range(20)]
-        probe.abort()
-        tx = qm.begin_transaction()
-        assert [q.receive(0, tx).body for _ in range(10)] == [str(i).encode() for i in range(10)]
-        assert q.peek(0).body == b"10"  # the mark now sits after the ten locked messages
-        got = q.receive_by_lookup_id_allow_peek(ids[12], tx)
-        assert got.body == b"12"
-        assert q.peek(0).body == b"10"
-        q2 = qm.begin_transaction()
-        assert q.receive(0, q2).body == b"10"
-        assert q.receive(0, q2).body == b"11"
-        assert q.peek(0).body == b"12"  # locked, but peekable: found behind the marks
-        assert q.receive(0, q2).body == b"13"  # a receive still skips it
-        q2.abort()
-        tx.abort()
-        assert q.peek(0).body == b"0"
-    finally:
-        qm.close()
+def test_a_message_received_with_allow_peek_stays_peekable_until_its_transaction_ends(
+    qm: QueueManager,
+) -> None:
+    # [MS-MQDMPR] 3.1.1.12 AllowPeekWhenLocked: found behind both marks while its transaction runs.
+    q = _filled(qm, 20)
+    probe = qm.begin_transaction()
+    ids = [q.receive(0, probe).lookup_id for _ in range(20)]
+    probe.abort()
+    tx = qm.begin_transaction()
+    assert [q.receive(0, tx).body for _ in range(10)] == _bodies(*range(10))
+    assert q.peek(0).body == b"10"  # the peek mark now sits after the ten locked messages
+    assert q.receive_by_lookup_id_allow_peek(ids[12], tx).body == b"12"
+    assert q.peek(0).body == b"10"
+    other = qm.begin_transaction()
+    assert [q.receive(0, other).body for _ in range(2)] == _bodies(10, 11)
+    assert q.peek(0).body == b"12"  # locked, but peekable
+    assert q.receive(0, other).body == b"13"  # a receive still skips it
+    other.abort()
+    tx.abort()
+    assert q.peek(0).body == b"0"
