@@ -39,6 +39,7 @@ from pymsmq.qm.catalog import QueueCatalog
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
 from pymsmq.qm.lifecycle import Lifecycle
 from pymsmq.qm.notifications import Dispatcher, WatchedCondition
+from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, QueueRow, Store, StoredMessage
 from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
@@ -597,8 +598,6 @@ class QueueManager(QueueCatalog):
         ones are written in ONE store batch (one fsync); they become visible once durable.  A failing
         send does not affect the others.
         """
-        from pymsmq.qm.send_batch import send_batch
-
         return send_batch(self, sends)
 
     # ------------------------------------------------------------------ transactions

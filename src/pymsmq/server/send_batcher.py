@@ -143,19 +143,29 @@ class SendBatcher:
         if self._thread is None and not self.on_loop:
             self._thread = threading.Thread(target=self._work, name="pymsmq-send", daemon=True)
             self._thread.start()
-        with self._cond:
-            fut = self._gather_fut
-            if fut is None:
-                fut = self._gather_fut = self.loop.create_future()
-                self._unanswered.add(fut)
-            self._gather.append((session, rid, q, message, tx, counters, size))
+        send = (session, rid, q, message, tx, counters, size)
+        if self.on_loop:  # the list is the loop's alone
+            fut = self._join(send)
             self._expected.discard(session)
-            if len(self._gather) == self._target:
-                self._cond.notify()  # as many as the last round had: no need to wait for more
+        else:
+            with self._cond:
+                fut = self._join(send)
+                if len(self._gather) == self._target:
+                    self._cond.notify()  # as many as the last round had: no need to wait for more
         if not self._release_due:
             # The thread takes the list one loop turn later: every frame read in this turn joins.
             self._release_due = True
             self.loop.call_soon(self._release_now)
+        return fut
+
+    def _join(self, send: _Send) -> asyncio.Future[None]:
+        # ``send`` joins the batch being gathered; the future of that batch.  (Under ``_cond`` when
+        # a thread takes the batches.)
+        fut = self._gather_fut
+        if fut is None:
+            fut = self._gather_fut = self.loop.create_future()
+            self._unanswered.add(fut)
+        self._gather.append(send)
         return fut
 
     def _release_now(self) -> None:
@@ -178,10 +188,9 @@ class SendBatcher:
                 self._release_due = True
                 self.loop.call_soon(self._release_now)
                 return
-        with self._cond:
-            batch, fut = self._gather, self._gather_fut
-            self._gather = []
-            self._gather_fut = None
+        batch, fut = self._gather, self._gather_fut
+        self._gather = []
+        self._gather_fut = None
         if batch:
             started = time.monotonic()
             outcomes = self._write(batch)

@@ -211,6 +211,7 @@ class SQLiteStore:
         #: Batches waiting for a leader; ``_leading`` (under ``_state``) while a thread commits.
         self._queue: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
         self._leading = False
+        #: ``close`` (after setting ``_closed`` under ``_state``) waits on it for the leaders to finish.
         self._idle = threading.Condition(self._state)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -372,11 +373,9 @@ class SQLiteStore:
     def _lead(self, own: _Pending) -> None:
         """As the leader: commit ``own`` with every batch waiting, then pass the leadership on."""
         group = [own]
-        while True:
-            try:
-                group.append(self._queue.get_nowait())
-            except queue.Empty:
-                break
+        waiting = self._queue
+        while not waiting.empty():  # (only the leader takes from the queue)
+            group.append(waiting.get_nowait())
         try:
             self._commit_group(group)
         except BaseException as e:  # never leave a caller waiting
@@ -385,13 +384,12 @@ class SQLiteStore:
                     p.error = _failed(f"committer failure: {e}", e)
                     p.keep_files = True
         finally:
-            with self._state:
-                try:
-                    nxt: _Pending | None = self._queue.get_nowait()
-                except queue.Empty:
-                    nxt = None
+            with self._state:  # (batches are queued under it: empty() is exact here)
+                nxt: _Pending | None = None if waiting.empty() else waiting.get_nowait()
+                if nxt is None:
                     self._leading = False
-                    self._idle.notify_all()
+                    if self._closed:
+                        self._idle.notify_all()  # close() waits for the leaders
             for p in group:
                 if p is not own:
                     p.done.release()
