@@ -328,25 +328,10 @@ class MessageIndex:
 
     # --- seeking ([MS-MQDMPR] 3.1.7.3.2 Seek Available Message Position)
     def first(self, peek: bool = False) -> Entry | None:
-        """The first suitable entry from the head."""
+        """The first suitable entry from the head (from each priority's mark: receives and peeks
+        keep one each, and no suitable entry lies between a head and its mark)."""
         entries = self._entries
-        if peek:
-            skip = self._peek_skip
-            for p in range(7, -1, -1):
-                lst = self._lists[p]
-                if not lst:
-                    continue
-                head = self._heads[p]
-                start = skip[p]
-                n = len(lst)
-                for i in range(head if start < head else start, n):
-                    e = entries.get(lst[i])
-                    if e is not None and e.visible(True):
-                        skip[p] = i
-                        return e
-                skip[p] = n
-            return None
-        skip = self._skip
+        skip = self._peek_skip if peek else self._skip
         for p in range(7, -1, -1):
             lst = self._lists[p]
             if not lst:
@@ -357,7 +342,8 @@ class MessageIndex:
             n = len(lst)
             while i < n:
                 e = entries.get(lst[i])
-                if e is not None and e.state == AVAILABLE:
+                # Entry.visible(peek), inline: the receive's test first.
+                if e is not None and (e.state == AVAILABLE or (peek and e.state == LOCKED and e.allow_peek)):
                     skip[p] = i
                     return e
                 i += 1
