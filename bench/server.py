@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -189,6 +190,38 @@ def pymsmq_express(url: str, seconds: float) -> dict[str, float]:
     return {"express 1 in flight": single, "express pipelined": piped}
 
 
+def express_latency(url: str) -> tuple[Callable[[float, float], None], dict[str, float]]:
+    """A probe for ``concurrent(during=...)``: express send + receive round trips on a queue of its
+    own, one at a time, from ``start_at`` for ``seconds``; fills the dict with p50 and p99 in ms."""
+    from pymsmq import Message
+    from pymsmq.client import connect
+
+    found: dict[str, float] = {}
+
+    def probe(start_at: float, seconds: float) -> None:
+        qm = connect(url)
+        name = ".\\private$\\latency"
+        if not qm.queue_exists(name):
+            qm.create_queue(name).close()
+        q = qm.queue(name)
+        m = Message(body=BODY)
+        took: list[float] = []
+        while time.time() < start_at:
+            time.sleep(0.001)
+        end = time.perf_counter() + seconds
+        while (now := time.perf_counter()) < end:
+            q.send(m)
+            q.receive(0)
+            took.append(time.perf_counter() - now)
+        qm.close()
+        took.sort()
+        if took:
+            found["p50 ms"] = 1000 * took[len(took) // 2]
+            found["p99 ms"] = 1000 * took[min(len(took) - 1, len(took) * 99 // 100)]
+
+    return probe, found
+
+
 def pymsmq_prepare(url: str) -> None:
     """Create the benchmark queue (express and recoverable workloads share it)."""
     from pymsmq.client import connect
@@ -205,7 +238,6 @@ def pymsmq_transactional(url: str, count: int = 20_000, per: int = 250) -> tuple
 
     Messages per second of each (pymsmq only: the peers' transactions are not the same thing).
     """
-    import threading
 
     from pymsmq import Message
     from pymsmq.client import connect
@@ -546,12 +578,14 @@ def concurrent(
     seconds: float,
     server_pid: int | None = None,
     cpu: dict[str, float] | None = None,
+    during: Callable[[float, float], object] | None = None,
 ) -> float:
     """Messages per second from ``clients`` processes, each one connection, one request in flight.
 
     A worker puts its message count, or (count, its CPU seconds).  With ``server_pid`` and ``cpu``,
     ``cpu`` gets the server's and the clients' CPU microseconds per message (the host is shared and
-    its rates vary several-fold; CPU per message is the steadier measure).
+    its rates vary several-fold; CPU per message is the steadier measure).  ``during(start_at,
+    seconds)`` runs on a thread of this process while the workers run (a probe of the same server).
     """
     ctx = mp.get_context("fork")
     out: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
@@ -559,6 +593,9 @@ def concurrent(
     procs = [ctx.Process(target=worker, args=(target, seconds, start_at, out)) for _ in range(clients)]
     for p in procs:
         p.start()
+    probe = None if during is None else threading.Thread(target=during, args=(start_at, seconds))
+    if probe is not None:
+        probe.start()
     while time.time() < start_at:
         time.sleep(0.001)
     server_cpu = proc_cpu(server_pid) if server_pid is not None else 0.0
@@ -569,12 +606,23 @@ def concurrent(
         loop_cpu = _loop_thread_cpu(server_pid) - loop_cpu
     for p in procs:
         p.join(30)
+    if probe is not None:
+        probe.join(seconds + 60)
     total = sum(r[0] if isinstance(r, tuple) else r for r in results)
     if cpu is not None and total:
         cpu["server us/msg"] = server_cpu / total * 1e6
         cpu["server loop thread us/msg"] = loop_cpu / total * 1e6
         cpu["clients us/msg"] = sum(r[1] for r in results if isinstance(r, tuple)) / total * 1e6
     return float(total) / seconds
+
+
+def _latency_under_load(url: str, seconds: float, pid: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Express round-trip latency (p50, p99) alone, then while 32 clients send recoverable messages."""
+    alone, idle = express_latency(url)
+    alone(time.time(), seconds)
+    probe, busy = express_latency(url)
+    concurrent(_pymsmq_durable_worker, url, 32, seconds, pid, during=probe)
+    return idle, busy
 
 
 def install_peers() -> str | None:
@@ -622,6 +670,7 @@ def main() -> None:
     floors: list[dict[str, float]] = []
     notes: list[str] = []
     durable_cpu: dict[int, tuple[float, float, float]] = {}
+    latency: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
     redis_cpu: dict[int, tuple[float, float]] = {}
     tmp = tempfile.mkdtemp(prefix="pymsmq-bench-")
 
@@ -682,6 +731,7 @@ def main() -> None:
         )
         print(notes[-1], flush=True)
         tx_sends, tx_receives, tx_four = pymsmq_transactional(url)
+        latency["loop"] = _latency_under_load(url, secs, proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
@@ -691,6 +741,7 @@ def main() -> None:
         cpu = {}
         rate = concurrent(_pymsmq_durable_worker, url, 32, secs, proc.pid, cpu)
         results["pymsmq"]["recoverable sends, 32 clients, --durable-writes thread"] = rate
+        latency["thread"] = _latency_under_load(url, secs, proc.pid)
         notes.append(
             f"pymsmq recoverable, 32 clients, `pymsmq serve --durable-writes thread` (batches written by a "
             f"thread while the loop serves): {rate / 1000:.1f}k/s; CPU per message "
@@ -698,6 +749,13 @@ def main() -> None:
             f"{cpu.get('clients us/msg', 0.0):.0f} us in the clients"
         )
         print(notes[-1], flush=True)
+        for mode, (idle, busy) in latency.items():
+            notes.append(
+                f"Express send + receive round trip (one client, its own queue), `--durable-writes {mode}`: "
+                f"p50 / p99 {idle['p50 ms']:.2f} / {idle['p99 ms']:.2f} ms alone, {busy['p50 ms']:.2f} / "
+                f"{busy['p99 ms']:.2f} ms while 32 clients send recoverable messages"
+            )
+            print(notes[-1], flush=True)
         notes.append(
             f"pymsmq transactional queue, 250 messages per transaction: one client send_many "
             f"{tx_sends / 1000:.1f}k/s and receive_many {tx_receives / 1000:.1f}k/s; 4 clients receiving "
