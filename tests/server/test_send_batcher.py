@@ -32,7 +32,7 @@ Q = ".\\private$\\q"
 
 
 #: ``ServerConfig.durable_writes``: every test runs with batches written on the loop and on a thread.
-WRITES = ["loop", "thread"]
+WRITES = ["loop", "thread", "auto"]
 
 
 @pytest.fixture(params=WRITES)
@@ -251,7 +251,7 @@ def test_send_behind_other_work_of_its_handle_is_chained(server: ThreadServer) -
 def test_durable_writes_setting_is_checked() -> None:
     from pymsmq.server import ConfigError
 
-    with pytest.raises(ConfigError, match="'loop' or a 'thread'"):
+    with pytest.raises(ConfigError, match="'loop', a 'thread' or 'auto'"):
         ServerConfig(port=0, durable_writes="disk").validate()  # type: ignore[arg-type]
     bad = subprocess.run(
         [sys.executable, "-c", SERVE, "--data", "x", "--durable-writes", "disk"],
@@ -260,7 +260,7 @@ def test_durable_writes_setting_is_checked() -> None:
         env=env(),
         timeout=60,
     )
-    assert bad.returncode == 2 and "'disk' is not one of 'loop', 'thread'" in bad.stderr
+    assert bad.returncode == 2 and "'disk' is not one of 'auto', 'loop', 'thread'" in bad.stderr
 
 
 def test_loop_writes_start_no_thread(server: ThreadServer) -> None:
@@ -269,7 +269,8 @@ def test_loop_writes_start_no_thread(server: ThreadServer) -> None:
     q = client.create_queue(Q)
     q.send(Message(body=b"one", delivery=1))
     names = {t.name for t in threading.enumerate()}
-    assert ("pymsmq-send" in names) == (server.config.durable_writes == "thread")
+    if server.config.durable_writes != "auto":  # ("auto": the writer thread starts when first needed)
+        assert ("pymsmq-send" in names) == (server.config.durable_writes == "thread")
     assert q.receive(0).body == b"one"
     client.close()
 
@@ -290,3 +291,40 @@ def test_a_sender_that_goes_away_does_not_hold_the_next_batches(server: ThreadSe
     assert time.monotonic() - started < 20  # each wait is at most 1 ms; a stall would be seconds
     assert len(q.receive_many(100)) == 52
     staying.close()
+
+
+def test_auto_writes_off_the_loop_only_while_other_requests_arrive(tmp_path: Path) -> None:
+    """``"auto"``: recoverable sends alone are written on the loop; beside other requests (here
+    express sends and receives) off it, so that those do not wait for the disk."""
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, durable_writes="auto")).start()
+    try:
+        batcher = s.server.send_batcher if s.server is not None else None
+        assert batcher is not None
+        client = connect(s.url)
+        q = client.create_queue(Q)
+        time.sleep(0.2)  # longer than the quiet time after the create request
+        for i in range(20):
+            q.send(Message(body=b"%d" % i, delivery=1))
+        assert batcher.batches_off_loop == 0 and batcher.batches >= 20  # one sender, one per batch
+        express = connect(s.url).create_queue(Q + "x")
+        stop = threading.Event()
+
+        def express_traffic() -> None:
+            while not stop.is_set():
+                express.send(Message(body=b"e"))
+                express.receive(0)
+
+        t = threading.Thread(target=express_traffic)
+        t.start()
+        try:
+            time.sleep(0.05)
+            for i in range(20):
+                q.send(Message(body=b"m%d" % i, delivery=1))
+        finally:
+            stop.set()
+            t.join(10)
+        assert batcher.batches_off_loop >= 10  # (a few may find no express request in the last 50 ms)
+        assert len(q.receive_many(100)) == 40
+        client.close()
+    finally:
+        s.stop()

@@ -29,7 +29,7 @@ from pymsmq.server.session import Session
 Q = ".\\private$\\answers"
 
 
-@pytest.fixture(params=["loop", "thread"])
+@pytest.fixture(params=["loop", "thread", "auto"])
 def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ThreadServer]:
     s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, durable_writes=request.param)).start()
     yield s

@@ -45,11 +45,11 @@ __all__ = ["serve"]
 @click.option("--idle-timeout", default=300.0, show_default=True, type=click.FloatRange(0.1), help="Seconds.")
 @click.option(
     "--durable-writes",
-    default="loop",
+    default="auto",
     show_default=True,
-    type=click.Choice(["loop", "thread"]),
-    help="Write recoverable sends on the event loop (most sends/s) or on a thread (the loop keeps "
-    "serving during fsyncs).",
+    type=click.Choice(["auto", "loop", "thread"]),
+    help="Where recoverable sends are written: auto (on the event loop while only they arrive, on a "
+    "thread while other requests do), loop (always on the loop) or thread (always on a thread).",
 )
 @click.option(
     "--log-level",

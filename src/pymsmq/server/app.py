@@ -93,9 +93,10 @@ class ServerConfig:
     shutdown_grace: float = 10.0
     work_threads: int = 64
     wait_threads: int = 1024
-    #: Where recoverable sends are written: "loop" (on the event loop; the most sends per second)
-    #: or "thread" (the loop keeps serving during fsyncs); see ``pymsmq.server.send_batcher``.
-    durable_writes: DurableWrites = "loop"
+    #: Where recoverable sends are written: "auto" (on the event loop while only recoverable sends
+    #: arrive, on a writer thread while other requests do), "loop" (always on the loop) or "thread"
+    #: (always on the batch thread); see ``pymsmq.server.send_batcher``.
+    durable_writes: DurableWrites = "auto"
 
     def validate(self) -> None:
         """Raise ``ConfigError`` for an unsafe or impossible configuration."""
@@ -108,8 +109,10 @@ class ServerConfig:
             raise ConfigError("--tls-cert and --tls-key go together")
         if not 0 <= self.port <= 0xFFFF:
             raise ConfigError(f"invalid port {self.port}")
-        if self.durable_writes not in ("loop", "thread"):
-            raise ConfigError(f"durable writes go on the 'loop' or a 'thread', not {self.durable_writes!r}")
+        if self.durable_writes not in ("loop", "thread", "auto"):
+            raise ConfigError(
+                f"durable writes go on the 'loop', a 'thread' or 'auto', not {self.durable_writes!r}"
+            )
         if self.max_connections < 1 or self.max_in_flight < 1:
             raise ConfigError("connection and in-flight limits must be at least 1")
 
@@ -136,7 +139,9 @@ class Server:
         self.closing = False
         self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
         self.work_pool = WorkPool(self.loop, self.config.work_threads)
-        self.send_batcher = SendBatcher(self.loop, qm, self.config.durable_writes)
+        self.send_batcher = SendBatcher(
+            self.loop, qm, self.config.durable_writes, requests=lambda: self.stats.requests
+        )
         self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
