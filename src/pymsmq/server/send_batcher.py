@@ -90,7 +90,7 @@ _Send = tuple["Session", int, "Queue", "Message", "int | None", "QueueCounters",
 
 
 class SendBatcher:
-    """Server-wide batching of SENDs into ``QueueManager.send_batch`` calls on one thread."""
+    """Server-wide batching of SENDs into ``QueueManager.send_batch`` calls, one batch at a time."""
 
     def __init__(
         self,
@@ -133,7 +133,7 @@ class SendBatcher:
         # Loop only: futures of batches not answered yet; a release is scheduled.
         self._unanswered: set[asyncio.Future[None]] = set()
         self._release_due = False
-        # Loop only ("loop" writes): the sessions the last batch answered that have not sent again,
+        # Loop only ("loop" and "auto"): the sessions the last batch answered that have not sent again,
         # when its answers went out and how long its write took.
         self._expected: set[Session] = set()
         self._answered_at = 0.0
@@ -181,11 +181,23 @@ class SendBatcher:
                 fut = self._join(send)
                 if len(self._gather) == self._target:
                     self._cond.notify()  # as many as the last round had: no need to wait for more
+        # The batch is taken one loop turn later: every frame read in this turn joins it.
+        self._schedule_release()
+        return fut
+
+    def _schedule_release(self) -> None:
+        # ``_release_now`` at the next loop turn, unless it is already due.
         if not self._release_due:
-            # The thread takes the list one loop turn later: every frame read in this turn joins.
             self._release_due = True
             self.loop.call_soon(self._release_now)
-        return fut
+
+    def _take_gathered(self) -> tuple[list[_Send], asyncio.Future[None] | None]:
+        # The batch gathered so far and its future; a new one starts.  (Under ``_cond`` when a
+        # thread takes the batches.)
+        batch, fut = self._gather, self._gather_fut
+        self._gather = []
+        self._gather_fut = None
+        return batch, fut
 
     def _join(self, send: _Send) -> asyncio.Future[None]:
         # ``send`` joins the batch being gathered; the future of that batch.  (Under ``_cond`` when
@@ -219,12 +231,9 @@ class SendBatcher:
         if self._expected and not self._closed:
             waited = time.monotonic() - self._answered_at
             if waited < min(self._write_time * _WAIT_SHARE, _MAX_LOOP_WAIT):
-                self._release_due = True
-                self.loop.call_soon(self._release_now)
+                self._schedule_release()
                 return
-        batch, fut = self._gather, self._gather_fut
-        self._gather = []
-        self._gather_fut = None
+        batch, fut = self._take_gathered()
         if batch:
             started = time.monotonic()
             outcomes = self._write(batch)
@@ -250,9 +259,7 @@ class SendBatcher:
     def _write_off_loop(self) -> None:
         # ``"auto"``: the batch is written by the writer thread while the loop goes on serving; the
         # next batch waits until it ends (batches are applied one after the other).
-        batch, fut = self._gather, self._gather_fut
-        self._gather = []
-        self._gather_fut = None
+        batch, fut = self._take_gathered()
         self._expected = set()
         if not batch:
             return
@@ -268,9 +275,8 @@ class SendBatcher:
         self._writing_off_loop = False
         self.batches_off_loop += 1
         self._done(batch, outcomes, fut)
-        if self._gather and not self._release_due:
-            self._release_due = True
-            self.loop.call_soon(self._release_now)
+        if self._gather:
+            self._schedule_release()
 
     def _write(self, batch: list[_Send]) -> list[Any]:
         """``send_batch`` for ``batch``: per send, the answer's payload or the exception to answer."""
@@ -314,12 +320,9 @@ class SendBatcher:
         just_wrote = False
         while True:
             with cond:
-                batch = self._take(just_wrote)
-                if batch is None:
+                if self._take(just_wrote) is None:
                     return
-                fut = self._gather_fut
-                self._gather = []
-                self._gather_fut = None
+                batch, fut = self._take_gathered()
                 self._release = False
             started = time.monotonic()
             outcomes = self._write(batch)
