@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pymsmq.errors import WireError
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.packet_mapping import message_to_packet
+from pymsmq.model.packet_mapping import message_to_packet, packet_with_destination
 from pymsmq.protocol._fields import Props
 from pymsmq.protocol.batch_fast import decode_for_send_list
 from pymsmq.protocol.batch_ops import (
@@ -61,11 +61,11 @@ def _check(packet: bytes) -> None:
         assert queued_packet(packet, fast) == encode_simple(fast)
 
 
-def _queue(m: Message, ordinal: int = 7, now: float = 1234.5) -> None:
-    # What Queue._enqueue sets on a queued express message ([MC-MQAC] 3.17.4.1.48 steps 7-12).
+def _queue(m: Message, ordinal: int = 7, now: float = 1234.5, destination: str = "PRIVATE=x") -> None:
+    # What Queue._enqueue sets on a queued message ([MC-MQAC] 3.17.4.1.48 steps 7-12).
     m.id = ObjectId(GUID, ordinal)
     m.source_machine_guid = GUID
-    m.destination_queue = "PRIVATE=x"
+    m.destination_queue = destination
     m.sent_time = float(int(now))
     m.arrived_time = now
     m.lookup_id = 99
@@ -200,3 +200,40 @@ def test_decode_for_send_at_is_decode_for_send_of_the_slice(
     assert (a is None and b is None) or (
         a is not None and b is not None and a[0].__dict__ == b[0].__dict__ and a[1] == b[1]
     )
+
+
+# Destinations as the queue manager names its queues (DIRECT=OS for a private path, PRIVATE=,
+# PUBLIC=), of lengths that leave every padding to 4 bytes.
+_DESTINATIONS = st.sampled_from(
+    [
+        f"PRIVATE={GUID}\\0000000a",
+        f"PUBLIC={GUID}",
+        "DIRECT=OS:host\\private$\\q",
+        "DIRECT=OS:host\\private$\\qu",
+        "DIRECT=OS:host\\private$\\que",
+        "DIRECT=OS:host\\private$\\queu",
+        "DIRECT=TCP:10.0.0.1\\private$\\orders",
+    ]
+)
+
+
+@given(simple_messages, _DESTINATIONS, st.integers(1, 0xFFFFFFFF), st.floats(0.0, 2.0**32 - 1))
+def test_stored_packet_from_the_sent_packet(m: Message, destination: str, ordinal: int, now: float) -> None:
+    # What the queue manager stores for a recoverable SEND of a canonical packet (the packet with its
+    # destination put in) is what it would store for the queued message.
+    m.validate()
+    packet = message_to_packet(m)
+    decoded = decode_for_send(packet)
+    if decoded is None or not decoded[1]:
+        return
+    queued = decoded[0]
+    _queue(queued, ordinal, now, destination)
+    assert packet_with_destination(packet, queued) == message_to_packet(queued)
+
+
+@given(simple_messages)
+def test_packet_with_destination_declines_other_shapes(m: Message) -> None:
+    m.validate()
+    packet = message_to_packet(m)
+    m.response_queue = "DIRECT=OS:host\\private$\\answers"
+    assert packet_with_destination(packet, m) is None  # not the simple shape: message_to_packet

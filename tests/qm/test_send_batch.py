@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pymsmq import MQ_SINGLE_MESSAGE, HResult, Message, MSMQError, QueueManager
-from pymsmq.qm.store.base import Batch
+from pymsmq.model.ids import ObjectId
+from pymsmq.model.packet_mapping import message_to_packet
+from pymsmq.protocol.fast_packet import decode_for_send, encode_simple
+from pymsmq.qm.send_batch import send_batch
+from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.store.memory import MemoryStore
 from pymsmq.qm.timers import FakeClock
 
@@ -290,3 +295,58 @@ def test_send_batch_with_a_transaction(qm: QueueManager) -> None:
         assert errors[1] is not None and errors[1].hresult == HResult.MQ_ERROR_TRANSACTION_USAGE
         assert t.receive_many(5) == []  # visible only once committed
     assert [m.body for m in t.receive_many(5)] == [b"1", b"3"]
+
+
+def _lookup_id(m: Message) -> int:
+    assert m.lookup_id is not None
+    return m.lookup_id
+
+
+_simple = st.builds(
+    Message,
+    body=st.binary(max_size=300),
+    label=st.text(st.characters(min_codepoint=1, exclude_categories=("Cs",)), max_size=20),
+    priority=st.integers(0, 7),
+    delivery=st.just(1),
+    journal=st.sampled_from([0, 1]),
+    app_specific=st.integers(0, 0xFFFFFFFF),
+    max_time_to_receive=st.sampled_from([0xFFFFFFFF, 3600, 10**6]),
+    extension=st.binary(max_size=20),
+    correlation_id=st.none() | st.builds(ObjectId, st.uuids(), st.integers(0, 0xFFFFFFFF)),
+)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_simple, min_size=1, max_size=8))
+def test_send_batch_with_the_sent_packets(tmp_path: Path, messages: list[Message]) -> None:
+    # The server's path: each message decoded from the packet a client sent (decode_for_send) and
+    # given away with it.  What is stored is the packet of the queued message, and the messages come
+    # back from the store after a restart as they were queued.
+    path = tmp_path / f"qm-{uuid.uuid4().hex}"
+    qm = QueueManager.open(path)
+    try:
+        q = qm.create_queue(r".\private$\q")
+        sends = []
+        for m in messages:
+            m.validate()
+            packet = encode_simple(m)
+            assert packet is not None
+            decoded = decode_for_send(packet)
+            assert decoded is not None and decoded[1]
+            sends.append((decoded[0], packet))
+        assert send_batch(qm, [(q, m, None) for m, _ in sends], [p for _, p in sends]) == [None] * len(sends)
+        for m, _ in sends:
+            entry = q._state.index.get(m.lookup_id)
+            assert entry is not None and entry.message is m  # given away: queued without a copy
+        store = qm._store
+        for m, _ in sends:
+            stored = store.read_packet(MessageKey(q._state.queue_id, m.lookup_id))
+            assert stored == message_to_packet(m)
+    finally:
+        qm.close()
+    again = QueueManager.open(path)
+    try:
+        got = again.queue(r".\private$\q").receive_many(len(sends) + 1)
+        assert sorted(got, key=_lookup_id) == [m for m, _ in sends]
+    finally:
+        again.close()

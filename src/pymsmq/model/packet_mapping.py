@@ -355,22 +355,7 @@ def _simple_packet(m: Message) -> bytes | None:
     template = _TEMPLATES[dest] if dest in _TEMPLATES else _make_template(dest)
     if template is None:
         return None
-    base_flags, user_flags, qm_address, queue_bytes = template
-    mid = m.id
-    source = m.source_machine_guid
-    if mid is not None:
-        # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
-        u = mid.uniquifier
-        if not 0 < u <= _INFINITE or (source is not None and source != mid.lineage):
-            return None
-        source_bytes = guid_bytes_le(mid.lineage)
-    else:
-        u = 0
-        source_bytes = guid_bytes_le(NULL_GUID if source is None else source)
-    sent = m.sent_time
-    sent_time = 0 if sent is None else int(sent)  # SentTime is whole seconds (floored)
-    if not 0 <= sent_time <= _INFINITE:
-        return None
+    queue_bytes = template[3]
     label = m.label
     if label:
         if "\x00" in label:
@@ -391,14 +376,13 @@ def _simple_packet(m: Message) -> bytes | None:
         # sending queue manager (no ConnectorQMGuid: the identifier's lineage is the source).
         xid = m.transaction_id
         assert xid is not None
-        if xid.lineage.bytes_le != source_bytes:
+        if xid.lineage != (m.id.lineage if m.id is not None else m.source_machine_guid or NULL_GUID):
             return None
         xu = xid.uniquifier
         flags = ((xu & 0xFFFFF) << 4) | (_T_FM if m.is_first_in_transaction else 0)
         if m.is_last_in_transaction:
             flags |= _T_LM
         transaction = _TRANSACTION.pack(flags, xu, 0, 1, 0)  # TxSequenceID(xu, 0), number 1, previous 0
-        user_flags |= _U_TH
     size = (
         _FRONT.size
         + len(queue_bytes)
@@ -412,23 +396,10 @@ def _simple_packet(m: Message) -> bytes | None:
     size += len(pad)
     if size > MAX_PACKET_SIZE:
         return None
+    front = _front(m, template, size, transactional)
+    if front is None:
+        return None
     try:
-        front = _FRONT.pack(
-            BASE_HEADER_VERSION,
-            0,
-            # 2.2.19.1 PR: "MUST be set to a value of 0x0 if the packet contains a transactional message"
-            base_flags | (0 if transactional else m.priority),
-            BASE_HEADER_SIGNATURE,
-            size,
-            m.max_time_to_reach_queue,
-            source_bytes,
-            qm_address,
-            m.max_time_to_receive,
-            sent_time,
-            u,
-            # DM, JN, JP (2.2.19.2 TH: "If this flag is set the DM flag MUST NOT be 0x0")
-            user_flags | (_U_DM if m.delivery == 1 or transactional else 0) | (m.journal << 8),
-        )
         props = _PROPS.pack(
             0,  # Flags: no acknowledgements
             label_length,
@@ -446,6 +417,74 @@ def _simple_packet(m: Message) -> bytes | None:
     except struct.error:
         return None  # out of range: the general mapping raises the right error
     return b"".join((front, queue_bytes, transaction, props, raw_label, extension, body, pad))
+
+
+def _front(m: Message, template: _Template, size: int, transactional: bool) -> bytes | None:
+    # BaseHeader and the UserHeader fixed part of a simple packet of ``size`` bytes for ``m`` with
+    # ``template``'s destination (None: a value the general mapping refuses or writes differently).
+    base_flags, user_flags, qm_address, _ = template
+    mid = m.id
+    source = m.source_machine_guid
+    if mid is not None:
+        # 2.2.19.2: id.lineage and source_machine_guid share SourceQueueManager; ordinal 0 is "no id".
+        u = mid.uniquifier
+        if not 0 < u <= _INFINITE or (source is not None and source != mid.lineage):
+            return None
+        source_bytes = guid_bytes_le(mid.lineage)
+    else:
+        u = 0
+        source_bytes = guid_bytes_le(NULL_GUID if source is None else source)
+    sent = m.sent_time
+    sent_time = 0 if sent is None else int(sent)  # SentTime is whole seconds (floored)
+    if not 0 <= sent_time <= _INFINITE:
+        return None
+    if transactional:
+        user_flags |= _U_TH
+    try:
+        return _FRONT.pack(
+            BASE_HEADER_VERSION,
+            0,
+            # 2.2.19.1 PR: "MUST be set to a value of 0x0 if the packet contains a transactional message"
+            base_flags | (0 if transactional else m.priority),
+            BASE_HEADER_SIGNATURE,
+            size,
+            m.max_time_to_reach_queue,
+            source_bytes,
+            qm_address,
+            m.max_time_to_receive,
+            sent_time,
+            u,
+            # DM, JN, JP (2.2.19.2 TH: "If this flag is set the DM flag MUST NOT be 0x0")
+            user_flags | (_U_DM if m.delivery == 1 or transactional else 0) | (m.journal << 8),
+        )
+    except struct.error:
+        return None  # out of range: the general mapping raises the right error
+
+
+def packet_with_destination(data: bytes, m: Message) -> bytes | None:
+    """``message_to_packet(m)`` built from ``data``, the packet of ``m`` without its destination.
+
+    ``data`` must be ``message_to_packet`` of ``m`` with ``destination_queue`` None, except for the
+    BaseHeader and UserHeader fixed fields, which are rewritten from ``m`` ([MS-MQMQ] 2.2.19.1,
+    2.2.19.2: priority, TimeToReachQueue, SourceQueueManager, TimeToBeReceived, SentTime, MessageID,
+    delivery and journal flags): e.g. the packet a client sent, for the message queued from it.  The
+    destination queue goes after the UserHeader fixed part ([MS-MQMQ] 2.2.20.1 UserMessage).  None
+    when ``m`` is not of the simple shape: then use ``message_to_packet``.
+    """
+    if not m.__dict__.keys() <= SIMPLE_ATTRIBUTES:
+        return None
+    dest = m.destination_queue
+    template = _TEMPLATES[dest] if dest in _TEMPLATES else _make_template(dest)
+    if template is None:
+        return None
+    queue_bytes = template[3]
+    size = len(data) + len(queue_bytes)
+    if len(queue_bytes) & 3 or size > MAX_PACKET_SIZE:
+        return None  # (queue bytes are padded to 4: the padding of ``data`` stays right)
+    front = _front(m, template, size, False)
+    if front is None:
+        return None
+    return b"".join((front, queue_bytes, data[_FRONT.size :]))
 
 
 def _make_template(dest: str | None) -> _Template | None:

@@ -33,7 +33,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import LocalFormat, QueuePath, private_queue_hash
-from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
+from pymsmq.model.packet_mapping import message_to_packet, packet_to_message, packet_with_destination
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.catalog import QueueCatalog
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
@@ -290,12 +290,14 @@ class QueueManager(QueueCatalog):
         except Exception as exc:
             raise _err(f"store failure: {exc}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED) from exc
 
-    def _stored(self, state: _QueueState, entry: Entry) -> StoredMessage:
+    def _stored(self, state: _QueueState, entry: Entry, sent: bytes | None = None) -> StoredMessage:
+        # ``sent``: the packet the message was sent as, without a destination (send_batch.send_batch).
         m = entry.message
+        packet = None if sent is None else packet_with_destination(sent, m)
         return StoredMessage(
             state.queue_id,
             entry.lookup_id,
-            message_to_packet(m),
+            message_to_packet(m) if packet is None else packet,
             entry.priority,
             m.arrived_time if m.arrived_time is not None else 0.0,
             entry.subqueue,

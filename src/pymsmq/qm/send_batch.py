@@ -81,8 +81,10 @@ def _locked_send_check(queue: Queue) -> None:
         raise MSMQError("non-transactional send to a transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE)
 
 
-def _locked_send(queue: Queue, message: Message, tx: Transaction | object | None) -> Entry | None:
-    # Under qm._lock: the checks and the enqueue of Queue.send.
+def _locked_send(
+    queue: Queue, message: Message, tx: Transaction | object | None, copy: bool = True
+) -> Entry | None:
+    # Under qm._lock: the checks and the enqueue of Queue.send (``copy=False``: the message is given away).
     queue._check(_SEND)
     if queue._subqueue is not None:
         raise MSMQError(
@@ -93,17 +95,26 @@ def _locked_send(queue: Queue, message: Message, tx: Transaction | object | None
         raise MSMQError("journal and dead-letter queues are read-only", HResult.MQ_ERROR_ACCESS_DENIED)
     if tx is None and state.props.transactional:
         raise MSMQError("non-transactional send to a transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE)
-    return queue._enqueue(message, tx)
+    return queue._enqueue(message, tx, copy)
 
 
-def send_batch(qm: QueueManager, sends: Sequence[SendItem]) -> list[MSMQError | None]:
+def send_batch(
+    qm: QueueManager, sends: Sequence[SendItem], packets: Sequence[bytes | None] = ()
+) -> list[MSMQError | None]:
     """Send every ``(queue, message, transaction)`` of ``sends``; the outcome of each, in order.
 
     Equivalent to calling ``queue.send(message, transaction)`` for each in turn and catching its
     error, except that the recoverable ones share one durable write.  Every queue must belong to
     ``qm``.
+
+    ``packets`` (empty, or one per send): a send whose packet is not None gives its message away (it
+    is queued as it is, without a copy: the caller must not change it afterwards), and the packet is
+    the message's UserMessage packet without a destination, as a client sent it (``message_to_packet``
+    of the message but for the header fields sending sets): the packet stored for a recoverable one
+    is derived from it (``packet_with_destination``).
     """
     results: list[MSMQError | None] = [None] * len(sends)
+    given = packets or [None] * len(sends)
     ready: list[tuple[int, Queue, Message, Transaction | object | None]] = []
     for i, (queue, message, transaction) in enumerate(sends):
         try:
@@ -118,7 +129,7 @@ def send_batch(qm: QueueManager, sends: Sequence[SendItem]) -> list[MSMQError | 
     with qm._lock:
         for i, queue, message, tx in ready:
             try:
-                entry = _locked_send(queue, message, tx)
+                entry = _locked_send(queue, message, tx, given[i] is None)
             except Exception as exc:
                 results[i] = _as_error(exc)
                 continue
@@ -131,7 +142,7 @@ def send_batch(qm: QueueManager, sends: Sequence[SendItem]) -> list[MSMQError | 
     failed: list[tuple[Queue, Entry]] = []
     for i, queue, entry in written:
         try:
-            rows.append(qm._stored(queue._state, entry))
+            rows.append(qm._stored(queue._state, entry, given[i]))
             kept.append((i, queue, entry))
         except Exception as exc:
             results[i] = _as_error(exc)

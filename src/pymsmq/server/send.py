@@ -16,7 +16,7 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol import hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
-from pymsmq.protocol.fast_packet import decode_simple
+from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
 from pymsmq.protocol.message_codec import decode_message, send_answer_body, send_facts
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server.workers import chain_future
@@ -68,11 +68,19 @@ class SendMixin:
             raise MSMQError(
                 "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             )
+        packet = None
         try:
-            # decode_message, the common case first (no properties beside a simple packet)
-            message = (None if req.properties else decode_simple(req.packet)) or decode_message(
-                req.packet, req.properties
-            )
+            # decode_message, the common case first (no properties beside a simple packet, as
+            # encode_simple writes it: the packet stored is derived from it)
+            decoded = None if req.properties else decode_for_send(req.packet)
+            if decoded is not None:
+                message, canonical = decoded
+                if canonical:
+                    packet = req.packet
+            else:
+                message = (None if req.properties else decode_simple(req.packet)) or decode_message(
+                    req.packet, req.properties
+                )
         except WireError as exc:
             raise MSMQError(f"malformed message: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
         tx = None if req.transaction is None else self.transaction(req.transaction)
@@ -92,7 +100,7 @@ class SendMixin:
         if not isinstance(tx, Transaction):
             # Recoverable (or behind earlier work of its handle): the server-wide send batcher
             # writes it with every other send that is waiting (one store batch, one fsync).
-            self._batch_send(rid, h, queue, message, tx, counters, size)
+            self._batch_send(rid, h, queue, message, tx, counters, size, packet)
             return
 
         def run() -> pm.Response:
@@ -104,7 +112,15 @@ class SendMixin:
         self.off_loop(rid, run, h)
 
     def _batch_send(
-        self, rid: int, h: Handle, queue: Queue, message: Message, tx: int | None, counters: Any, size: int
+        self,
+        rid: int,
+        h: Handle,
+        queue: Queue,
+        message: Message,
+        tx: int | None,
+        counters: Any,
+        size: int,
+        packet: bytes | None,
     ) -> None:
         # docs/protocol.md 8: a send joins the batcher at once when its handle has no earlier work
         # running, or only sends in the batcher (a batch applies its sends in arrival order and the
@@ -113,7 +129,7 @@ class SendMixin:
         session = cast("Session", self)
         prev = h.tail
         if prev is None or prev.done() or batcher.owns(prev):
-            h.tail = batcher.add(session, rid, queue, message, tx, counters, size)
+            h.tail = batcher.add(session, rid, queue, message, tx, counters, size, packet)
             self.pending += 1
             return
         self.pending += 1
@@ -122,7 +138,7 @@ class SendMixin:
 
         def start(_: object) -> None:
             try:
-                inner = batcher.add(session, rid, queue, message, tx, counters, size)
+                inner = batcher.add(session, rid, queue, message, tx, counters, size, packet)
             except Exception as exc:  # the batcher stopped meanwhile (shutdown)
                 self.pending -= 1
                 self.fail(rid, exc)

@@ -58,6 +58,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.protocol import hot
 from pymsmq.protocol.codes import Op
 from pymsmq.protocol.message_codec import send_answer_body, send_facts
+from pymsmq.qm.send_batch import send_batch
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
@@ -85,8 +86,9 @@ DurableWrites = Literal["loop", "thread", "auto"]
 #: ``"auto"``: batches go off the loop while other requests arrived less than this long ago (seconds).
 _QUIET = 0.05
 
-# One queued send: session, request id, queue, message, transaction argument, counters, body size.
-_Send = tuple["Session", int, "Queue", "Message", "int | None", "QueueCounters", int]
+# One queued send: session, request id, queue, message, transaction argument, counters, body size,
+# the packet it was sent as when the message is given away (send_batch.send_batch's ``packets``).
+_Send = tuple["Session", int, "Queue", "Message", "int | None", "QueueCounters", int, "bytes | None"]
 
 
 class SendBatcher:
@@ -159,8 +161,12 @@ class SendBatcher:
         tx: int | None,
         counters: QueueCounters,
         size: int,
+        packet: bytes | None = None,
     ) -> asyncio.Future[None]:
         """Queue ``q.send(message, tx)``; ``session`` is answered for ``rid`` once it is done.
+
+        ``packet``: None, or the packet ``message`` was decoded from, and then ``message`` is given
+        away (``send_batch.send_batch``'s ``packets``).
 
         Call from the loop.  The caller counts the send in ``session.pending``; the batcher
         decrements it when it answers.  Returns the future of the batch the send joined (done once
@@ -171,7 +177,7 @@ class SendBatcher:
         if self._thread is None and not self.on_loop:
             self._thread = threading.Thread(target=self._work, name="pymsmq-send", daemon=True)
             self._thread.start()
-        send = (session, rid, q, message, tx, counters, size)
+        send = (session, rid, q, message, tx, counters, size, packet)
         if self.on_loop:  # the list is the loop's alone
             fut = self._join(send)
             self._expected.discard(session)
@@ -281,7 +287,7 @@ class SendBatcher:
     def _write(self, batch: list[_Send]) -> list[Any]:
         """``send_batch`` for ``batch``: per send, the answer's payload or the exception to answer."""
         try:
-            errors = self.qm.send_batch([(s[2], s[3], s[4]) for s in batch])
+            errors = send_batch(self.qm, [(s[2], s[3], s[4]) for s in batch], [s[7] for s in batch])
             # The answer's payload (the bytes its SendResponse encodes to), built before the loop
             # answers (off the loop in "thread" mode).
             return [
@@ -339,7 +345,7 @@ class SendBatcher:
     def _done(self, batch: list[_Send], outcomes: list[Any], fut: asyncio.Future[None] | None) -> None:
         self.batches += 1
         self.sends += len(batch)
-        for (session, rid, _, message, _, counters, size), outcome in zip(batch, outcomes, strict=True):
+        for (session, rid, _, message, _, counters, size, _), outcome in zip(batch, outcomes, strict=True):
             session.pending -= 1
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, MSMQError):
