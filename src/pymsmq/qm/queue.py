@@ -288,14 +288,18 @@ class Queue(LookupIdOps):
         with qm._lock:
             self._on_durable(entry)
 
-    def _on_durable(self, entry: Entry) -> None:
-        """Under qm._lock: a durably written send becomes available."""
+    def _on_durable(self, entry: Entry, notify: bool = True) -> None:
+        """Under qm._lock: a durably written send becomes available.
+
+        ``notify=False``: the caller wakes the queue's readers itself (once for many sends).
+        """
         qm = self._qm
         state = self._state
         entry.durable = True
         if state.index.get(entry.lookup_id) is entry:
             state.index.set_state(entry, AVAILABLE)
-            state.cond.notify_all()
+            if notify:
+                state.cond.notify_all()
             m = entry.message
             if m.ack & 1 or m.trace or m.journal & 2:
                 qm._arrived(state, m)

@@ -35,7 +35,7 @@ from pymsmq.qm.waiters import normalize_timeout
 if TYPE_CHECKING:
     from pymsmq.qm.index import Entry
     from pymsmq.qm.queue import Queue
-    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_manager import QueueManager, _QueueState
 
 __all__ = ["SendItem", "Sent", "receive_many", "send_batch", "send_express", "send_many"]
 
@@ -57,13 +57,17 @@ def _as_error(exc: Exception) -> MSMQError:
     return err
 
 
-def _precheck(queue: Queue, message: Message, transaction: object) -> Transaction | object | None:
-    # The checks Queue.send makes before taking the lock, in the same order.
+def _precheck(
+    queue: Queue, message: Message, transaction: object, decoded: bool = False
+) -> Transaction | object | None:
+    # The checks Queue.send makes before taking the lock, in the same order.  ``decoded``: a message
+    # decode_for_send gave, valid as it is and without queues (send_batch's ``packets``).
     if not isinstance(message, Message):
         raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
-    message.validate()
-    if message.admin_queue is not None or message.response_queue is not None:
-        canonical_queues(message)  # MQ_ERROR_ILLEGAL_FORMATNAME now, not when the packet is written
+    if not decoded:
+        message.validate()
+        if message.admin_queue is not None or message.response_queue is not None:
+            canonical_queues(message)  # MQ_ERROR_ILLEGAL_FORMATNAME now, not when the packet is written
     return None if transaction is None else queue._transaction(transaction, receive=False)
 
 
@@ -108,10 +112,10 @@ def send_batch(
     ``qm``.
 
     ``packets`` (empty, or one per send): a send whose packet is not None gives its message away (it
-    is queued as it is, without a copy: the caller must not change it afterwards), and the packet is
-    the message's UserMessage packet without a destination, as a client sent it (``message_to_packet``
-    of the message but for the header fields sending sets): the packet stored for a recoverable one
-    is derived from it (``packet_with_destination``).
+    is queued as it is, without a copy: the caller must not change it afterwards).  The packet is
+    the canonical packet ``protocol.fast_packet.decode_for_send`` decoded the message from, as a
+    client sent it (so the message is valid as it is: not validated again), and the packet stored
+    for a recoverable send is derived from it (``packet_with_destination``).
     """
     results: list[MSMQError | None] = [None] * len(sends)
     given = packets or [None] * len(sends)
@@ -120,7 +124,7 @@ def send_batch(
         try:
             if queue._qm is not qm:
                 raise MSMQError("the queue belongs to another queue manager", HResult.MQ_ERROR_INVALID_HANDLE)
-            ready.append((i, queue, message, _precheck(queue, message, transaction)))
+            ready.append((i, queue, message, _precheck(queue, message, transaction, given[i] is not None)))
         except Exception as exc:
             results[i] = _as_error(exc)
     if not ready:
@@ -176,8 +180,13 @@ def send_batch(
     with qm._lock:
         for queue, entry in failed:
             queue._state.index.remove(entry)
+        arrived: dict[int, _QueueState] = {}
         for _, queue, entry in durable:
-            queue._on_durable(entry)
+            queue._on_durable(entry, False)
+            state = queue._state
+            arrived[id(state)] = state
+        for state in arrived.values():  # the readers of each queue woken once (they run after the lock)
+            state.cond.notify_all()
     return results
 
 

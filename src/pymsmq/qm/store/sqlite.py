@@ -88,6 +88,9 @@ CREATE INDEX IF NOT EXISTS messages_external ON messages (external) WHERE extern
 
 _UPSERT_QUEUE = "INSERT OR REPLACE INTO queues (queue_id, path_name, properties) VALUES (?, ?, ?)"
 _INSERT = "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#: ``_INSERT`` of a message as it is first sent (in no subqueue, never aborted or moved, its packet
+#: in the row): the constant values written in the statement, fewer values bound per row.
+_INSERT_SENT = "INSERT INTO messages VALUES (?, ?, ?, ?, '', 0, 0, ?, NULL, ?)"
 _UPSERT_LAST = (
     "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT (queue_id) "
     "DO UPDATE SET last_lookup_id = max(last_lookup_id, excluded.last_lookup_id)"
@@ -154,12 +157,14 @@ class _Pending:
         "lead",
         "meta",
         "queues",
+        "sent",
         "updates",
     )
 
     def __init__(self) -> None:
         self.queues: list[tuple[int, str, str]] = []
         self.inserts: list[tuple[Any, ...]] = []
+        self.sent: list[tuple[Any, ...]] = []  # rows of _INSERT_SENT
         self.lasts: list[tuple[int, int]] = []
         self.updates: list[tuple[Any, ...]] = []
         self.deletes: list[tuple[int, int]] = []
@@ -304,6 +309,7 @@ class SQLiteStore:
                 props = json.dumps(row.properties, separators=(",", ":"), allow_nan=False)
                 p.queues.append((row.queue_id, row.path_name, props))
             dir_dirty = False
+            sent = p.sent.append
             for m in batch.insert:
                 lid = m.lookup_id
                 if type(lid) is not int or not 0 <= lid <= _U64_MAX:
@@ -312,8 +318,12 @@ class SQLiteStore:
                 if m.arrived_time != m.arrived_time or (expires is not None and expires != expires):
                     raise _failed("arrived_time and expires_at must not be NaN")  # SQLite stores NULL
                 packet = m.packet
-                external = None
-                if len(packet) > BIG_PACKET:
+                if len(packet) <= BIG_PACKET:
+                    if m.subqueue == "" and not m.abort_count and not m.move_count:
+                        sent((m.queue_id, lid - _OFF, m.priority, m.arrived_time, expires, packet))
+                        continue
+                    external = None
+                else:
                     external = uuid.uuid4().hex + ".pkt"
                     full = os.path.join(self.packet_dir, external)
                     p.files.append(full)
@@ -449,6 +459,8 @@ class SQLiteStore:
         gone: list[str] = []
         if p.queues:
             cur.executemany(_UPSERT_QUEUE, p.queues)
+        if p.sent:
+            cur.executemany(_INSERT_SENT, p.sent)
         if p.inserts:
             cur.executemany(_INSERT, p.inserts)
         if p.lasts:
