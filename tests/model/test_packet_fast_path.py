@@ -1,4 +1,4 @@
-"""The stored-packet fast path (``_simple_packet``) writes exactly the bytes of the general mapping.
+"""The stored-packet fast path (``simple_packet``) writes exactly the bytes of the general mapping.
 
 ``message_to_packet`` tries a template-based encoder for the common message shape first; it must
 either decline (``None``) or produce byte-for-byte what the [MS-MQDMPR] 3.1.7.1.30-32 mapping through
@@ -15,7 +15,8 @@ from test_packet_mapping import single_names
 
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.packet_mapping import _general_packet, _simple_packet, message_to_packet, packet_to_message
+from pymsmq.model.packet_mapping import _general_packet, message_to_packet, packet_to_message
+from pymsmq.model.simple_packet import simple_packet
 
 u32 = st.integers(0, 0xFFFFFFFF)
 labels = st.text(st.characters(codec="utf-16", exclude_characters="\x00", max_codepoint=0xFFFF), max_size=260)
@@ -58,7 +59,7 @@ def simple_messages(draw: st.DrawFn) -> Message:
 
 
 def _declines_or_matches(m: Message) -> None:
-    fast = _simple_packet(m)
+    fast = simple_packet(m, _general_packet)
     general = _general_packet(m)
     if fast is not None:
         assert fast == general
@@ -89,7 +90,7 @@ def _order(**extra: object) -> Message:
 
 def test_fast_path_is_taken_for_the_common_shape() -> None:
     m = _order(priority=5)
-    fast = _simple_packet(m)
+    fast = simple_packet(m, _general_packet)
     assert fast is not None and fast == _general_packet(m)
     back = packet_to_message(fast)
     assert (back.body, back.label, back.priority, back.delivery, back.id) == (
@@ -123,11 +124,11 @@ def test_fast_path_declines_or_matches_the_general_mapping_in_a_transaction(m: M
 
 def test_fast_path_is_taken_for_a_message_of_a_local_transaction() -> None:
     m = _order(transaction_id=ObjectId(_SOURCE, 0x123456), is_first_in_transaction=True)
-    fast = _simple_packet(m)
+    fast = simple_packet(m, _general_packet)
     assert fast is not None and fast == _general_packet(m)
     back = packet_to_message(fast)
     assert back.transaction_id == m.transaction_id
     assert (back.is_first_in_transaction, back.is_last_in_transaction) == (True, False)
     # Another queue manager's transaction identifier needs ConnectorQMGuid: the general path.
     m.transaction_id = ObjectId(uuid.uuid4(), 5)
-    assert _simple_packet(m) is None
+    assert simple_packet(m, _general_packet) is None

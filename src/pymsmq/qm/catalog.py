@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
     from pymsmq.qm.lifecycle import Lifecycle
     from pymsmq.qm.queue import Queue
-    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_state import QueueState
 
 __all__ = ["QueueCatalog"]
 
@@ -36,17 +37,17 @@ class QueueCatalog:
         _lock: threading.RLock
         _clock: Callable[[], float]
         _life: Lifecycle
-        _queues: dict[str, _QueueState]
-        _by_id: dict[int, _QueueState]
-        _by_number: dict[int, _QueueState]
+        _queues: dict[str, QueueState]
+        _by_id: dict[int, QueueState]
+        _by_number: dict[int, QueueState]
 
         def _check_open(self) -> None: ...
         def _is_local(self, computer: str) -> bool: ...
-        def _resolve(self, name: str) -> tuple[_QueueState, str | None]: ...
+        def _resolve(self, name: str) -> tuple[QueueState, str | None]: ...
         def _apply(self, batch: Batch) -> None: ...
         def _create_state(
             self, kind: str, tail: str, name: str, props: QueueProperties, batch: Batch, number: int = 0
-        ) -> _QueueState: ...
+        ) -> QueueState: ...
 
     def create_queue(
         self,
@@ -110,7 +111,7 @@ class QueueCatalog:
                 raise
             return self._handle(state, None)
 
-    def _forget(self, state: _QueueState) -> None:
+    def _forget(self, state: QueueState) -> None:
         state.deleted = True
         self._queues.pop(state.key, None)
         self._by_id.pop(state.queue_id, None)
@@ -156,7 +157,7 @@ class QueueCatalog:
             return self._handle(state, subqueue, access, share_mode)
 
     def _handle(
-        self, state: _QueueState, subqueue: str | None, access: int | None = None, share: int = 0
+        self, state: QueueState, subqueue: str | None, access: int | None = None, share: int = 0
     ) -> Queue:
         from pymsmq.qm.queue import Queue
 

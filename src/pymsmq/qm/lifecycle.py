@@ -53,7 +53,8 @@ from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.timers import TimerHeap
 
 if TYPE_CHECKING:
-    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_state import QueueState
 
 __all__ = [
     "ACK_CLASSES",
@@ -131,7 +132,7 @@ class Lifecycle:
         self.machine_journal_quota = machine_journal_quota
 
     # ------------------------------------------------------------------ timers
-    def arm(self, state: _QueueState, entry: Entry) -> None:
+    def arm(self, state: QueueState, entry: Entry) -> None:
         """Start the TTBR timer of ``entry`` (application queues only)."""
         if entry.expires_at is not None and state.kind in _APP_KINDS:
             self.timers.push(entry.expires_at, state, entry)
@@ -159,13 +160,13 @@ class Lifecycle:
             expired += 1
         return expired
 
-    def check_available(self, state: _QueueState, entry: Entry) -> None:
+    def check_available(self, state: QueueState, entry: Entry) -> None:
         """An entry just became Available (commit, abort, durable send): re-arm if already due."""
         if entry.expires_at is not None and entry.expires_at <= self.qm._clock():
             self.arm(state, entry)
 
     # ------------------------------------------------------------------ arrival
-    def arrived(self, state: _QueueState, message: Message, batch: Batch) -> None:
+    def arrived(self, state: QueueState, message: Message, batch: Batch) -> None:
         """A message reached application queue ``state`` (positive arrival events)."""
         if state.kind not in _APP_KINDS:
             return
@@ -193,7 +194,7 @@ class Lifecycle:
             self.dead_letter(message, msg_class, message.transaction_id is not None, batch)
 
     # ------------------------------------------------------------------ removal
-    def received(self, state: _QueueState, entry: Entry) -> None:
+    def received(self, state: QueueState, entry: Entry) -> None:
         """``entry`` was received (Message Position Deleted, reason AckReceive)."""
         if entry.expires_at is not None:
             self.timers.removed(entry)
@@ -215,7 +216,7 @@ class Lifecycle:
         if batch:
             self.qm._apply(batch)
 
-    def removed(self, state: _QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
+    def removed(self, state: QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
         """``entry`` left its queue unreceived (purge, queue deletion)."""
         if entry.expires_at is not None:
             self.timers.removed(entry)
@@ -224,7 +225,7 @@ class Lifecycle:
         self.failed_in_queue(state, entry.message, msg_class, batch)
 
     def failed_in_queue(
-        self, state: _QueueState, message: Message, msg_class: int, batch: Batch, expiry: bool = False
+        self, state: QueueState, message: Message, msg_class: int, batch: Batch, expiry: bool = False
     ) -> None:
         """Negative receive outcome of a message that was in ``state``."""
         if message.msg_class & 0x8000:
@@ -260,7 +261,7 @@ class Lifecycle:
         m.msg_class = msg_class
         self.deliver(target, m, batch, keep_arrival=True)
 
-    def journal_copy(self, journal: _QueueState, message: Message, batch: Batch) -> bool:
+    def journal_copy(self, journal: QueueState, message: Message, batch: Batch) -> bool:
         """Copy ``message`` into ``journal`` unless a journal quota would be exceeded."""
         qm = self.qm
         size = len(message.body) + len(message.extension) + 2 * len(message.label)
@@ -276,7 +277,7 @@ class Lifecycle:
         self.deliver(journal, message.copy(), batch, keep_arrival=True)
         return True
 
-    def deliver(self, state: _QueueState, m: Message, batch: Batch, keep_arrival: bool = False) -> Entry:
+    def deliver(self, state: QueueState, m: Message, batch: Batch, keep_arrival: bool = False) -> Entry:
         """Enqueue ``m`` (already a private copy) into ``state`` as Available, no timers."""
         qm = self.qm
         if not keep_arrival or m.arrived_time is None:
@@ -332,7 +333,7 @@ class Lifecycle:
         return True
 
     # ------------------------------------------------------------------ tracing
-    def report_queue(self) -> _QueueState | None:
+    def report_queue(self) -> QueueState | None:
         """The local report queue: a public queue of type MQ_QTYPE_REPORT (or label MQReport Queue)."""
         for state in self.qm._queues.values():
             if state.kind == "public" and not state.deleted:

@@ -18,7 +18,8 @@ from pymsmq.qm.transaction import MOVE, Transaction
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
-    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_state import QueueState
 
 __all__ = ["LookupIdOps"]
 
@@ -32,7 +33,7 @@ class LookupIdOps:
 
     if TYPE_CHECKING:  # provided by Queue
         _qm: QueueManager
-        _state: _QueueState
+        _state: QueueState
         _subqueue: str | None
 
         def _check(self, need: int) -> None: ...

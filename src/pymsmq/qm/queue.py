@@ -31,14 +31,16 @@ from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.lifecycle import NACK_Q_PURGED
 from pymsmq.qm.lookup_ids import LookupIdOps
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
-from pymsmq.qm.queue_manager import QuotaExceededError, _subqueue_format
+from pymsmq.qm.queue_manager import QuotaExceededError
+from pymsmq.qm.queue_state import subqueue_format
 from pymsmq.qm.send_batch import receive_many, send_many
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.transaction import RECEIVE, SEND, Transaction
 from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
 
 if TYPE_CHECKING:
-    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_state import QueueState
 
 __all__ = ["Cursor", "Queue"]
 
@@ -63,7 +65,7 @@ class Queue(LookupIdOps):
 
     __slots__ = ("__weakref__", "_access", "_closed", "_cursor", "_qm", "_share", "_state", "_subqueue")
     _qm: QueueManager
-    _state: _QueueState
+    _state: QueueState
     _subqueue: str | None
     _access: int
     _share: int
@@ -75,7 +77,7 @@ class Queue(LookupIdOps):
 
     @classmethod
     def _open(
-        cls, qm: QueueManager, state: _QueueState, subqueue: str | None, access: int | None, share: int
+        cls, qm: QueueManager, state: QueueState, subqueue: str | None, access: int | None, share: int
     ) -> Queue:
         if access is None:
             access = _ALL
@@ -114,7 +116,7 @@ class Queue(LookupIdOps):
     @property
     def format_name(self) -> str:
         """The queue's format name (PRIVATE=..., PUBLIC=..., MACHINE=...;..., DIRECT=...;sub)."""
-        return _subqueue_format(self._state, self._subqueue)
+        return subqueue_format(self._state, self._subqueue)
 
     @property
     def path_name(self) -> str:

@@ -23,7 +23,6 @@ import platform
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -36,9 +35,10 @@ from pymsmq.model.names import LocalFormat, QueuePath, private_queue_hash
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message, packet_with_destination
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.catalog import QueueCatalog
-from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
+from pymsmq.qm.index import AVAILABLE, Entry
 from pymsmq.qm.lifecycle import Lifecycle
-from pymsmq.qm.notifications import Dispatcher, WatchedCondition
+from pymsmq.qm.notifications import Dispatcher
+from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, QueueRow, Store, StoredMessage
@@ -61,83 +61,6 @@ _LOCAL_ALIASES: Final = frozenset({".", "localhost", "127.0.0.1", "::1"})
 
 def _err(message: str, hresult: int) -> MSMQError:
     return MSMQError(message, hresult)
-
-
-def message_size(message: object) -> int:
-    """Bytes a message counts against quotas: body + extension + label (UTF-16)."""
-    m = message
-    return len(m.body) + len(m.extension) + 2 * len(m.label)  # type: ignore[attr-defined]
-
-
-class _QueueState:
-    """One queue as the queue manager holds it (internal)."""
-
-    __slots__ = (
-        "__weakref__",
-        "cond",
-        "deleted",
-        "format_name",
-        "handles",
-        "index",
-        "journal",
-        "key",
-        "kind",
-        "next_lookup",
-        "number",
-        "parent",
-        "props",
-        "queue_id",
-        "reserved_lookup",
-        "subqueues",
-    )
-
-    def __init__(
-        self,
-        queue_id: int,
-        kind: str,
-        key: str,
-        props: QueueProperties,
-        lock: threading.RLock,
-        number: int = 0,
-    ) -> None:
-        self.queue_id = queue_id
-        # private | public | system | journal | internal
-        self.kind = kind
-        self.key = key
-        self.props = props
-        self.number = number
-        self.format_name = ""
-        self.index = MessageIndex()
-        self.subqueues: dict[str, MessageIndex] = {}
-        self.journal: _QueueState | None = None
-        self.parent: _QueueState | None = None
-        self.cond = WatchedCondition(lock)
-        self.deleted = False
-        self.handles: weakref.WeakSet[Queue] = weakref.WeakSet()
-        self.next_lookup = 1
-        self.reserved_lookup = 0
-
-    @property
-    def transactional(self) -> bool:
-        return self.props.transactional
-
-    def index_for(self, subqueue: str | None) -> MessageIndex:
-        """The main index, or the index of subqueue ``subqueue`` (created on first use)."""
-        if not subqueue:
-            return self.index
-        index = self.subqueues.get(subqueue)
-        if index is None:
-            index = self.subqueues[subqueue] = MessageIndex()
-        return index
-
-    def total_bytes(self) -> int:
-        return self.index.total_bytes + sum(i.total_bytes for i in self.subqueues.values())
-
-    def row(self) -> QueueRow:
-        extra: dict[str, object] = {"queue_type": self.kind, "private_queue_number": self.number}
-        if self.parent is not None:
-            extra["journal_of"] = self.parent.queue_id
-        return QueueRow(self.queue_id, self.props.path_name, {**self.props.to_dict(), **extra})
 
 
 class QueueManager(QueueCatalog):
@@ -169,11 +92,11 @@ class QueueManager(QueueCatalog):
         self._timers = TimerHeap(self._timer_thread.wake if self._timer_thread is not None else None)
         self._life = Lifecycle(self, self._timers, send_insecure_nacks, machine_journal_quota)
         self._dispatcher = Dispatcher()
-        self._queues: dict[str, _QueueState] = {}
-        self._by_id: dict[int, _QueueState] = {}
-        self._by_number: dict[int, _QueueState] = {}
-        self._system: dict[str, _QueueState] = {}
-        self._internal: dict[str, _QueueState] = {}
+        self._queues: dict[str, QueueState] = {}
+        self._by_id: dict[int, QueueState] = {}
+        self._by_number: dict[int, QueueState] = {}
+        self._system: dict[str, QueueState] = {}
+        self._internal: dict[str, QueueState] = {}
         snapshot = store.load()
         meta = dict(snapshot.meta)
         batch = Batch()
@@ -290,7 +213,7 @@ class QueueManager(QueueCatalog):
         except Exception as exc:
             raise _err(f"store failure: {exc}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED) from exc
 
-    def _stored(self, state: _QueueState, entry: Entry, sent: bytes | None = None) -> StoredMessage:
+    def _stored(self, state: QueueState, entry: Entry, sent: bytes | None = None) -> StoredMessage:
         # ``sent``: the packet the message was sent as, without a destination (send_batch.send_batch).
         m = entry.message
         packet = None if sent is None else packet_with_destination(sent, m)
@@ -309,10 +232,10 @@ class QueueManager(QueueCatalog):
     def _message_of(self, entry: Entry) -> Message:
         return entry.message
 
-    def _notify(self, state: _QueueState) -> None:
+    def _notify(self, state: QueueState) -> None:
         state.cond.notify_all()
 
-    def _on_removed(self, state: _QueueState, entry: Entry) -> None:
+    def _on_removed(self, state: QueueState, entry: Entry) -> None:
         """A message left its queue for good (received/committed): acks and journal copies."""
         self._life.received(state, entry)
 
@@ -338,14 +261,14 @@ class QueueManager(QueueCatalog):
         if heap and heap[0] <= self._clock():
             self.run_timers()
 
-    def _arrived(self, state: _QueueState, message: Message) -> None:
+    def _arrived(self, state: QueueState, message: Message) -> None:
         # Under the lock: positive arrival events (ack, trace report, source journal).
         batch = Batch()
         self._life.arrived(state, message, batch)
         if batch:
             self._apply(batch)
 
-    def _quota_rejected(self, state: _QueueState, message: Message, msg_class: int, tx: bool) -> None:
+    def _quota_rejected(self, state: QueueState, message: Message, msg_class: int, tx: bool) -> None:
         # Under the lock: a send refused for the queue quota still gets its NACK / dead letter
         # ([MS-MQQB] 3.1.5.8.8 rStatus 1).  The message gets the id it would have had.
         m = message.copy()
@@ -372,7 +295,7 @@ class QueueManager(QueueCatalog):
             if batch:
                 self._apply(batch)
 
-    def _next_lookup(self, state: _QueueState) -> int:
+    def _next_lookup(self, state: QueueState) -> int:
         # Lookup ids: strictly increasing per queue, never reused after a restart: ids are handed out
         # from a durably reserved block ([MS-MQDMPR] 3.1.1.12 LookupIdentifier).  Queue._enqueue
         # inlines the step inside the block (keep the two in step).
@@ -402,13 +325,13 @@ class QueueManager(QueueCatalog):
 
     # ------------------------------------------------------------------ restart recovery
     def _load(self, rows: list[QueueRow], last_ids: dict[int, int], batch: Batch) -> None:
-        journals: list[tuple[_QueueState, int]] = []
+        journals: list[tuple[QueueState, int]] = []
         for row in rows:
             props = QueueProperties.from_dict(row.properties)
             kind = str(row.properties.get("queue_type", "private"))
             number = int(row.properties.get("private_queue_number", 0) or 0)  # type: ignore[call-overload]
             key = self._key_of(kind, props.path_name)
-            state = _QueueState(row.queue_id, kind, key, props, self._lock, number)
+            state = QueueState(row.queue_id, kind, key, props, self._lock, number)
             last = last_ids.get(row.queue_id, 0)
             state.next_lookup = last + 1
             state.reserved_lookup = last
@@ -440,7 +363,7 @@ class QueueManager(QueueCatalog):
             return "private:" + tail.partition("\\")[2].lower()
         return "public:" + tail.lower()
 
-    def _register(self, state: _QueueState) -> None:
+    def _register(self, state: QueueState) -> None:
         path = state.props.path_name
         if state.kind == "system":
             name = state.key.partition(":")[2].upper()
@@ -457,7 +380,7 @@ class QueueManager(QueueCatalog):
 
     def _create_state(
         self, kind: str, tail: str, name: str, props: QueueProperties, batch: Batch, number: int = 0
-    ) -> _QueueState:
+    ) -> QueueState:
         now = int(self._clock())
         qid = self._new_queue_id(batch)
         if kind in ("private", "internal") and not number:
@@ -472,7 +395,7 @@ class QueueManager(QueueCatalog):
             create_time=now,
             modify_time=now,
         )
-        state = _QueueState(qid, kind, "", props, self._lock, number)
+        state = QueueState(qid, kind, "", props, self._lock, number)
         state.key = self._key_of(kind, props.path_name)
         self._by_id[qid] = state
         self._register(state)
@@ -480,7 +403,7 @@ class QueueManager(QueueCatalog):
         if kind in ("private", "public"):
             # [MS-MQDMPR] 3.1.7.1.3: every queue that is not a subqueue gets its journal queue.
             jprops = QueueProperties(path_name=props.path_name + ";JOURNAL", quota=props.journal_quota)
-            journal = _QueueState(self._new_queue_id(batch), "journal", "", jprops, self._lock)
+            journal = QueueState(self._new_queue_id(batch), "journal", "", jprops, self._lock)
             journal.parent, state.journal = state, journal
             journal.format_name = state.format_name + ";JOURNAL"
             self._by_id[journal.queue_id] = journal
@@ -511,13 +434,13 @@ class QueueManager(QueueCatalog):
     def _is_local(self, computer: str) -> bool:
         return computer.lower() in _LOCAL_ALIASES or computer.lower() == self.machine_name.lower()
 
-    def _resolve(self, name: str) -> tuple[_QueueState, str | None]:
+    def _resolve(self, name: str) -> tuple[QueueState, str | None]:
         """Find the queue a path name or format name names: (queue state, subqueue or None)."""
         if not isinstance(name, str):
             raise _err(f"not a queue name: {name!r}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
         if LocalFormat.looks_like_format_name(name):
             fmt = LocalFormat.parse(name)
-            state: _QueueState | None
+            state: QueueState | None
             if fmt.kind == "direct":
                 assert fmt.path is not None
                 if not self._is_local(fmt.computer):
@@ -559,7 +482,7 @@ class QueueManager(QueueCatalog):
         """The format name of the queue ``name`` (path or format name) names."""
         with self._lock:
             state, subqueue = self._resolve(name)
-            return _subqueue_format(state, subqueue)
+            return subqueue_format(state, subqueue)
 
     # ------------------------------------------------------------------ system queues
     @property
@@ -609,7 +532,7 @@ class QueueManager(QueueCatalog):
         return Transaction(self)
 
     # ------------------------------------------------------------------ quotas
-    def _check_quota(self, state: _QueueState, size: int) -> None:
+    def _check_quota(self, state: QueueState, size: int) -> None:
         # [MS-MQDMPR] 3.1.7.1.9 Enqueue Message step 1: QM quota first (status 2), then queue quota
         # (status 1).  A local send reports both as MQ_ERROR_INSUFFICIENT_RESOURCES.
         if self.machine_quota is not None and self.total_bytes + size > self.machine_quota * 1024:
@@ -639,10 +562,3 @@ class QuotaExceededError(MSMQError):
     def __init__(self, message: str, msg_class: int | None) -> None:
         super().__init__(message)
         self.msg_class = msg_class
-
-
-def _subqueue_format(state: _QueueState, subqueue: str | None) -> str:
-    if not subqueue:
-        return state.format_name
-    # [MC-MQAC] 3.10.6.1 step 7: a subqueue's format name is DIRECT=OS:<expanded path>;<subqueue>.
-    return f"DIRECT=OS:{state.props.path_name};{subqueue}"

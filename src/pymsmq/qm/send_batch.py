@@ -35,7 +35,8 @@ from pymsmq.qm.waiters import normalize_timeout
 if TYPE_CHECKING:
     from pymsmq.qm.index import Entry
     from pymsmq.qm.queue import Queue
-    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_state import QueueState
 
 __all__ = ["SendItem", "Sent", "receive_many", "send_batch", "send_express", "send_many"]
 
@@ -180,7 +181,7 @@ def send_batch(
     with qm._lock:
         for queue, entry in failed:
             queue._state.index.remove(entry)
-        arrived: dict[int, _QueueState] = {}
+        arrived: dict[int, QueueState] = {}
         for _, queue, entry in durable:
             queue._on_durable(entry, False)
             state = queue._state

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from pymsmq.qm.index import Entry
-    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_state import QueueState
 
 __all__ = ["FakeClock", "TimerHeap", "TimerThread"]
 
@@ -93,7 +94,7 @@ class TimerHeap:
     def __init__(self, wake: Callable[[], None] | None = None) -> None:
         #: The distinct deadlines that have a bucket (a heap: ``_heap[0]`` is the earliest).
         self._heap: list[float] = []
-        self._buckets: dict[float, list[_QueueState | Entry]] = {}
+        self._buckets: dict[float, list[QueueState | Entry]] = {}
         self._count = 0
         self._wake = wake
         #: Items known to be stale (their entry left its queue); drives compaction.
@@ -108,7 +109,7 @@ class TimerHeap:
         """The earliest deadline in the heap (stale items included), or None."""
         return self._heap[0] if self._heap else None
 
-    def push(self, deadline: float, state: _QueueState, entry: Entry) -> None:
+    def push(self, deadline: float, state: QueueState, entry: Entry) -> None:
         """Arm a timer for ``entry`` of queue ``state``; wakes the timer thread if it is earliest."""
         bucket = self._buckets.get(deadline)
         if bucket is None:
@@ -127,11 +128,11 @@ class TimerHeap:
         heap = self._heap
         return bool(heap) and heap[0] <= now
 
-    def pop_due(self, now: float) -> list[tuple[_QueueState, Entry, float]]:
+    def pop_due(self, now: float) -> list[tuple[QueueState, Entry, float]]:
         """Remove and return (queue, entry, deadline) of every item due at ``now``, earliest first."""
         heap = self._heap
         buckets = self._buckets
-        out: list[tuple[_QueueState, Entry, float]] = []
+        out: list[tuple[QueueState, Entry, float]] = []
         pop = heapq.heappop
         while heap and heap[0] <= now:
             deadline = pop(heap)
@@ -151,10 +152,10 @@ class TimerHeap:
 
     def compact(self) -> None:
         """Drop stale items (entries whose deadline was cleared, or that left their queue)."""
-        buckets: dict[float, list[_QueueState | Entry]] = {}
+        buckets: dict[float, list[QueueState | Entry]] = {}
         count = 0
         for deadline, bucket in self._buckets.items():
-            kept: list[_QueueState | Entry] = []
+            kept: list[QueueState | Entry] = []
             items = iter(bucket)
             for state, entry in zip(items, items, strict=True):
                 if entry.expires_at == deadline and not state.deleted:  # type: ignore[union-attr]

@@ -27,7 +27,8 @@ from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_Q_PURGED, NACK_REACH_QUEUE_
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 
 if TYPE_CHECKING:
-    from pymsmq.qm.queue_manager import QueueManager, _QueueState
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.qm.queue_state import QueueState
 
 __all__ = ["Transaction"]
 
@@ -45,7 +46,7 @@ ABORTED: Final = "aborted"
 class _Operation:
     # [MS-MQDMPR] 3.1.1.13 TransactionalOperation: OperationType, position, target (Move only).
     kind: int
-    queue: _QueueState
+    queue: QueueState
     index: MessageIndex
     entry: Entry
     target: str | None = None
@@ -82,7 +83,7 @@ class Transaction:
             raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
 
     def _add(
-        self, kind: int, queue: _QueueState, index: MessageIndex, entry: Entry, target: str | None = None
+        self, kind: int, queue: QueueState, index: MessageIndex, entry: Entry, target: str | None = None
     ) -> None:
         entry.tx = self
         self._ops.append(_Operation(kind, queue, index, entry, target))

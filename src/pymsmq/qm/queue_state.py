@@ -1,0 +1,105 @@
+"""One queue as the queue manager holds it: its properties, message indexes, journal and handles.
+
+Internal to the queue manager (``pymsmq.qm``); every access is under the queue manager's lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import TYPE_CHECKING
+
+from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.qm.index import MessageIndex
+from pymsmq.qm.notifications import WatchedCondition
+from pymsmq.qm.store.base import QueueRow
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
+
+__all__ = ["QueueState", "message_size", "subqueue_format"]
+
+
+def message_size(message: object) -> int:
+    """Bytes a message counts against quotas: body + extension + label (UTF-16)."""
+    m = message
+    return len(m.body) + len(m.extension) + 2 * len(m.label)  # type: ignore[attr-defined]
+
+
+class QueueState:
+    """One queue as the queue manager holds it (internal)."""
+
+    __slots__ = (
+        "__weakref__",
+        "cond",
+        "deleted",
+        "format_name",
+        "handles",
+        "index",
+        "journal",
+        "key",
+        "kind",
+        "next_lookup",
+        "number",
+        "parent",
+        "props",
+        "queue_id",
+        "reserved_lookup",
+        "subqueues",
+    )
+
+    def __init__(
+        self,
+        queue_id: int,
+        kind: str,
+        key: str,
+        props: QueueProperties,
+        lock: threading.RLock,
+        number: int = 0,
+    ) -> None:
+        self.queue_id = queue_id
+        # private | public | system | journal | internal
+        self.kind = kind
+        self.key = key
+        self.props = props
+        self.number = number
+        self.format_name = ""
+        self.index = MessageIndex()
+        self.subqueues: dict[str, MessageIndex] = {}
+        self.journal: QueueState | None = None
+        self.parent: QueueState | None = None
+        self.cond = WatchedCondition(lock)
+        self.deleted = False
+        self.handles: weakref.WeakSet[Queue] = weakref.WeakSet()
+        self.next_lookup = 1
+        self.reserved_lookup = 0
+
+    @property
+    def transactional(self) -> bool:
+        return self.props.transactional
+
+    def index_for(self, subqueue: str | None) -> MessageIndex:
+        """The main index, or the index of subqueue ``subqueue`` (created on first use)."""
+        if not subqueue:
+            return self.index
+        index = self.subqueues.get(subqueue)
+        if index is None:
+            index = self.subqueues[subqueue] = MessageIndex()
+        return index
+
+    def total_bytes(self) -> int:
+        return self.index.total_bytes + sum(i.total_bytes for i in self.subqueues.values())
+
+    def row(self) -> QueueRow:
+        extra: dict[str, object] = {"queue_type": self.kind, "private_queue_number": self.number}
+        if self.parent is not None:
+            extra["journal_of"] = self.parent.queue_id
+        return QueueRow(self.queue_id, self.props.path_name, {**self.props.to_dict(), **extra})
+
+
+def subqueue_format(state: QueueState, subqueue: str | None) -> str:
+    """The format name of ``state``'s subqueue ``subqueue`` (None or "": the queue's own)."""
+    if not subqueue:
+        return state.format_name
+    # [MC-MQAC] 3.10.6.1 step 7: a subqueue's format name is DIRECT=OS:<expanded path>;<subqueue>.
+    return f"DIRECT=OS:{state.props.path_name};{subqueue}"
