@@ -725,9 +725,8 @@ def main() -> None:
         rate = concurrent(_pymsmq_frames_worker, url, 32, secs, proc.pid, cpu)
         results["pymsmq"]["recoverable sends, 32 clients writing frames"] = rate
         notes.append(
-            f"pymsmq recoverable, 32 clients writing a prepared SEND frame (no client library in the "
-            f"loop): {rate / 1000:.1f}k/s; CPU per message {cpu.get('server us/msg', 0.0):.0f} us in the "
-            f"server and {cpu.get('clients us/msg', 0.0):.0f} us in the clients"
+            "pymsmq recoverable, 32 clients writing a prepared SEND frame (no client library in the "
+            f"loop): {_rate_and_cpu(rate, cpu)}"
         )
         print(notes[-1], flush=True)
         tx_sends, tx_receives, tx_four = pymsmq_transactional(url)
@@ -751,8 +750,7 @@ def main() -> None:
             latency[mode] = _latency_under_load(url, secs, proc.pid)
             notes.append(
                 f"pymsmq recoverable, 32 clients, `pymsmq serve --durable-writes {mode}`: "
-                f"{rate / 1000:.1f}k/s; CPU per message {cpu.get('server us/msg', 0.0):.0f} us in the "
-                f"server and {cpu.get('clients us/msg', 0.0):.0f} us in the clients"
+                f"{_rate_and_cpu(rate, cpu)}"
             )
             print(notes[-1], flush=True)
         finally:
@@ -817,6 +815,14 @@ def main() -> None:
     text = report(results, floors, notes, secs)
     write_section(SECTION, text)
     print(text)
+
+
+def _rate_and_cpu(rate: float, cpu: dict[str, float]) -> str:
+    """ "<rate>k/s; CPU per message <n> us in the server and <m> us in the clients" (``concurrent``'s cpu)."""
+    return (
+        f"{rate / 1000:.1f}k/s; CPU per message {cpu.get('server us/msg', 0.0):.0f} us in the server and "
+        f"{cpu.get('clients us/msg', 0.0):.0f} us in the clients"
+    )
 
 
 def _fmt(v: float | None) -> str:
