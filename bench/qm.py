@@ -29,13 +29,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from _report import write_section
 from pymsmq.qm.store import Batch, MessageKey, SQLiteStore, StoredMessage
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Queue manager (bench/qm.py)"
 BODY = os.urandom(200)
 Result = dict[str, list[float]]
@@ -505,20 +503,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section(text)
-
-
-def write_section(text: str) -> None:
-    """Replace only our section of docs/benchmarks.md (from its heading to the next "## ")."""
-    old = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    start = old.find(SECTION)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(SECTION))
-        new = old[:start] + text + ("\n" + old[end + 1 :] if end >= 0 else "")
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(new)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":
