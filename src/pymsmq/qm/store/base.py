@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 __all__ = [
     "Batch",
@@ -52,12 +52,13 @@ class MessageKey:
     lookup_id: int
 
 
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
+class StoredMessage(NamedTuple):
     """One durable message: the canonical [MS-MQMQ] UserMessage packet plus queue-manager facts.
 
     The facts the queue manager assigns (lookup id, arrival time, abort/move counts, subqueue, expiry
-    deadline) live beside the packet, never inside it (DESIGN.md).
+    deadline) live beside the packet, never inside it (DESIGN.md).  Immutable; a named tuple because
+    one is built for every recoverable message sent and every message loaded at restart (about a
+    quarter of the cost of a frozen dataclass's ``__init__``).
     """
 
     queue_id: int

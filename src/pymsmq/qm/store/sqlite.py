@@ -310,17 +310,14 @@ class SQLiteStore:
                 p.queues.append((row.queue_id, row.path_name, props))
             dir_dirty = False
             sent = p.sent.append
-            for m in batch.insert:
-                lid = m.lookup_id
+            for qid, lid, packet, priority, arrived, subqueue, aborts, moves, expires in batch.insert:
                 if type(lid) is not int or not 0 <= lid <= _U64_MAX:
                     raise _failed(f"lookup_id {lid!r} is not an unsigned 64-bit integer")
-                expires = m.expires_at
-                if m.arrived_time != m.arrived_time or (expires is not None and expires != expires):
+                if arrived != arrived or (expires is not None and expires != expires):
                     raise _failed("arrived_time and expires_at must not be NaN")  # SQLite stores NULL
-                packet = m.packet
                 if len(packet) <= BIG_PACKET:
-                    if m.subqueue == "" and not m.abort_count and not m.move_count:
-                        sent((m.queue_id, lid - _OFF, m.priority, m.arrived_time, expires, packet))
+                    if subqueue == "" and not aborts and not moves:
+                        sent((qid, lid - _OFF, priority, arrived, expires, packet))
                         continue
                     external = None
                 else:
@@ -331,18 +328,7 @@ class SQLiteStore:
                     dir_dirty = True
                     packet = b""
                 p.inserts.append(
-                    (
-                        m.queue_id,
-                        lid - _OFF,
-                        m.priority,
-                        m.arrived_time,
-                        m.subqueue,
-                        m.abort_count,
-                        m.move_count,
-                        expires,
-                        external,
-                        packet,
-                    )
+                    (qid, lid - _OFF, priority, arrived, subqueue, aborts, moves, expires, external, packet)
                 )
             if dir_dirty:
                 # The directory entries must be durable before a commit references them.
