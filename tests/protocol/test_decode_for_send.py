@@ -232,8 +232,37 @@ def test_stored_packet_from_the_sent_packet(m: Message, destination: str, ordina
 
 
 @given(simple_messages)
-def test_packet_with_destination_declines_other_shapes(m: Message) -> None:
+def test_packet_with_destination_declines_a_transaction(m: Message) -> None:
     m.validate()
     packet = message_to_packet(m)
-    m.response_queue = "DIRECT=OS:host\\private$\\answers"
-    assert packet_with_destination(packet, m) is None  # not the simple shape: message_to_packet
+    decoded = decode_for_send(packet)
+    if decoded is None or not decoded[1]:
+        return
+    queued = decoded[0]
+    _queue(queued)
+    queued.transaction_id = ObjectId(GUID, 5)  # queued with MQ_SINGLE_MESSAGE: a TransactionHeader
+    assert packet_with_destination(packet, queued) is None  # message_to_packet writes it
+
+
+def test_stored_packet_leaves_the_queued_message_without_a_dict() -> None:
+    # A message decoded from a packet keeps its values inline (no __dict__ until one is asked for):
+    # deriving its stored packet must not give it one (184 bytes per queued message).
+    m = Message(body=b"abc", label="x", delivery=1)
+    m.validate()
+    packet = encode_simple(m)
+    assert packet is not None
+    decoded = decode_for_send(packet)
+    assert decoded is not None and decoded[1]
+    queued = decoded[0]
+    _queue(queued, destination=f"PUBLIC={GUID}")
+    before = sys.getsizeof(queued) + _dict_size(queued)
+    assert packet_with_destination(packet, queued) is not None
+    assert sys.getsizeof(queued) + _dict_size(queued) == before
+
+
+def _dict_size(m: Message) -> int:
+    # The size of m's materialised __dict__, 0 while its values are inline (CPython 3.11+), read
+    # through gc so as not to create it.
+    import gc
+
+    return sum(sys.getsizeof(r) for r in gc.get_referents(m) if type(r) is dict)
