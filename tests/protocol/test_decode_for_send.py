@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -217,44 +218,43 @@ _DESTINATIONS = st.sampled_from(
 )
 
 
+def _sent_and_queued(m: Message, **queued_as: Any) -> tuple[bytes, Message] | None:
+    # The packet a client sends for m (what encode_simple writes) and the message the queue manager
+    # queues from it (``_queue``'s facts); None when the packet is not canonical.
+    m.validate()
+    packet = message_to_packet(m)
+    decoded = decode_for_send(packet)
+    if decoded is None or not decoded[1]:
+        return None
+    _queue(decoded[0], **queued_as)
+    return packet, decoded[0]
+
+
 @given(simple_messages, _DESTINATIONS, st.integers(1, 0xFFFFFFFF), st.floats(0.0, 2.0**32 - 1))
 def test_stored_packet_from_the_sent_packet(m: Message, destination: str, ordinal: int, now: float) -> None:
     # What the queue manager stores for a recoverable SEND of a canonical packet (the packet with its
     # destination put in) is what it would store for the queued message.
-    m.validate()
-    packet = message_to_packet(m)
-    decoded = decode_for_send(packet)
-    if decoded is None or not decoded[1]:
-        return
-    queued = decoded[0]
-    _queue(queued, ordinal, now, destination)
-    assert packet_with_destination(packet, queued) == message_to_packet(queued)
+    pair = _sent_and_queued(m, ordinal=ordinal, now=now, destination=destination)
+    if pair is not None:
+        packet, queued = pair
+        assert packet_with_destination(packet, queued) == message_to_packet(queued)
 
 
 @given(simple_messages)
 def test_packet_with_destination_declines_a_transaction(m: Message) -> None:
-    m.validate()
-    packet = message_to_packet(m)
-    decoded = decode_for_send(packet)
-    if decoded is None or not decoded[1]:
-        return
-    queued = decoded[0]
-    _queue(queued)
-    queued.transaction_id = ObjectId(GUID, 5)  # queued with MQ_SINGLE_MESSAGE: a TransactionHeader
-    assert packet_with_destination(packet, queued) is None  # message_to_packet writes it
+    pair = _sent_and_queued(m)
+    if pair is not None:
+        packet, queued = pair
+        queued.transaction_id = ObjectId(GUID, 5)  # queued with MQ_SINGLE_MESSAGE: a TransactionHeader
+        assert packet_with_destination(packet, queued) is None  # message_to_packet writes it
 
 
 def test_stored_packet_leaves_the_queued_message_without_a_dict() -> None:
     # A message decoded from a packet keeps its values inline (no __dict__ until one is asked for):
     # deriving its stored packet must not give it one (184 bytes per queued message).
-    m = Message(body=b"abc", label="x", delivery=1)
-    m.validate()
-    packet = encode_simple(m)
-    assert packet is not None
-    decoded = decode_for_send(packet)
-    assert decoded is not None and decoded[1]
-    queued = decoded[0]
-    _queue(queued, destination=f"PUBLIC={GUID}")
+    pair = _sent_and_queued(Message(body=b"abc", label="x", delivery=1), destination=f"PUBLIC={GUID}")
+    assert pair is not None
+    packet, queued = pair
     before = sys.getsizeof(queued) + _dict_size(queued)
     assert packet_with_destination(packet, queued) is not None
     assert sys.getsizeof(queued) + _dict_size(queued) == before
