@@ -179,9 +179,10 @@ def message_to_packet(message: Message) -> bytes:
 def packet_with_destination(data: bytes, message: Message) -> bytes | None:
     """``message_to_packet(message)`` from ``data``, its packet without the destination queue.
 
-    See ``pymsmq.model.simple_packet.packet_with_destination``: ``data`` is the packet a client
-    sent for the message now queued, whose header fields sending set are rewritten; None when the
-    message is not of the simple shape (then use ``message_to_packet``).
+    See ``pymsmq.model.simple_packet.packet_with_destination``: ``data`` is the simple packet a
+    client sent and ``message`` the message queued from it, whose header fields sending set are
+    rewritten; None when queuing gave it a transaction or its values do not fit (then use
+    ``message_to_packet``).
     """
     return _fast.packet_with_destination(data, message, _general_packet)
 
