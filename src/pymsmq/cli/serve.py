@@ -8,7 +8,15 @@ from pathlib import Path
 
 import click
 
-from pymsmq.server import DEFAULT_PORT, AccessPolicy, ConfigError, DurableWrites, ServerConfig, run
+from pymsmq.server import (
+    DEFAULT_PORT,
+    DURABLE_WRITES,
+    AccessPolicy,
+    ConfigError,
+    DurableWrites,
+    ServerConfig,
+    run,
+)
 
 __all__ = ["serve"]
 
@@ -47,7 +55,7 @@ __all__ = ["serve"]
     "--durable-writes",
     default="auto",
     show_default=True,
-    type=click.Choice(["auto", "loop", "thread"]),
+    type=click.Choice(sorted(DURABLE_WRITES)),
     help="Where recoverable sends are written: auto (on the event loop while only they arrive, on a "
     "thread while other requests do), loop (always on the loop) or thread (always on a thread).",
 )

@@ -29,7 +29,7 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
-from pymsmq.server.send_batcher import DurableWrites, SendBatcher
+from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
 from pymsmq.server.workers import WorkPool
@@ -109,7 +109,7 @@ class ServerConfig:
             raise ConfigError("--tls-cert and --tls-key go together")
         if not 0 <= self.port <= 0xFFFF:
             raise ConfigError(f"invalid port {self.port}")
-        if self.durable_writes not in ("loop", "thread", "auto"):
+        if self.durable_writes not in DURABLE_WRITES:
             raise ConfigError(
                 f"durable writes go on the 'loop', a 'thread' or 'auto', not {self.durable_writes!r}"
             )

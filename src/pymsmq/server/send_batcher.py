@@ -52,7 +52,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from pymsmq.errors import MSMQError
 from pymsmq.protocol import hot
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from pymsmq.server.session import Session
     from pymsmq.server.stats import QueueCounters
 
-__all__ = ["DurableWrites", "SendBatcher"]
+__all__ = ["DURABLE_WRITES", "DurableWrites", "SendBatcher"]
 
 log = logging.getLogger("pymsmq.server")
 
@@ -83,6 +83,8 @@ _SEND_OP: Final = int(Op.SEND)
 #: Where batches are written: on the event loop, on a thread of their own, or on the loop while only
 #: recoverable sends arrive and on a thread otherwise (module docstring).
 DurableWrites = Literal["loop", "thread", "auto"]
+#: The values of ``DurableWrites`` (what the configuration and the command line accept).
+DURABLE_WRITES: Final[tuple[DurableWrites, ...]] = get_args(DurableWrites)
 #: ``"auto"``: batches go off the loop while other requests arrived less than this long ago (seconds).
 _QUIET = 0.05
 
@@ -101,7 +103,7 @@ class SendBatcher:
         writes: DurableWrites = "loop",
         requests: Callable[[], int] | None = None,
     ) -> None:
-        if writes not in ("loop", "thread", "auto"):
+        if writes not in DURABLE_WRITES:
             raise ValueError(f"durable writes go on the 'loop', a 'thread' or 'auto', not {writes!r}")
         self.loop = loop
         self.qm = qm
