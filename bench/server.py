@@ -890,14 +890,25 @@ def report(
         results["prototype"].get(rows[4]),
         "40k / 40k = 1",
     )
-    ratio("recoverable 32 clients / RabbitMQ 32", r32, b.get(rows[4]), ">= 4")
     for mode in ("loop", "thread"):
         other = p.get(f"recoverable sends, 32 clients, --durable-writes {mode}")
         ratio(f"recoverable 32 clients: --durable-writes {mode} / auto (the default)", other, r32, "")
-    ratio("recoverable 32 clients / Redis 32", r32, r.get(rows[4]), ">= 3")
-    ratio("recoverable 1 client / Redis 1", p.get(rows[2]), r.get(rows[2]), "")
-    ratio("recoverable 8 clients / Redis 8", p.get(rows[3]), r.get(rows[3]), "")
-    ratio("recoverable 1 client / RabbitMQ 1", p.get(rows[2]), b.get(rows[2]), "")
+    # The issue asks >= 4x RabbitMQ and >= 3x Redis at each concurrency; the prototype's own ratios
+    # show what a server with no queue manager at all makes against the same peers.
+    proto = results["prototype"]
+    for n, row in zip((1, 8, 32), rows[2:], strict=True):
+        ratio(f"recoverable {n} client(s) / RabbitMQ {n}", p.get(row), b.get(row), ">= 4")
+        ratio(f"recoverable {n} client(s) / Redis {n}", p.get(row), r.get(row), ">= 3")
+        ratio(f"the anchors' prototype {n} / Redis {n}", proto.get(row), r.get(row), "")
+    # One client waits for each send's fsync: it cannot pass one send per fdatasync.  Above 1, the
+    # rate these targets ask of one client is above what the disk allows.
+    for peer, times, got in (("Redis", 3, r.get(rows[2])), ("RabbitMQ", 4, b.get(rows[2]))):
+        ratio(
+            f"{times} x {peer} 1 client / fdatasync (the 1-client target / the disk's bound)",
+            got and times * got,
+            fsync,
+            "",
+        )
     ratio("express 1 in flight / Redis", e1, r.get(rows[0]), "")
     ratio("express 1 in flight / RabbitMQ", e1, b.get(rows[0]), "")
     ratio("express pipelined / Redis", ep, r.get(rows[1]), "")
