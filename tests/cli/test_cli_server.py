@@ -95,6 +95,30 @@ def test_queue_lifecycle_send_receive_peek_move_stats(server: str) -> None:
     assert run(server, "queue", "delete", ORDERS).exit_code == 0
 
 
+def test_stats_give_the_system_queues_sizes_remotely(server: str) -> None:
+    # A server reports every queue's size, the system queues' too (before: "?" for those).
+    name = r".\private$\sysq"
+    assert run(server, "queue", "create", name).exit_code == 0
+
+    def system_rows() -> dict[str, dict[str, int]]:
+        stats = json.loads(run(server, "stats", "--json").stdout)
+        assert isinstance(stats["bytes"], int)
+        return {q["path_name"]: q for q in stats["per_queue"] if q["path_name"].startswith("MACHINE=")}
+
+    before = system_rows()
+    assert sorted(n.rpartition(";")[2] for n in before) == ["DEADLETTER", "DEADXACT", "JOURNAL"]
+    assert all(isinstance(q["bytes"], int) for q in before.values())
+    # MQMSG_JOURNAL: the machine journal keeps a copy once a non-transactional send is delivered.
+    assert run(server, "send", name, "12345", "--label", "ab", "--journal").exit_code == 0
+    after = system_rows()
+    [journal] = [n for n in after if n.endswith(";JOURNAL")]
+    assert after[journal]["messages"] == before[journal]["messages"] + 1
+    assert after[journal]["bytes"] == before[journal]["bytes"] + 5 + 4  # body + the label in UTF-16
+    r = run(server, "queue", "list", "--system")
+    assert r.exit_code == 0 and "?" not in r.stdout
+    assert run(server, "queue", "delete", name).exit_code == 0
+
+
 def test_export_import_round_trip_through_the_server(server: str, tmp_path: Path) -> None:
     src, dst = r".\private$\xsrc", r".\private$\xdst"
     assert run(server, "queue", "create", src, "--transactional").exit_code == 0

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
@@ -34,6 +34,9 @@ from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
 from pymsmq.server.workers import WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
+
+if TYPE_CHECKING:
+    from pymsmq.qm.queue import Queue
 
 __all__ = [
     "DEFAULT_PORT",
@@ -70,6 +73,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _record_size(q: Queue, sizes: dict[str, tuple[int, int]]) -> None:
+    """``sizes[format name] = (messages, bytes)`` of the open handle ``q``, which is then closed."""
+    try:
+        sizes[q.format_name] = (q.message_count, q._index().total_bytes)
+    finally:
+        q.close()
 
 
 @dataclass(slots=True)
@@ -175,11 +186,14 @@ class Server:
     def snapshot(self) -> dict[str, Any]:
         """Statistics as a JSON-ready dict (STATS and ``pymsmq stats``)."""
         sizes: dict[str, tuple[int, int]] = {}
-        for path in self.qm.private_queues + self.qm.public_queues:
+        qm = self.qm
+        # The system queues too (dead-letter, transactional dead-letter, machine journal).
+        for system in ("dead_letter_queue", "transactional_dead_letter_queue", "machine_journal"):
             with contextlib.suppress(Exception):
-                q = self.qm.queue(path, 0x20)
-                sizes[q.format_name] = (q.message_count, q._index().total_bytes)
-                q.close()
+                _record_size(getattr(qm, system), sizes)
+        for path in qm.private_queues + qm.public_queues:
+            with contextlib.suppress(Exception):
+                _record_size(qm.queue(path, 0x20), sizes)
         snap = self.stats.snapshot(sizes)
         # Queued SENDs written together (send_batcher): sends per batch = sends per store commit.
         snap["send_batches"] = {"batches": self.send_batcher.batches, "sends": self.send_batcher.sends}
