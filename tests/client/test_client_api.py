@@ -12,6 +12,7 @@ import pytest
 from pymsmq import Message, MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 H = HResult
 Q = ".\\private$\\orders"
@@ -134,6 +135,24 @@ def test_send_checks(qm: Any) -> None:
     assert hresult_of(tq.send, Message(body=b"x")) == H.MQ_ERROR_TRANSACTION_USAGE
     q.close()
     assert hresult_of(q.send, Message(body=b"x")) == H.MQ_ERROR_INVALID_HANDLE
+
+
+def test_messages_over_the_4_mb_packet_limit_are_refused(qm: Any) -> None:
+    # [MS-MQMQ] 2.2.19.1 PacketSize <= 0x00400000; MSMQ answers a larger send with "insufficient
+    # resources", whatever the delivery (an express message is refused as a recoverable one is).
+    q = qm.create_queue(Q)
+    tq = qm.create_queue(TQ, transactional=True)
+    big = b"x" * (MAX_PACKET_SIZE + 1)
+    assert hresult_of(q.send, Message(body=big)) == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert hresult_of(q.send, Message(body=big, delivery=1)) == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert hresult_of(tq.send, Message(body=big), 3) == H.MQ_ERROR_INSUFFICIENT_RESOURCES  # MQ_SINGLE_MESSAGE
+    assert q.message_count == 0 and tq.message_count == 0
+    fits = bytes(range(256)) * ((MAX_PACKET_SIZE - 0x10000) // 256)
+    q.send(Message(body=fits))
+    q.send(Message(body=fits, delivery=1))
+    tq.send(Message(body=fits), 3)
+    assert [q.receive(0).body == fits for _ in range(2)] == [True, True]
+    assert tq.receive(0, transaction=3).body == fits
 
 
 def test_access_modes(qm: Any) -> None:

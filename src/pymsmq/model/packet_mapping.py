@@ -176,6 +176,21 @@ def message_to_packet(message: Message) -> bytes:
     return _general_packet(message)
 
 
+def check_packet_size(message: Message) -> None:
+    """Raise MQ_ERROR_INSUFFICIENT_RESOURCES if the packet of ``message`` would exceed 4 MB.
+
+    [MS-MQMQ] 2.2.19.1 PacketSize is at most 0x00400000, and MSMQ refuses to send a larger message
+    ("insufficient resources").  ``message_to_packet`` raises that error itself; this is for a
+    message that is queued without being encoded (an express message stays in memory), so that it
+    is refused as a recoverable one would be.  Other encoding errors are not raised here.
+    """
+    try:
+        message_to_packet(message)
+    except MSMQError as exc:
+        if exc.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
+            raise
+
+
 def packet_with_destination(data: bytes, message: Message) -> bytes | None:
     """``message_to_packet(message)`` from ``data``, its packet without the destination queue.
 
@@ -279,6 +294,8 @@ def _general_packet(message: Message) -> bytes:
             _setattr(packet, "__dict__", {**packet.__dict__, "message_properties_header": patched})
         return packet.encode()
     except WireError as exc:
+        if exc.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:  # over the 4 MB PacketSize maximum
+            raise MSMQError(f"the message is larger than MSMQ allows: {exc.message}", exc.hresult) from None
         raise _fail(str(exc)) from None
 
 

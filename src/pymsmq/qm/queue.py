@@ -23,7 +23,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
-from pymsmq.model.packet_mapping import canonical_queues
+from pymsmq.model.packet_mapping import canonical_queues, check_packet_size
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
@@ -37,6 +37,7 @@ from pymsmq.qm.send_batch import receive_many, send_many
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.transaction import RECEIVE, SEND, Transaction
 from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
@@ -45,6 +46,21 @@ if TYPE_CHECKING:
 __all__ = ["Cursor", "Queue"]
 
 _SINGLE: Final = object()
+#: An express message (never encoded when sent) is checked against the 4 MB PacketSize maximum by
+#: encoding it when its body, extension and label (``message_size``) come within 64 KiB of it, the
+#: room the headers and queue names of a message take, or when it holds one of these properties,
+#: whose size has no bound of its own.
+_NEAR_PACKET_LIMIT: Final = MAX_PACKET_SIZE - 0x10000
+_UNBOUNDED: Final = frozenset(
+    {
+        "soap_envelope",
+        "compound_message",
+        "sender_id",
+        "sender_certificate",
+        "signature",
+        "destination_symmetric_key",
+    }
+)
 _new: Final = object.__new__
 
 
@@ -382,6 +398,9 @@ class Queue(LookupIdOps):
             m.max_time_to_receive = ttbr = txn._first_ttbr
         expires_at = None if ttbr == INFINITE else sent + ttbr
         durable = m.delivery == 1
+        if not durable and (size > _NEAR_PACKET_LIMIT or not _UNBOUNDED.isdisjoint(message.__dict__)):
+            # Refused as a recoverable message would be when its packet is written (``_stored``).
+            check_packet_size(m)
         # qm._next_lookup(state) without the call while inside the durably reserved block.
         lid = state.next_lookup
         if lid <= state.reserved_lookup:

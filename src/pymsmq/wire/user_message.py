@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Final, Self, TypeVar
 
 from pymsmq.errors import WireError
+from pymsmq.hresult import HResult
 from pymsmq.wire._buffer import NULL_GUID, Reader, Writer
 from pymsmq.wire.base_header import (
     BASE_HEADER_SIGNATURE,
@@ -299,7 +300,12 @@ class UserMessage:
                 header.write(w)
         packet_size = len(w.buf) - start
         if packet_size > MAX_PACKET_SIZE:
-            raise WireError(f"UserMessage of {packet_size} bytes exceeds PacketSize maximum 0x00400000")
+            # 2.2.19.1 PacketSize: at most 0x00400000.  MSMQ refuses a larger message with
+            # MQ_ERROR_INSUFFICIENT_RESOURCES ("insufficient resources to perform operation").
+            raise WireError(
+                f"UserMessage of {packet_size} bytes exceeds PacketSize maximum 0x00400000",
+                hresult=HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
+            )
         if packet_size & 3:  # pragma: no cover - every header writer pads to 4
             raise WireError(f"UserMessage of {packet_size} bytes is not 4-aligned")
         _U32.pack_into(w.buf, start + 8, packet_size)
