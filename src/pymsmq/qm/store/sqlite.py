@@ -47,6 +47,7 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
+from pymsmq.qm.store.store_lock import StoreLock
 
 __all__ = ["BIG_PACKET", "SCHEMA_VERSION", "SQLiteStore"]
 
@@ -220,6 +221,8 @@ class SQLiteStore:
         self._idle = threading.Condition(self._state)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        # One queue manager per store (store_lock.py): refused here, before anything is read.
+        self._owner = StoreLock(self.path)
         try:
             self._writer = self._connect()
             self._writer.execute("PRAGMA journal_mode=WAL")
@@ -234,9 +237,13 @@ class SQLiteStore:
             self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
             self._remove_orphan_files()
         except (sqlite3.Error, OSError) as e:
+            self._owner.release()
             raise MSMQError(
                 f"cannot open store {self.path}: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
             ) from e
+        except BaseException:
+            self._owner.release()
+            raise
         self._cursor = self._writer.cursor()
 
     def _connect(self) -> sqlite3.Connection:
@@ -575,6 +582,7 @@ class SQLiteStore:
                 conn.close()
             except sqlite3.Error:
                 pass
+        self._owner.release()
 
     def __enter__(self) -> SQLiteStore:
         return self
