@@ -142,6 +142,20 @@ def test_send_count_and_transactional_flag(data: str) -> None:
     assert r.exit_code == 1 and "MQ_ERROR_TRANSACTION_USAGE" in r.stderr
 
 
+def test_send_count_over_several_batches_keeps_each_message_apart(data: str) -> None:
+    # 2,500 copies go in send_many batches of 1,000: every one is its own message, in its own
+    # one-message transaction on a transactional queue, printed in the order they were queued.
+    r = run(data, "send", TX, "many", "--count", "2500", "--json")
+    assert r.exit_code == 0, r.output
+    ids = [item["id"] for item in json.loads(r.stdout)]
+    stored = peek_all(data, TX)
+    assert ids == [str(m.id) for m in stored] and len(set(ids)) == 2500
+    assert len({m.transaction_id for m in stored}) == 2500
+    assert all(m.is_first_in_transaction and m.is_last_in_transaction for m in stored)
+    r = run(data, "send", ORDERS, "r", "--recoverable", "--count", "1001")
+    assert r.exit_code == 0 and len(r.stdout.split()) == 1001 and len(peek_all(data)) == 1001
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
