@@ -65,7 +65,12 @@ def test_the_command_line_refuses_a_running_servers_store_and_names_its_process(
             env=env(),
             timeout=60,
         )
-        assert second.returncode != 0 and "in use by another queue manager" in second.stderr
+        assert second.returncode == 1 and "Traceback" not in second.stderr
+        assert (
+            second.stderr.startswith("Error: the store ")
+            and "in use by another queue manager" in second.stderr
+        )
+        assert second.stderr.rstrip().endswith("(MQ_ERROR_MESSAGE_STORAGE_FAILED 0xC00E002A)")
         remote.close()
     finally:
         srv.kill()

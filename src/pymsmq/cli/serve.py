@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
 import click
 
+from pymsmq.cli._common import BadInput, MSMQFailure, error_line
+from pymsmq.errors import MSMQError
 from pymsmq.server import (
     DEFAULT_PORT,
     DURABLE_WRITES,
@@ -111,10 +114,16 @@ def serve(
         durable_writes=durable_writes,
     )
     try:
+        os.makedirs(data, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot open the data directory {data}: {exc.strerror or exc}") from None
+    try:
         config.validate()
         code = run(data, config)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    except MSMQError as exc:  # the store: in use by another queue manager, unreadable, ...
+        raise MSMQFailure(error_line(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None
     sys.exit(code)

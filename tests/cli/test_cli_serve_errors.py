@@ -1,0 +1,31 @@
+"""``pymsmq serve`` refuses a data directory or store it cannot use with one clear line, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from pymsmq.cli import main
+
+
+def serve(data: Path | str) -> Result:
+    return CliRunner().invoke(main, ["serve", "--data", str(data), "--port", "0"])
+
+
+def test_a_data_directory_that_cannot_be_made(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    r = serve(blocker / "qm")  # a directory under a file
+    assert r.exit_code == 2 and r.exception is not None and isinstance(r.exception, SystemExit)
+    assert r.stderr.strip() == f"Error: cannot open the data directory {blocker / 'qm'}: Not a directory"
+
+
+def test_a_store_that_is_not_a_database(tmp_path: Path) -> None:
+    data = tmp_path / "qm"
+    data.mkdir()
+    (data / "pymsmq.db").write_bytes(b"\x13" * 8192)
+    r = serve(data)
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit)
+    assert r.stderr.startswith("Error: cannot open store ") and "file is not a database" in r.stderr
+    assert r.stderr.rstrip().endswith("(MQ_ERROR_MESSAGE_STORAGE_FAILED 0xC00E002A)")
