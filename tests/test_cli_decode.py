@@ -71,7 +71,8 @@ def test_malformed_packet_is_one_line_error_exit_2() -> None:
     assert out == ""
     assert len(err.strip().splitlines()) == 1
     assert "SRMPEnvelopeHeader" in err
-    assert "0xC00E0006" in err
+    # The CLI's error form (docs/cli.md): the HRESULT once, at the end, in parentheses.
+    assert err.rstrip().endswith("(MQ_ERROR_INVALID_PARAMETER 0xC00E0006)") and err.count("0xC00E0006") == 1
 
 
 def test_unreadable_file_and_bad_hex_exit_2(tmp_path: Path) -> None:

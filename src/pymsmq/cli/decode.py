@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from pymsmq.cli._common import error_line
 from pymsmq.cli.render import rows, to_jsonable
 from pymsmq.errors import WireError
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE
@@ -85,7 +86,7 @@ def decode(source: str, as_json: bool, as_hex: bool) -> None:
     try:
         packets = [(offset, raw, decode_packet(raw)) for offset, raw in _split(data)]
     except WireError as exc:
-        raise BadInput(f"{source}: not a valid MSMQ packet: {exc}") from exc
+        raise BadInput(f"{source}: not a valid MSMQ packet: {error_line(exc)}") from exc
     if as_json:
         out: list[Any] = [
             {"offset": offset, "size": len(raw), "kind": type(p).__name__, "packet": to_jsonable(p)}
