@@ -86,3 +86,16 @@ def test_machine_quota_is_persisted(tmp_path: Path) -> None:
         q = qm.create_queue(r".\private$\a")
         with pytest.raises(QuotaExceededError):
             q.send(Message(body=b"x" * 2000))
+
+
+def test_an_infinite_machine_quota_removes_the_kept_limit(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path / "m", machine_quota=1) as qm:
+        qm.create_queue(r".\private$\a").close()
+    with QueueManager.open(tmp_path / "m", machine_quota=0xFFFFFFFF) as qm:  # INFINITE
+        assert qm.machine_quota is None
+        with qm.queue(r".\private$\a") as q:
+            q.send(Message(body=b"x" * 2000, delivery=1))
+    with QueueManager.open(tmp_path / "m") as qm, qm.queue(r".\private$\a") as q:
+        assert qm.machine_quota is None  # removed for good, not only for that open
+        q.send(Message(body=b"x" * 2000))
+        assert q.message_count == 2

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from pymsmq.cli._common import BadInput, MSMQFailure, error_line
+from pymsmq.cli.queues import QUOTA
 from pymsmq.errors import MSMQError
 from pymsmq.server import (
     DEFAULT_PORT,
@@ -52,6 +53,13 @@ __all__ = ["serve"]
 @click.option(
     "--tls-key", type=click.Path(dir_okay=False, exists=True), default=None, help="TLS private key (PEM)."
 )
+@click.option(
+    "--machine-quota",
+    type=QUOTA,
+    default=None,
+    help="Limit the message storage (every queue and journal) to this many KB, or 'infinite'.  Kept in "
+    "the store: later starts without it keep the limit (none at first).",
+)
 @click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(1))
 @click.option("--idle-timeout", default=300.0, show_default=True, type=click.FloatRange(0.1), help="Seconds.")
 @click.option(
@@ -76,6 +84,7 @@ def serve(
     auth_file: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    machine_quota: int | None,
     max_connections: int,
     idle_timeout: float,
     durable_writes: DurableWrites,
@@ -119,7 +128,7 @@ def serve(
         raise BadInput(f"cannot open the data directory {data}: {exc.strerror or exc}") from None
     try:
         config.validate()
-        code = run(data, config)
+        code = run(data, config, machine_quota=machine_quota)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     except MSMQError as exc:  # the store: in use by another queue manager, unreadable, ...

@@ -111,10 +111,14 @@ class QueueManager(QueueCatalog):
         self.machine_name: str = meta["machine_name"]
         self._next_queue_id = int(meta["next_queue_id"])
         self._ordinal = self._ordinal_reserved = int(meta.get("ordinal_reserved", "0"))
-        #: [MS-MQDMPR] 3.1.1.1 QueueManagerQuota, in kilobytes (None = no limit).
+        #: [MS-MQDMPR] 3.1.1.1 QueueManagerQuota, in kilobytes (None = no limit).  Given, it is kept
+        #: in the store for the next opens; INFINITE removes a kept limit.
         self.machine_quota: int | None = machine_quota
         if machine_quota is None and meta.get("machine_quota"):
             self.machine_quota = int(meta["machine_quota"])
+        elif machine_quota == INFINITE:
+            self.machine_quota = None
+            batch.meta["machine_quota"] = ""
         elif machine_quota is not None:
             batch.meta["machine_quota"] = str(machine_quota)
         self._load(snapshot.queues, snapshot.last_lookup_ids, batch)
@@ -147,7 +151,9 @@ class QueueManager(QueueCatalog):
         ``":memory:"`` gives a memory store (nothing survives ``close``).  ``clock`` returns POSIX
         seconds and stamps sent/arrival times and expiry deadlines; pass a
         ``pymsmq.qm.timers.FakeClock`` to drive expiry by hand (``clock.advance(s)`` or
-        ``qm.run_timers()``).  ``machine_quota`` and ``machine_journal_quota`` are in KB.
+        ``qm.run_timers()``).  ``machine_quota`` and ``machine_journal_quota`` are in KB;
+        ``machine_quota`` is kept in the store (later opens without it keep the limit; INFINITE
+        removes it).
         ``windows_transaction_ttbr``: give every message of a transaction the first message's
         time-to-be-received, as Windows does (default: each keeps its own; docs/lifecycle.md).
         ``send_insecure_nacks``: also send the NACKs [MS-MQQB] 3.1.7.15 suppresses by default.

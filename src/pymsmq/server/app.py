@@ -277,13 +277,17 @@ def run(
     config: ServerConfig,
     out: TextIO | None = None,
     ready: Callable[[Server], None] | None = None,
+    machine_quota: int | None = None,
 ) -> int:
-    """Serve the queue manager stored in ``data`` until SIGTERM/SIGINT; 0 after a clean shutdown."""
+    """Serve the queue manager stored in ``data`` until SIGTERM/SIGINT; 0 after a clean shutdown.
+
+    ``machine_quota``: ``QueueManager.open``'s (KB, kept in the store; None: as stored).
+    """
     config.validate()
     out = out if out is not None else sys.stdout
 
     async def main() -> int:
-        qm = QueueManager.open(data)
+        qm = QueueManager.open(data, machine_quota=machine_quota)
         try:
             server = Server(qm, config)
         except BaseException:
