@@ -113,6 +113,9 @@ class QueueCatalog:
 
     def _forget(self, state: QueueState) -> None:
         state.deleted = True
+        state.detach_bytes()
+        if state.journal is not None:
+            state.journal.detach_bytes()
         self._queues.pop(state.key, None)
         self._by_id.pop(state.queue_id, None)
         if self._by_number.get(state.number) is state:

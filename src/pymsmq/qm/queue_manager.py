@@ -35,7 +35,7 @@ from pymsmq.model.names import LocalFormat, QueuePath, private_queue_hash
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message, packet_with_destination
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.catalog import QueueCatalog
-from pymsmq.qm.index import AVAILABLE, Entry
+from pymsmq.qm.index import AVAILABLE, ByteTotal, Entry
 from pymsmq.qm.lifecycle import Lifecycle
 from pymsmq.qm.notifications import Dispatcher
 from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
@@ -81,6 +81,8 @@ class QueueManager(QueueCatalog):
         self._store = store
         self._clock = clock
         self._lock = threading.RLock()
+        #: The bytes of every message of every queue, kept up to date by their indexes.
+        self._bytes = ByteTotal()
         self._closed = False
         #: docs/lifecycle.md: True = every message of a transaction gets the first message's TTBR.
         self.windows_transaction_ttbr = windows_transaction_ttbr
@@ -337,7 +339,7 @@ class QueueManager(QueueCatalog):
             kind = str(row.properties.get("queue_type", "private"))
             number = int(row.properties.get("private_queue_number", 0) or 0)  # type: ignore[call-overload]
             key = self._key_of(kind, props.path_name)
-            state = QueueState(row.queue_id, kind, key, props, self._lock, number)
+            state = QueueState(row.queue_id, kind, key, props, self._lock, number, self._bytes)
             last = last_ids.get(row.queue_id, 0)
             state.next_lookup = last + 1
             state.reserved_lookup = last
@@ -401,7 +403,7 @@ class QueueManager(QueueCatalog):
             create_time=now,
             modify_time=now,
         )
-        state = QueueState(qid, kind, "", props, self._lock, number)
+        state = QueueState(qid, kind, "", props, self._lock, number, self._bytes)
         state.key = self._key_of(kind, props.path_name)
         self._by_id[qid] = state
         self._register(state)
@@ -409,7 +411,7 @@ class QueueManager(QueueCatalog):
         if kind in ("private", "public"):
             # [MS-MQDMPR] 3.1.7.1.3: every queue that is not a subqueue gets its journal queue.
             jprops = QueueProperties(path_name=props.path_name + ";JOURNAL", quota=props.journal_quota)
-            journal = QueueState(self._new_queue_id(batch), "journal", "", jprops, self._lock)
+            journal = QueueState(self._new_queue_id(batch), "journal", "", jprops, self._lock, 0, self._bytes)
             journal.parent, state.journal = state, journal
             journal.format_name = state.format_name + ";JOURNAL"
             self._by_id[journal.queue_id] = journal
@@ -552,8 +554,7 @@ class QueueManager(QueueCatalog):
     @property
     def total_bytes(self) -> int:
         """Bytes of all messages the queue manager holds (what the machine quota limits)."""
-        with self._lock:
-            return sum(s.total_bytes() for s in self._by_id.values())
+        return self._bytes.value  # kept by every queue's indexes (index.ByteTotal)
 
 
 class QuotaExceededError(MSMQError):

@@ -10,7 +10,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 from pymsmq.model.queue_properties import QueueProperties
-from pymsmq.qm.index import MessageIndex
+from pymsmq.qm.index import ByteTotal, MessageIndex
 from pymsmq.qm.notifications import WatchedCondition
 from pymsmq.qm.store.base import QueueRow
 
@@ -45,6 +45,7 @@ class QueueState:
         "props",
         "queue_id",
         "reserved_lookup",
+        "shared",
         "subqueues",
     )
 
@@ -56,6 +57,7 @@ class QueueState:
         props: QueueProperties,
         lock: threading.RLock,
         number: int = 0,
+        shared: ByteTotal | None = None,
     ) -> None:
         self.queue_id = queue_id
         # private | public | system | journal | internal
@@ -64,7 +66,9 @@ class QueueState:
         self.props = props
         self.number = number
         self.format_name = ""
-        self.index = MessageIndex()
+        #: The queue manager's running total of message bytes, which every index here adds to.
+        self.shared = ByteTotal() if shared is None else shared
+        self.index = MessageIndex(self.shared)
         self.subqueues: dict[str, MessageIndex] = {}
         self.journal: QueueState | None = None
         self.parent: QueueState | None = None
@@ -84,11 +88,21 @@ class QueueState:
             return self.index
         index = self.subqueues.get(subqueue)
         if index is None:
-            index = self.subqueues[subqueue] = MessageIndex()
+            index = self.subqueues[subqueue] = MessageIndex(self.shared)
         return index
 
     def total_bytes(self) -> int:
         return self.index.total_bytes + sum(i.total_bytes for i in self.subqueues.values())
+
+    def detach_bytes(self) -> None:
+        """The queue is gone: its messages leave the queue manager's total, and what still happens
+        to its indexes (a transaction ending on them) no longer counts there."""
+        own = ByteTotal()
+        own.value = self.total_bytes()
+        self.shared.value -= own.value
+        self.shared = own
+        for index in (self.index, *self.subqueues.values()):
+            index.shared = own
 
     def row(self) -> QueueRow:
         extra: dict[str, object] = {"queue_type": self.kind, "private_queue_number": self.number}
