@@ -198,13 +198,38 @@ def test_garbage_before_the_handshake_is_refused(server: ThreadServer) -> None:
     assert connect(server.url).ping(b"ok") == b"ok"
 
 
+def _uncaught(server: ThreadServer) -> list[dict[str, Any]]:
+    # What the server's event loop reports as unhandled (an exception escaping a protocol callback).
+    seen: list[dict[str, Any]] = []
+    server.loop.set_exception_handler(lambda _loop, context: seen.append(context))
+    return seen
+
+
 def test_request_before_hello_is_a_protocol_error(server: ThreadServer) -> None:
+    uncaught = _uncaught(server)
+    assert server.server is not None
+    before = server.server.stats.protocol_errors
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
     conn = ClientConnection()
     hello = conn.send(ClientHello())
     conn._enter(conn.state.__class__.READY)  # forge a client that skips waiting for SERVER_HELLO
     sock.sendall(hello + conn.send(PingRequest(b"x")))
     assert _closed_by_server(sock)
+    # Handled as a protocol error (counted, GOODBYE), not by an exception escaping data_received.
+    assert server.server.stats.protocol_errors == before + 1
+    assert uncaught == []
+
+
+def test_a_bad_frame_in_the_same_read_as_the_hello_is_a_protocol_error(server: ThreadServer) -> None:
+    uncaught = _uncaught(server)
+    assert server.server is not None
+    before = server.server.stats.protocol_errors
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    sock.sendall(ClientConnection().send(ClientHello()) + b"\x00" * 40)
+    assert _closed_by_server(sock)
+    assert server.server.stats.protocol_errors == before + 1
+    assert uncaught == []
+    assert connect(server.url).ping(b"ok") == b"ok"
 
 
 # ---------------------------------------------------------------------------- security

@@ -166,7 +166,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             events = self.conn.receive_data(data)
         except ProtocolError as exc:
             for event in exc.events:
-                self._on_event(event)
+                # What was complete before the bad frame still counts, except a CLIENT_HELLO: the
+                # connection is closing (its state machine is CLOSED), so there is no SERVER_HELLO.
+                if type(event) is not ClientHello:
+                    self._on_event(event)
             self.stats.protocol_errors += 1
             log.warning("protocol error from %s: %s; closing the connection", self.peer, exc)
             self._flush_pending = False
