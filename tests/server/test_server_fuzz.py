@@ -1,0 +1,99 @@
+"""Mutated client streams against a real server: every one is handled, none escapes the event loop.
+
+Each connection sends the bytes of a real session (CLIENT_HELLO, OPEN_QUEUE, SEND) with a few bytes
+changed and maybe cut short, either all at once or after a proper handshake, then ends its stream.
+The server must deal with each (answer, refuse, or close that connection), report nothing unhandled
+to its event loop, and keep serving a well-behaved client throughout.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
+
+from _pymsmq_server import ThreadServer
+
+from pymsmq import Message
+from pymsmq.client import connect
+from pymsmq.protocol import ClientConnection, ClientHello, ServerConnection, ServerHello, hot
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.codes import Op
+from pymsmq.protocol.fast_packet import encode_plain
+
+Q = r".\private$\fuzz"
+CONNECTIONS = 150
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ThreadServer]:
+    s = ThreadServer(tmp_path / "qm").start()
+    yield s
+    s.stop()
+
+
+def _session_bytes() -> tuple[bytes, bytes]:
+    """(CLIENT_HELLO, then OPEN_QUEUE x2 and SEND x2) as a client writes them."""
+    client = ClientConnection()
+    hello = client.send(ClientHello(client_name="fuzz"))
+    peer = ServerConnection()
+    peer.receive_data(hello)
+    client.receive_data(peer.send(ServerHello(qm_guid=uuid.uuid4(), machine_name="fuzz")))
+    frames = [client.send_request(pm.OpenQueueRequest(Q, access))[1] for access in (2, 1)]
+    packet = encode_plain(Message(body=b"fuzz", delivery=1))
+    assert packet is not None
+    for handle in (1, 2):
+        framed = client.request_frame(int(Op.SEND), hot.send_request_body(handle, packet, None))
+        assert framed is not None
+        frames.append(framed[1])
+    return hello, b"".join(frames)
+
+
+def _drain(sock: socket.socket) -> None:
+    try:
+        while sock.recv(65536):
+            pass
+    except OSError:  # reset, or no answer in time
+        pass
+
+
+def test_mutated_streams_are_handled_and_others_keep_working(server: ThreadServer) -> None:
+    uncaught: list[dict[str, Any]] = []
+    server.loop.set_exception_handler(lambda _loop, context: uncaught.append(context))
+    good = connect(server.url)
+    q = good.create_queue(Q)
+    hello, frames = _session_bytes()
+    rng = random.Random(20261125)
+    for n in range(CONNECTIONS):
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=2)
+        try:
+            if rng.random() < 0.5:  # a proper handshake first, then mutated requests
+                sock.sendall(hello)
+                assert sock.recv(65536)  # SERVER_HELLO
+                data = bytearray(frames)
+            else:
+                data = bytearray(hello + frames)
+            for _ in range(rng.randint(1, 6)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            if rng.random() < 0.3:
+                data = data[: rng.randrange(len(data))]
+            sock.sendall(bytes(data))
+            sock.shutdown(socket.SHUT_WR)  # the stream ends here, maybe inside a frame
+            _drain(sock)
+        finally:
+            sock.close()
+        if n % 25 == 0:
+            q.send(Message(body=b"probe %d" % n))
+            assert b"probe %d" % n in [m.body for m in q.receive_many(1000)]
+    assert uncaught == []
+    assert good.ping(b"still here") == b"still here"
+    assert server.server is not None and server.server.stats.protocol_errors > 0
