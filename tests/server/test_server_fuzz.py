@@ -1,13 +1,15 @@
 """Mutated client streams against a real server: every one is handled, none escapes the event loop.
 
-Each connection sends the bytes of a real session (CLIENT_HELLO, OPEN_QUEUE, SEND) with a few bytes
-changed and maybe cut short, either all at once or after a proper handshake, then ends its stream.
+Each connection sends the bytes of a real session (CLIENT_HELLO, then requests of most kinds: queues,
+sends, receives, cursors, moves, transactions, range reads, properties) with a few bytes changed and
+maybe cut short, either all at once or after a proper handshake, then ends its stream.
 The server must deal with each (answer, refuse, or close that connection), report nothing unhandled
 to its event loop, and keep serving a well-behaved client throughout.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import socket
 import sys
@@ -27,7 +29,7 @@ from pymsmq import Message
 from pymsmq.client import connect
 from pymsmq.protocol import ClientConnection, ClientHello, ServerConnection, ServerHello, hot
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.codes import Op
+from pymsmq.protocol.batch_ops import ReceiveManyRequest
 from pymsmq.protocol.fast_packet import encode_plain
 
 Q = r".\private$\fuzz"
@@ -42,20 +44,41 @@ def server(tmp_path: Path) -> Iterator[ThreadServer]:
 
 
 def _session_bytes() -> tuple[bytes, bytes]:
-    """(CLIENT_HELLO, then OPEN_QUEUE x2 and SEND x2) as a client writes them."""
+    """(CLIENT_HELLO, then requests of most kinds) as a client writes them."""
     client = ClientConnection()
     hello = client.send(ClientHello(client_name="fuzz"))
     peer = ServerConnection()
     peer.receive_data(hello)
     client.receive_data(peer.send(ServerHello(qm_guid=uuid.uuid4(), machine_name="fuzz")))
-    frames = [client.send_request(pm.OpenQueueRequest(Q, access))[1] for access in (2, 1)]
     packet = encode_plain(Message(body=b"fuzz", delivery=1))
     assert packet is not None
-    for handle in (1, 2):
-        framed = client.request_frame(int(Op.SEND), hot.send_request_body(handle, packet, None))
-        assert framed is not None
-        frames.append(framed[1])
-    return hello, b"".join(frames)
+    xact = uuid.UUID(int=7)
+    requests: list[pm.Request] = [
+        pm.CreateQueueRequest(Q + "2"),
+        pm.OpenQueueRequest(Q, 2),  # handle 1: send
+        pm.OpenQueueRequest(Q, 1),  # handle 2: receive
+        pm.BeginTransactionRequest(),  # its id is the server's: xact below is unknown to it
+        hot.send_request(1, packet, None),
+        hot.send_request(1, packet, xact),
+        pm.ReceiveRequest(2, action=0x80000000, request_timeout=0),  # peek current
+        pm.ReceiveRequest(2, request_timeout=0, transaction=xact),
+        pm.CreateCursorRequest(2),
+        pm.ReceiveRequest(2, action=0x80000001, request_timeout=0, cursor=1),  # peek next
+        pm.MoveRequest(2, 1, "poison"),
+        pm.ReadRangeRequest(2),
+        ReceiveManyRequest(2, max_count=5, request_timeout=0),
+        pm.GetQueuePropertiesRequest(Q),
+        pm.SetQueuePropertiesRequest(Q),
+        pm.CommitTransactionRequest(xact),
+        pm.AbortTransactionRequest(xact),
+        pm.PurgeQueueRequest(2),
+        pm.CloseCursorRequest(1),
+        pm.CloseQueueRequest(1),
+        pm.StatsRequest(),
+        pm.ListQueuesRequest(),
+        pm.DeleteQueueRequest(Q + "2"),
+    ]
+    return hello, b"".join(client.send_request(r)[1] for r in requests)
 
 
 def _drain(sock: socket.socket) -> None:
@@ -66,7 +89,10 @@ def _drain(sock: socket.socket) -> None:
         pass
 
 
-def test_mutated_streams_are_handled_and_others_keep_working(server: ThreadServer) -> None:
+def test_mutated_streams_are_handled_and_others_keep_working(
+    server: ThreadServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pymsmq")
     uncaught: list[dict[str, Any]] = []
     server.loop.set_exception_handler(lambda _loop, context: uncaught.append(context))
     good = connect(server.url)
@@ -95,5 +121,8 @@ def test_mutated_streams_are_handled_and_others_keep_working(server: ThreadServe
             q.send(Message(body=b"probe %d" % n))
             assert b"probe %d" % n in [m.body for m in q.receive_many(1000)]
     assert uncaught == []
+    # Refusals and protocol errors are warnings; an ERROR would be an internal error (an exception
+    # that is not an MSMQError escaping a request handler).
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert good.ping(b"still here") == b"still here"
     assert server.server is not None and server.server.stats.protocol_errors > 0
