@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pymsmq import FormatNameError, HResult, MSMQError, WireError
+from pymsmq.errors import reason
 from pymsmq.hresult import DESCRIPTIONS, describe
 
 
@@ -35,3 +36,14 @@ def test_describe_unknown_and_negative_values() -> None:
     assert describe(0xC00E9999) == "0xC00E9999"
     assert describe(-1072824293).startswith("MQ_ERROR_IO_TIMEOUT (0xC00E001B)")
     assert MSMQError(hresult=-1072824293).hresult == 0xC00E001B
+
+
+def test_reason_gives_the_text_without_the_hresult() -> None:
+    # An error wrapped in another shows one code: the outer one's.
+    inner = WireError("frame magic b'HT' is not b'MQ'")
+    assert reason(inner) == "frame magic b'HT' is not b'MQ'"
+    assert reason(ValueError("plain")) == "plain"
+    outer = MSMQError(f"handshake failed: {reason(inner)}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+    assert str(outer).count("0xC00E") == 1 and str(outer).endswith(
+        "[MQ_ERROR_SERVICE_NOT_AVAILABLE 0xC00E000B]"
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pymsmq.hresult import HResult, describe
 
-__all__ = ["FormatNameError", "MSMQError", "WireError"]
+__all__ = ["FormatNameError", "MSMQError", "WireError", "reason"]
 
 
 class MSMQError(Exception):
@@ -47,3 +47,12 @@ class FormatNameError(MSMQError, ValueError):
     """A queue format name or path name that does not follow the [MS-MQMQ] 2.1 grammar."""
 
     default_hresult = HResult.MQ_ERROR_ILLEGAL_FORMATNAME
+
+
+def reason(exc: BaseException) -> str:
+    """The text of ``exc`` to put inside another error's message.
+
+    An ``MSMQError``'s own message, without the ``[NAME 0x...]`` its ``str`` adds: the outer error
+    carries an HRESULT of its own, so the text shows one code, not two.
+    """
+    return exc.message if isinstance(exc, MSMQError) else str(exc)

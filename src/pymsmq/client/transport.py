@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urlsplit
 
-from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.errors import FormatNameError, MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.protocol import (
     ClientConnection,
@@ -142,7 +142,9 @@ class Transport:
                 events = self._conn.receive_data(data)
             except (OSError, ProtocolError) as exc:
                 self._sock.close()
-                raise MSMQError(f"handshake failed: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE) from None
+                raise MSMQError(
+                    f"handshake failed: {reason(exc)}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                ) from None
             for event in events:
                 if type(event) is ServerHello:
                     return event

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar, cast
 
-from pymsmq.errors import WireError
+from pymsmq.errors import WireError, reason
 from pymsmq.hresult import HResult
 from pymsmq.protocol._payload import Payload
 from pymsmq.protocol.errors import ProtocolError
@@ -204,7 +204,7 @@ class _Connection:
             else:
                 self._need = FRAME_HEADER_SIZE
         except WireError as exc:
-            raise self._fail(ProtocolError(f"malformed frame payload: {exc}"), events) from exc
+            raise self._fail(ProtocolError(f"malformed frame payload: {reason(exc)}"), events) from exc
         except ProtocolError as exc:
             raise self._fail(exc, events) from None
         if pos < n:

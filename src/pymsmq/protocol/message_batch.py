@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import IntFlag
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.errors import WireError
+from pymsmq.errors import WireError, reason
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
@@ -340,7 +340,7 @@ def decode_batch(data: bytes | bytearray | memoryview) -> list[Message]:
                 auth_level=auth,
             )
         except (MSMQError, UnicodeDecodeError, ValueError) as exc:
-            raise WireError(f"MESSAGE_BATCH message {i} is invalid: {exc}") from None
+            raise WireError(f"MESSAGE_BATCH message {i} is invalid: {reason(exc)}") from None
         m.lookup_id = lid
         m.id = ObjectId.from_bytes(mid) if bits & Bits.HAS_ID else None
         m.sent_time = sent if bits & Bits.HAS_SENT_TIME and math.isfinite(sent) else None

@@ -19,7 +19,7 @@ import struct
 from collections.abc import Iterable
 from typing import Final
 
-from pymsmq.errors import MSMQError, WireError
+from pymsmq.errors import MSMQError, WireError, reason
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
@@ -140,7 +140,7 @@ def decode_packet_message(packet: bytes) -> Message:
     try:
         return packet_to_message(packet)
     except MSMQError as exc:
-        raise WireError(f"the packet's properties are invalid: {exc}") from None
+        raise WireError(f"the packet's properties are invalid: {reason(exc)}") from None
 
 
 def decode_message(packet: bytes | None, props: Props) -> Message:

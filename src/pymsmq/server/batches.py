@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.errors import MSMQError, WireError
+from pymsmq.errors import MSMQError, WireError, reason
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.protocol.batch_fast import decode_for_send_list
@@ -111,7 +111,7 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
         items = decode_messages(req.messages)
     except WireError as exc:
         raise MSMQError(
-            f"malformed SEND_MANY message list: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER
+            f"malformed SEND_MANY message list: {reason(exc)}", HResult.MQ_ERROR_INVALID_PARAMETER
         ) from None
     tx = s.transaction(req.transaction)
     limit = s.server.config.max_message_size
@@ -127,7 +127,8 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             # decode_message(packet, props), its fast case first: a simple packet, no properties.
             message = (None if props else decode_simple(packet)) or decode_message(packet, props)
         except WireError as exc:
-            append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, f"malformed message: {exc}"[:2000]))
+            text = f"malformed message: {reason(exc)}"[:2000]
+            append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, text))
             continue
         if message.delivery:
             express = False

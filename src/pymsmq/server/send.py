@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from pymsmq.errors import MSMQError, WireError
+from pymsmq.errors import MSMQError, WireError, reason
 from pymsmq.hresult import HResult
 from pymsmq.protocol import hot
 from pymsmq.protocol import messages as pm
@@ -82,7 +82,7 @@ class SendMixin:
                     req.packet, req.properties
                 )
         except WireError as exc:
-            raise MSMQError(f"malformed message: {exc}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
+            raise MSMQError(f"malformed message: {reason(exc)}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
         tx = None if req.transaction is None else self.transaction(req.transaction)
         counters = self.stats.queue(h.format_name)
         size = len(message.body)
