@@ -499,6 +499,21 @@ def test_sqlite_reopen_shows_exactly_the_committed_state(sqlite_path: Path) -> N
         s2.close()
 
 
+def test_sqlite_opening_an_existing_store_writes_nothing(sqlite_path: Path) -> None:
+    # A store on a full disk still opens (and its queues can then be drained): opening writes only
+    # when the store is new.  After a clean close the WAL is empty; an open that wrote would fill it.
+    s = SQLiteStore(sqlite_path)
+    s.apply(Batch(upsert_queues=[QueueRow(1, "a", {})], insert=[msg(1, 1, priority=3, arrived_time=1.0)]))
+    s.close()
+    s2 = SQLiteStore(sqlite_path)
+    try:
+        wal = Path(str(sqlite_path) + "-wal")
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert [m.lookup_id for m in s2.load().messages] == [1]
+    finally:
+        s2.close()
+
+
 def test_sqlite_packet_files_are_removed_with_their_messages_and_orphans_on_open(sqlite_path: Path) -> None:
     s = SQLiteStore(sqlite_path)
     pdir = Path(s.packet_dir)

@@ -234,7 +234,8 @@ class SQLiteStore:
                     f"{self.path}: unknown store schema version {version}",
                     HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
                 )
-            self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
+            if version == 0:  # a new store: opening an existing one writes nothing (a full disk)
+                self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
             self._remove_orphan_files()
         except (sqlite3.Error, OSError) as e:
             self._owner.release()
