@@ -126,9 +126,9 @@ def test_reopening_writes_nothing(tmp_path: Path) -> None:
     # A queue manager whose disk is full still opens, so that its messages can be received: opening
     # an existing store with the same settings writes nothing (the WAL stays empty after a clean close).
     d = tmp_path / "qm"
-    with QueueManager.open(d) as qm, qm.create_queue(r".\private$\a", journal=True) as q:
+    with QueueManager.open(d, machine_quota=100) as qm, qm.create_queue(r".\private$\a", journal=True) as q:
         q.send(Message(body=b"kept", delivery=1))
-    with QueueManager.open(d) as qm:
+    with QueueManager.open(d, machine_quota=100) as qm:  # the same quota again: nothing to write
         wal = d / "pymsmq.db-wal"
         assert not wal.exists() or wal.stat().st_size == 0
         with qm.queue(r".\private$\a") as q:

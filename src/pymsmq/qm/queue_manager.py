@@ -115,14 +115,15 @@ class QueueManager(QueueCatalog):
         self._ordinal = self._ordinal_reserved = int(meta.get("ordinal_reserved", "0"))
         #: [MS-MQDMPR] 3.1.1.1 QueueManagerQuota, in kilobytes (None = no limit).  Given, it is kept
         #: in the store for the next opens; INFINITE removes a kept limit.
-        self.machine_quota: int | None = machine_quota
-        if machine_quota is None and meta.get("machine_quota"):
-            self.machine_quota = int(meta["machine_quota"])
-        elif machine_quota == INFINITE:
-            self.machine_quota = None
-            batch.meta["machine_quota"] = ""
-        elif machine_quota is not None:
-            batch.meta["machine_quota"] = str(machine_quota)
+        stored = meta.get("machine_quota") or ""
+        self.machine_quota: int | None
+        if machine_quota is None:
+            self.machine_quota = int(stored) if stored else None
+        else:
+            self.machine_quota = None if machine_quota == INFINITE else machine_quota
+            wanted = "" if self.machine_quota is None else str(self.machine_quota)
+            if wanted != stored:  # written only when it changes: an open writes nothing otherwise
+                batch.meta["machine_quota"] = wanted
         self._load(snapshot.queues, snapshot.last_lookup_ids, batch)
         for sm in snapshot.messages:
             self._restore(sm)
