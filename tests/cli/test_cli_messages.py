@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -213,6 +215,18 @@ def test_receive_one_text_output_and_exit_3_when_empty(data: str) -> None:
     assert r.exit_code == 3 and "MQ_ERROR_MESSAGE_NOT_FOUND 0xC00E0088" in r.stderr
     r = run(data, "receive", ORDERS, "--timeout", "0.05")
     assert r.exit_code == 3 and "MQ_ERROR_IO_TIMEOUT 0xC00E001B" in r.stderr
+
+
+def test_text_output_gives_times_in_utc_beside_the_posix_seconds(data: str) -> None:
+    put(data, b"t")
+    lines = run(data, "peek", ORDERS).stdout.splitlines()
+    times = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in lines if "_time: " in line}
+    assert set(times) == {"sent_time", "arrived_time"}
+    for text in times.values():
+        iso, _, raw = text.partition(" (")
+        seconds = float(raw.rstrip(")"))
+        assert iso == datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert abs(seconds - time.time()) < 600
 
 
 def test_receive_n_json_lines(data: str) -> None:

@@ -6,6 +6,7 @@ import base64
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 import click
@@ -308,8 +309,10 @@ def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) ->
         click.echo(f"correlation_id: {m.correlation_id}")
     if m.app_specific:
         click.echo(f"app_specific: {m.app_specific}")
-    if m.arrived_time is not None:
-        click.echo(f"arrived_time: {m.arrived_time}")
+    for name in ("sent_time", "arrived_time"):
+        seconds = getattr(m, name)
+        if seconds is not None:
+            click.echo(f"{name}: {_utc(seconds)} ({seconds})")
     if text is not None:
         click.echo(f"body ({len(m.body)} bytes): {text}")
     elif len(m.body) <= 64:
@@ -317,6 +320,14 @@ def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) ->
     else:
         click.echo(f"body ({len(m.body)} bytes, base64): {base64.b64encode(m.body).decode('ascii')}")
     click.echo("")
+
+
+def _utc(seconds: float) -> str:
+    """POSIX seconds as ISO 8601 UTC text, e.g. 2026-11-25T14:54:03Z (the raw value stays beside it)."""
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return "?"
 
 
 def _reader(
