@@ -303,7 +303,8 @@ def run(
         print(f"pymsmq: listening {ports}", file=out, flush=True)
         if server.addresses:
             host, port = server.addresses[0]
-            url = f"msmq://{f'[{host}]' if ':' in host else host}:{port}"
+            scheme = "msmq" if config.tls_cert is None else "msmqs"  # msmqs://: TLS (docs/protocol.md)
+            url = f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
             print(
                 f"pymsmq: connect with pymsmq.connect({url!r}) or `pymsmq queue list --url {url}`;"
                 " Ctrl-C stops the server",

@@ -1,0 +1,134 @@
+"""TLS on the client protocol (``--tls-cert``/``--tls-key``, ``msmqs://``): stdlib ``ssl`` both ways.
+
+A throwaway CA from ``trustme`` signs the server's certificate.  A client that trusts that CA talks to
+the server as over plain TCP; a plain client, or a TLS client that does not trust the CA, is turned
+away with MQ_ERROR_SERVICE_NOT_AVAILABLE and the server goes on serving.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import ssl
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
+
+from _pymsmq_server import ThreadServer
+from _serve_process import SERVE, env
+
+from pymsmq import Message, MSMQError
+from pymsmq.cli import main
+from pymsmq.client import connect
+from pymsmq.hresult import HResult
+from pymsmq.server import AccessPolicy, ServerConfig
+
+TOKEN = "tls-token"
+Q = r".\private$\tls"
+
+
+@pytest.fixture
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture
+def cert_files(ca: trustme.CA, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(server certificate chain, its key, the CA certificate) as PEM files."""
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    chain, key, ca_pem = tmp_path / "chain.pem", tmp_path / "key.pem", tmp_path / "ca.pem"
+    cert.private_key_pem.write_to_path(str(key))
+    chain.write_bytes(b"".join(blob.bytes() for blob in cert.cert_chain_pems))
+    ca.cert_pem.write_to_path(str(ca_pem))
+    return chain, key, ca_pem
+
+
+@pytest.fixture
+def server(tmp_path: Path, cert_files: tuple[Path, Path, Path]) -> Iterator[ThreadServer]:
+    chain, key, _ = cert_files
+    config = ServerConfig(
+        port=0, policy=AccessPolicy.single_token(TOKEN), tls_cert=str(chain), tls_key=str(key)
+    )
+    s = ThreadServer(tmp_path / "qm", config).start()
+    yield s
+    s.stop()
+
+
+def _trusting(ca: trustme.CA) -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
+    ca.configure_trust(ctx)
+    return ctx
+
+
+def test_a_client_that_trusts_the_ca_works_as_over_tcp(server: ThreadServer, ca: trustme.CA) -> None:
+    client = connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, tls=_trusting(ca))
+    q = client.create_queue(Q)
+    q.send(Message(body=b"over tls", delivery=1))
+    q.send_many([Message(body=b"%d" % i) for i in range(300)])
+    assert q.receive(timeout=1).body == b"over tls"
+    assert len(q.receive_many(500)) == 300
+    client.close()
+
+
+def test_untrusted_and_plain_clients_are_turned_away(server: ThreadServer, ca: trustme.CA) -> None:
+    with pytest.raises(MSMQError) as untrusted:  # the system's CAs do not know this one
+        connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, timeout=5)
+    assert untrusted.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    assert "TLS handshake failed" in str(untrusted.value)
+    with pytest.raises(MSMQError) as plain:  # no TLS at all
+        connect(f"msmq://127.0.0.1:{server.port}", token=TOKEN, timeout=5)
+    assert plain.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    # A wrong token over a good TLS connection is refused as over TCP.
+    with pytest.raises(MSMQError) as wrong:
+        connect(f"msmqs://127.0.0.1:{server.port}", token="nope", tls=_trusting(ca))
+    assert wrong.value.hresult == HResult.MQ_ERROR_ACCESS_DENIED
+    good = connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, tls=_trusting(ca))
+    assert good.ping(b"still serving") == b"still serving"
+    good.close()
+
+
+def test_the_command_line_reaches_a_tls_server_trusting_a_ca_file(
+    server: ThreadServer, cert_files: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/cli.md: msmqs:// in --url; a private CA is trusted through SSL_CERT_FILE (OpenSSL's own).
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_files[2]))
+    url = f"msmqs://127.0.0.1:{server.port}"
+    args = ["--url", url, "--token", TOKEN]
+    r = CliRunner().invoke(main, ["queue", "create", Q, *args], env={"PYMSMQ_DATA": None})
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["send", Q, "hi", *args], env={"PYMSMQ_DATA": None})
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["receive", Q, "--body-only", *args], env={"PYMSMQ_DATA": None})
+    assert r.exit_code == 0 and r.stdout_bytes == b"hi"
+
+
+def test_serve_with_tls_tells_clients_to_use_msmqs(
+    tmp_path: Path, cert_files: tuple[Path, Path, Path]
+) -> None:
+    chain, key, _ = cert_files
+    tls = ["--tls-cert", str(chain), "--tls-key", str(key), "--token", TOKEN]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVE, "--data", str(tmp_path / "qm"), "--port", "0", *tls],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env(),
+    )
+    try:
+        assert proc.stdout is not None
+        port = re.search(r"client=127\.0\.0\.1:(\d+)", proc.stdout.readline())
+        hint = proc.stdout.readline()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert port is not None
+    assert f"pymsmq.connect('msmqs://127.0.0.1:{port.group(1)}')" in hint
+    assert proc.returncode == 0
