@@ -344,6 +344,50 @@ def test_idle_connections_are_closed(tmp_path: Path) -> None:
         s.stop()
 
 
+def _goodbye_or_close(sock: socket.socket, within: float) -> bytes:
+    """What the server sends before it closes ``sock`` (``within`` seconds at most), GOODBYE included."""
+    sock.settimeout(within)
+    got = b""
+    try:
+        while chunk := sock.recv(65536):
+            got += chunk
+    except (ConnectionResetError, TimeoutError):
+        pass
+    return got
+
+
+def test_a_peer_that_never_says_hello_is_closed_after_the_slow_timeout(tmp_path: Path) -> None:
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, slow_timeout=0.5)).start()
+    try:
+        silent = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        started = time.monotonic()
+        farewell = _goodbye_or_close(silent, 10)
+        assert time.monotonic() - started < 5  # closed by the housekeeping, not by our timeout
+        assert "handshake timeout".encode("utf-16-le") in farewell  # the GOODBYE's reason, and its
+        assert HResult.MQ_ERROR_IO_TIMEOUT.to_bytes(4, "little") in farewell  # HRESULT
+        assert connect(s.url).ping(b"ok") == b"ok"
+    finally:
+        s.stop()
+
+
+def test_a_frame_left_unfinished_is_closed_after_the_slow_timeout(tmp_path: Path) -> None:
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, slow_timeout=0.5, idle_timeout=60)).start()
+    try:
+        slow = _hello_socket(s.port)
+        slow.sendall(b"MQ\x01\x03\x01\x00\x00\x00\x01\x00\x00\x00")  # 12 of the 16 header bytes
+        started = time.monotonic()
+        farewell = _goodbye_or_close(slow, 10)
+        assert time.monotonic() - started < 5
+        assert "slow sender".encode("utf-16-le") in farewell
+        assert HResult.MQ_ERROR_IO_TIMEOUT.to_bytes(4, "little") in farewell
+        # A client that is merely quiet (nothing half-sent) is not a slow sender.
+        quiet = connect(s.url)
+        time.sleep(2)
+        assert quiet.ping(b"still here") == b"still here"
+    finally:
+        s.stop()
+
+
 def test_connection_limit(tmp_path: Path) -> None:
     s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_connections=1)).start()
     try:
