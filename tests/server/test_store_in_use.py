@@ -88,3 +88,20 @@ def test_a_killed_owner_leaves_no_stale_lock(tmp_path: Path) -> None:
         srv.kill()
     with QueueManager.open(data) as qm, qm.queue(Q) as q:
         assert q.receive(0).body == b"acked"
+
+
+def test_a_lock_file_that_cannot_be_opened_is_a_storage_error(tmp_path: Path) -> None:
+    data = tmp_path / "qm"
+    (data / "pymsmq.db.lock").mkdir(parents=True)  # a directory where the lock file goes
+    with pytest.raises(MSMQError) as e:
+        QueueManager.open(data)
+    assert e.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+    assert "lock file" in str(e.value)
+    r = subprocess.run(
+        [sys.executable, "-c", SERVE, "--data", str(data), "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=60,
+    )
+    assert r.returncode == 1 and "lock file" in r.stderr and "cannot listen" not in r.stderr

@@ -32,7 +32,13 @@ class StoreLock:
         self._fd: int | None = None
         if fcntl is None:  # pragma: no cover
             return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise MSMQError(
+                f"cannot open store {db_path}: its lock file {self.path}: {exc.strerror or exc}",
+                HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
