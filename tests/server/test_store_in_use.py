@@ -27,6 +27,17 @@ from pymsmq.hresult import HResult
 Q = r".\private$\q"
 
 
+def _serve_until_it_stops(data: Path) -> subprocess.CompletedProcess[str]:
+    """``pymsmq serve --data DATA`` run to its end (it is expected to refuse to start)."""
+    return subprocess.run(
+        [sys.executable, "-c", SERVE, "--data", str(data), "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=60,
+    )
+
+
 def test_a_second_queue_manager_on_an_open_store_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "qm"
     first = QueueManager.open(data)
@@ -58,13 +69,7 @@ def test_the_command_line_refuses_a_running_servers_store_and_names_its_process(
         # The server is unaffected, and nothing was written beside it.
         assert [m.body for m in q.receive_many(10)] == [b"one"]
         # A second server on the same directory does not start.
-        second = subprocess.run(
-            [sys.executable, "-c", SERVE, "--data", str(data), "--port", "0"],
-            capture_output=True,
-            text=True,
-            env=env(),
-            timeout=60,
-        )
+        second = _serve_until_it_stops(data)
         assert second.returncode == 1 and "Traceback" not in second.stderr
         assert (
             second.stderr.startswith("Error: the store ")
@@ -97,11 +102,5 @@ def test_a_lock_file_that_cannot_be_opened_is_a_storage_error(tmp_path: Path) ->
         QueueManager.open(data)
     assert e.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
     assert "lock file" in str(e.value)
-    r = subprocess.run(
-        [sys.executable, "-c", SERVE, "--data", str(data), "--port", "0"],
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=60,
-    )
+    r = _serve_until_it_stops(data)
     assert r.returncode == 1 and "lock file" in r.stderr and "cannot listen" not in r.stderr

@@ -35,6 +35,7 @@ __all__ = [
     "MSMQFailure",
     "NoMessage",
     "Target",
+    "bad_data_directory",
     "describe_hresult",
     "emit_json",
     "error_line",
@@ -81,6 +82,11 @@ class BadInput(click.ClickException):
     """Bad usage or input (unreadable file, malformed name, bad value): one line, exit code 2."""
 
     exit_code = EXIT_USAGE
+
+
+def bad_data_directory(path: str, exc: OSError) -> BadInput:
+    """The error for a data directory (``--data``) that cannot be made or opened: exit code 2."""
+    return BadInput(f"cannot open the data directory {path}: {exc.strerror or exc}")
 
 
 class MSMQFailure(click.ClickException):
@@ -168,7 +174,7 @@ class Target:
         try:
             return QueueManager.open(self.data)
         except OSError as exc:
-            raise BadInput(f"cannot open the data directory {self.data}: {exc.strerror or exc}") from exc
+            raise bad_data_directory(self.data, exc) from exc
 
     def close(self) -> None:
         """Close the queue manager or the connection (idempotent)."""

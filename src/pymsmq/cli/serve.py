@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from pymsmq.cli._common import BadInput, MSMQFailure, error_line
+from pymsmq.cli._common import MSMQFailure, bad_data_directory, error_line
 from pymsmq.cli.queues import QUOTA
 from pymsmq.errors import MSMQError
 from pymsmq.server import (
@@ -125,7 +125,7 @@ def serve(
     try:
         os.makedirs(data, exist_ok=True)
     except OSError as exc:
-        raise BadInput(f"cannot open the data directory {data}: {exc.strerror or exc}") from None
+        raise bad_data_directory(data, exc) from None
     try:
         config.validate()
         code = run(data, config, machine_quota=machine_quota)
