@@ -14,6 +14,10 @@ settings.register_profile(
 settings.register_profile("ci", deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# Each SQLite store holds a disk reserve (qm/store/space_reserve.py, 32 MiB by default); the suite
+# opens thousands of stores, so it holds 1 MiB each (the full-disk tests set their own).
+os.environ.setdefault("PYMSMQ_DISK_RESERVE", str(1024 * 1024))
+
 VECTORS = Path(__file__).parent / "vectors"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -20,24 +21,32 @@ def env() -> dict[str, str]:
 class ServeProcess:
     """``pymsmq serve --data DIR --port 0 ARGS...``; ``url``; ``terminate()`` returns the exit code."""
 
-    def __init__(self, data: Path, *args: str) -> None:
+    def __init__(
+        self,
+        data: Path,
+        *args: str,
+        wrap: Callable[[list[str]], list[str]] | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        """``wrap``: turns the command into the one run (tests/small_disk.py); ``extra_env``: added."""
+        argv = [
+            sys.executable,
+            "-c",
+            SERVE,
+            "--data",
+            str(data),
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+            *args,
+        ]
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                SERVE,
-                "--data",
-                str(data),
-                "--port",
-                "0",
-                "--log-level",
-                "warning",
-                *args,
-            ],
+            argv if wrap is None else wrap(argv),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env(),
+            env={**env(), **(extra_env or {})},
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()

@@ -201,20 +201,21 @@ class Lifecycle:
         message = entry.message
         if state.kind not in _APP_KINDS or message.msg_class & 0x8000:
             return
-        journal = state.props.journal and state.journal is not None
-        if not (journal or message.ack & _POS_RECEIVE or message.journal & _JOURNAL):
+        journal = state.journal if state.props.journal else None
+        if not (journal is not None or message.ack & _POS_RECEIVE or message.journal & _JOURNAL):
             return
-        batch = Batch()
-        if message.ack & _POS_RECEIVE:
-            self.send_ack(message, ACK_RECEIVE, batch)
-        if journal:
-            assert state.journal is not None
-            self.journal_copy(state.journal, message, batch)
-        if message.journal & _JOURNAL and message.transaction_id is not None:
-            # Transactional source journaling happens on the positive FinalAck (= the receive).
-            self.journal_copy(self.qm._system["JOURNAL"], message, batch)
-        if batch:
-            self.qm._apply(batch)
+
+        def effects(batch: Batch) -> None:
+            if message.ack & _POS_RECEIVE:
+                self.send_ack(message, ACK_RECEIVE, batch)
+            if journal is not None:
+                self.journal_copy(journal, message, batch)
+            if message.journal & _JOURNAL and message.transaction_id is not None:
+                # Transactional source journaling happens on the positive FinalAck (= the receive).
+                self.journal_copy(self.qm._system["JOURNAL"], message, batch)
+
+        # The receive is durable already: a failure to store these must not fail it.
+        self.qm._effects(effects, "journal copies and acknowledgements of a received message")
 
     def removed(self, state: QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
         """``entry`` left its queue unreceived (purge, queue deletion)."""

@@ -18,6 +18,7 @@ a subqueue ``DIRECT=OS:<machine>\\<path>;<subqueue>`` ([MC-MQAC] 3.10.6.1 step 7
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import threading
@@ -26,7 +27,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
@@ -48,6 +49,8 @@ from pymsmq.qm.transaction import Transaction
 if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.send_batch import SendItem
+
+log = logging.getLogger("pymsmq.qm")
 
 __all__ = ["QueueManager"]
 
@@ -148,6 +151,7 @@ class QueueManager(QueueCatalog):
         send_insecure_nacks: bool = False,
         machine_journal_quota: int | None = None,
         timer_thread: bool | None = None,
+        disk_reserve: int | None = None,
     ) -> QueueManager:
         """Open the queue manager stored in directory ``path`` (created if missing).
 
@@ -161,6 +165,8 @@ class QueueManager(QueueCatalog):
         time-to-be-received, as Windows does (default: each keeps its own; docs/lifecycle.md).
         ``send_insecure_nacks``: also send the NACKs [MS-MQQB] 3.1.7.15 suppresses by default.
         ``timer_thread``: run expiry on a background thread (default: yes unless a FakeClock).
+        ``disk_reserve``: bytes the SQLite store holds back so that a full disk can still be drained
+        (default ``$PYMSMQ_DISK_RESERVE`` or 32 MiB; 0: none; docs/lifecycle.md, "A full disk").
         """
         if store is None:
             target = os.fspath(path)
@@ -168,7 +174,7 @@ class QueueManager(QueueCatalog):
                 store = MemoryStore()
             else:
                 os.makedirs(target, exist_ok=True)
-                store = SQLiteStore(os.path.join(target, DEFAULT_DB_NAME))
+                store = SQLiteStore(os.path.join(target, DEFAULT_DB_NAME), disk_reserve)
         try:
             return cls(
                 store,
@@ -272,10 +278,30 @@ class QueueManager(QueueCatalog):
 
     def _arrived(self, state: QueueState, message: Message) -> None:
         # Under the lock: positive arrival events (ack, trace report, source journal).
+        self._effects(lambda batch: self._life.arrived(state, message, batch), "arrival events")
+
+    def _effects(self, build: Callable[[Batch], object], what: str) -> None:
+        """Under the lock: build and store the side effects (acknowledgements, trace reports,
+        journal copies) of an operation that is already durable -- a send stored, a receive's
+        delete committed.
+
+        A store failure here (a full disk, an I/O error) must not fail that operation: the caller
+        of a receive would lose the message it received, the sender of a stored message would send
+        it again.  The effects are dropped instead, taken out of memory as well (memory holds what
+        the store holds), and logged as a warning.
+        """
         batch = Batch()
-        self._life.arrived(state, message, batch)
-        if batch:
-            self._apply(batch)
+        try:
+            build(batch)
+            if batch:
+                self._apply(batch)
+        except MSMQError as exc:
+            for row in batch.insert:
+                state = self._by_id.get(row.queue_id)
+                entry = None if state is None else state.index.get(row.lookup_id)
+                if state is not None and entry is not None:
+                    state.index.remove(entry)
+            log.warning("%s not stored, %d messages dropped: %s", what, len(batch.insert), reason(exc))
 
     def _quota_rejected(self, state: QueueState, message: Message, msg_class: int, tx: bool) -> None:
         # Under the lock: a send refused for the queue quota still gets its NACK / dead letter

@@ -29,6 +29,18 @@ the queue manager writes transactions only when they commit (base.py), and the o
 crash can leave is a packet file no row references (written before a commit that never happened,
 or whose message was deleted just before the crash).  Opening the store deletes such orphans.
 
+*A full disk can still be drained.*  On a full disk SQLite cannot delete either (a delete goes to
+the WAL first, and the WAL, or the checkpoint that lets SQLite reuse it, needs new blocks), so
+receives would fail with the sends.  The store holds ``<db>.reserve``, a file of allocated blocks
+(space_reserve.py; 32 MiB by default, ``$PYMSMQ_DISK_RESERVE`` bytes when set).  When a statement or
+a commit fails with SQLITE_FULL while the reserve is held, the store releases it and runs the group
+again without the batches that add messages (sends; they fail with MQ_ERROR_MESSAGE_STORAGE_FAILED).
+From then on (``low_space``) such batches are refused before anything is written, and batches that
+do not add messages (receives, moves, purges, deletes) go on.  After each commit in that state the
+store returns free pages to the disk (``PRAGMA incremental_vacuum``; new stores are created with
+``auto_vacuum=INCREMENTAL``) and checkpoints, and once the disk has room for the reserve and as much
+again it takes the reserve back and accepts sends.
+
 *Lookup ids are unsigned 64-bit, SQLite integers signed.*  Columns hold ``lookup_id - 2**63``, a
 mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right over the whole range.
 """
@@ -36,6 +48,7 @@ mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import sqlite3
@@ -47,6 +60,7 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
+from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
 __all__ = ["BIG_PACKET", "SCHEMA_VERSION", "SQLiteStore"]
@@ -55,6 +69,8 @@ __all__ = ["BIG_PACKET", "SCHEMA_VERSION", "SQLiteStore"]
 BIG_PACKET = 64 * 1024
 #: ``PRAGMA user_version`` of the schema below.
 SCHEMA_VERSION = 1
+
+log = logging.getLogger("pymsmq.store")
 
 _OFF = 1 << 63  # lookup_id <-> column value: column = lookup_id - 2**63 (order-preserving)
 _U64_MAX = (1 << 64) - 1
@@ -139,6 +155,23 @@ def _failed(reason: str, cause: BaseException | None = None) -> MSMQError:
     return err
 
 
+def _disk_full(directory: str) -> MSMQError:
+    return MSMQError(
+        f"batch not stored: the disk of {directory} is full; messages are not accepted until it has "
+        "room again (receives go on)",
+        HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+    )
+
+
+def _is_disk_full(e: BaseException) -> bool:
+    return isinstance(e, sqlite3.Error) and getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+
+
+def _grows(batch: Batch) -> bool:
+    """True when ``batch`` adds messages (more inserted than deleted): what a full disk refuses."""
+    return len(batch.insert) > len(batch.delete) and not batch.delete_queues
+
+
 def _closed() -> MSMQError:
     return MSMQError("the store is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
 
@@ -152,6 +185,7 @@ class _Pending:
         "done",
         "error",
         "files",
+        "grows",
         "inserts",
         "keep_files",
         "lasts",
@@ -175,6 +209,7 @@ class _Pending:
         self.error: MSMQError | None = None
         self.keep_files = False  # True when the outcome is unknown (commit failed): leave to recovery
         self.lead = False  # set (with ``done`` released) when this caller is handed the leadership
+        self.grows = False  # the batch adds messages (``_grows``): refused on a full disk
         self.done = threading.Lock()
         self.done.acquire()
 
@@ -206,7 +241,12 @@ class SQLiteStore:
     ``commits`` stays well below ``batches`` (group commit).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], disk_reserve: int | None = None) -> None:
+        """Open (or create) the store at ``path``.
+
+        ``disk_reserve``: bytes held back in ``<path>.reserve`` so that a full disk can still be
+        drained ("A full disk" above); None: ``$PYMSMQ_DISK_RESERVE`` or 32 MiB; 0: none.
+        """
         self.path = os.fspath(path)
         self.packet_dir = self.path + ".packets"
         #: SQLite commits (each one fsync of the WAL) and batches committed so far.
@@ -221,14 +261,29 @@ class SQLiteStore:
         self._idle = threading.Condition(self._state)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        try:
+            size = disk_reserve_from_env() if disk_reserve is None else disk_reserve
+            self._reserve = SpaceReserve(self.path + ".reserve", size)
+        except ValueError as e:
+            raise MSMQError(f"cannot open store {self.path}: {e}", HResult.MQ_ERROR_INVALID_PARAMETER) from e
+        self._space = threading.Lock()  # the reserve and ``low_space`` change under it
+        #: True while the disk is full: the reserve is released (or could not be taken) and batches
+        #: that add messages are refused with MQ_ERROR_MESSAGE_STORAGE_FAILED.
+        self.low_space = False
+        self._incremental = False  # auto_vacuum=INCREMENTAL (stores created by this version)
         # One queue manager per store (store_lock.py): refused here, before anything is read.
         self._owner = StoreLock(self.path)
         try:
             self._writer = self._connect()
+            version = self._writer.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                # A new store (before its first table and before WAL mode, or it has no effect; on
+                # an existing store it would write): on a full disk the store gives free pages
+                # back to the disk with ``PRAGMA incremental_vacuum`` ("A full disk").
+                self._writer.execute("PRAGMA auto_vacuum=INCREMENTAL")
             self._writer.execute("PRAGMA journal_mode=WAL")
             self._writer.execute("PRAGMA synchronous=FULL")
             self._writer.execute("PRAGMA cache_size=-65536")
-            version = self._writer.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
                 raise MSMQError(
                     f"{self.path}: unknown store schema version {version}",
@@ -236,7 +291,16 @@ class SQLiteStore:
                 )
             if version == 0:  # a new store: opening an existing one writes nothing (a full disk)
                 self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
+            self._incremental = self._writer.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
             self._remove_orphan_files()
+            if self._reserve.size and not self._reserve.acquire():
+                self.low_space = True
+                log.warning(
+                    "%s: the disk is full: no room for the %d-byte reserve; messages are not accepted "
+                    "until it has room",
+                    self.path,
+                    self._reserve.size,
+                )
         except (sqlite3.Error, OSError) as e:
             self._owner.release()
             raise MSMQError(
@@ -279,6 +343,8 @@ class SQLiteStore:
             raise _closed()
         if not batch:
             return
+        if self.low_space and _grows(batch) and not self._space_back():
+            raise _disk_full(os.path.dirname(os.path.abspath(self.path)))
         p = self._prepare(batch)
         with self._state:
             if self._closed:
@@ -312,6 +378,7 @@ class SQLiteStore:
     def _prepare(self, batch: Batch) -> _Pending:
         """SQL parameters of ``batch``; big packets written and synced to their files."""
         p = _Pending()
+        p.grows = _grows(batch)
         try:
             for row in batch.upsert_queues:
                 props = json.dumps(row.properties, separators=(",", ":"), allow_nan=False)
@@ -416,13 +483,18 @@ class SQLiteStore:
                 try:
                     gone = self._apply_one(cur, p)
                 except (sqlite3.Error, OverflowError, TypeError, ValueError) as e:
-                    p.error = _failed(str(e), e)
                     if not conn.in_transaction:
-                        # SQLite rolled back the whole transaction (I/O error, full disk...):
-                        # run the group again without the failing batch.
-                        todo = [q for q in todo if q is not p]
+                        # SQLite rolled back the whole transaction (I/O error, full disk...): run
+                        # the group again without the failing batch, or, when the disk is full and
+                        # the reserve gives room, without the batches that add messages.
+                        if _is_disk_full(e) and self._release_reserve():
+                            todo = self._without_growth([q for q in todo if q.error is None])
+                        else:
+                            p.error = _failed(str(e), e)
+                            todo = [q for q in todo if q is not p]
                         restart = True
                         break
+                    p.error = _failed(str(e), e)
                     cur.execute("ROLLBACK" if single else "ROLLBACK TO b")
                     if not single:
                         cur.execute("RELEASE b")
@@ -438,6 +510,9 @@ class SQLiteStore:
                 except sqlite3.Error as e:
                     if conn.in_transaction:
                         conn.rollback()
+                    if _is_disk_full(e) and self._release_reserve():
+                        todo = self._without_growth([p for p, _ in ok])
+                        continue
                     for p, _ in ok:
                         p.error = _failed(f"commit failed: {e}", e)
                         p.keep_files = True
@@ -446,7 +521,64 @@ class SQLiteStore:
             self.batches += len(ok)
             for _, gone in ok:
                 self._unlink(gone)
+            if self.low_space:
+                self._reclaim()
             return
+
+    # -- a full disk (module docstring) ------------------------------------------------------------
+
+    def _release_reserve(self) -> bool:
+        """The disk is full: give the reserve back to it; False when none was held."""
+        with self._space:
+            if not self._reserve.release():
+                return False
+            self.low_space = True
+        log.warning(
+            "%s: the disk is full: released the %d-byte reserve; receives go on, messages are not "
+            "accepted (MQ_ERROR_MESSAGE_STORAGE_FAILED) until the disk has room again",
+            self.path,
+            self._reserve.size,
+        )
+        return True
+
+    def _without_growth(self, group: list[_Pending]) -> list[_Pending]:
+        """The batches of ``group`` that add no messages; the others fail (the disk is full)."""
+        keep: list[_Pending] = []
+        for p in group:
+            if p.grows:
+                p.error = _disk_full(os.path.dirname(os.path.abspath(self.path)))
+                p.keep_files = True  # any packet file is an orphan for the next open to remove
+            else:
+                keep.append(p)
+        return keep
+
+    def _space_back(self) -> bool:
+        """Take the reserve back if the disk has room for it and as much again; True if it did."""
+        with self._space:
+            if not self.low_space:
+                return True
+            try:
+                if not self._reserve.room_to_acquire() or not self._reserve.acquire():
+                    return False
+            except OSError:
+                return False
+            self.low_space = False
+        log.warning("%s: the disk has room again: the reserve is held and messages are accepted", self.path)
+        return True
+
+    def _reclaim(self) -> None:
+        """As the leader, on a full disk: give the database's free pages back to the disk."""
+        cur = self._cursor
+        try:
+            if self._incremental and cur.execute("PRAGMA freelist_count").fetchone()[0]:
+                # executescript steps the pragma to its end (``execute`` frees one page per call);
+                # in autocommit mode it is a transaction of its own.
+                self._writer.executescript("PRAGMA incremental_vacuum;")
+                # The checkpoint copies the vacuum into the database file and truncates it.
+                cur.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as e:  # the disk may be too full even for this: try again next time
+            log.debug("%s: cannot give free pages back yet: %s", self.path, e)
+        self._space_back()
 
     def _apply_one(self, cur: sqlite3.Cursor, p: _Pending) -> list[str]:
         """Run one batch's statements; returns the packet files its deletes released."""

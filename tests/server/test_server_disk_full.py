@@ -1,0 +1,69 @@
+"""``pymsmq serve`` on a disk that fills: clients are refused sends, drain every message, send again.
+
+The server runs on a 24 MB tmpfs mounted in a user namespace (tests/small_disk.py); the network is
+shared, so the test is its client on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _serve_process import ServeProcess
+
+from pymsmq import Message, MSMQError
+from pymsmq.client import connect
+from pymsmq.hresult import HResult
+from small_disk import need_small_disk, on_small_disk
+
+Q = r".\private$\fills"
+
+
+def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path) -> None:
+    need_small_disk()
+    disk = tmp_path / "disk"
+    srv = ServeProcess(
+        disk / "data",
+        wrap=lambda argv: on_small_disk(disk, "24m", argv),
+        extra_env={"PYMSMQ_DISK_RESERVE": str(4 * 1024 * 1024)},
+    )
+    try:
+        client = connect(srv.url)
+        q = client.create_queue(Q)
+        sent = 0
+        while True:
+            try:
+                q.send(Message(body=sent.to_bytes(4, "big") * 5000, delivery=1))
+            except MSMQError as e:
+                assert e.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+                assert "is full" in str(e)
+                break
+            sent += 1
+            assert sent < 5000, "a 24 MB disk took 100 MB of messages"
+        assert sent > 300
+        other = connect(srv.url)  # another client is refused too, and its connection stays up
+        with pytest.raises(MSMQError) as refused:
+            other.queue(Q).send(Message(body=b"x", delivery=1))
+        assert refused.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+        for k in range(sent):
+            m = q.receive(timeout=0)
+            assert m.body == k.to_bytes(4, "big") * 5000
+        for _ in range(50):
+            try:
+                other.queue(Q).send(Message(body=b"after", delivery=1))
+                break
+            except MSMQError:
+                time.sleep(0.1)
+        assert q.receive(timeout=1).body == b"after"
+        client.close()
+        other.close()
+    finally:
+        code = srv.terminate()
+    err = srv.proc.stderr.read() if srv.proc.stderr else ""
+    assert code == 0, err
+    assert "released the" in err and "has room again" in err
