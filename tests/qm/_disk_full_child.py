@@ -56,6 +56,7 @@ def main() -> None:
             n += 1
     report["refusal"] = [int(refusal.hresult), str(refusal)]
     report["sent"] = sent
+    report["disk_full_after_fill"] = qm.disk_full
     report["reserve_after_fill"] = os.path.getsize(os.path.join(data, "pymsmq.db.reserve"))
     # While the disk is full: recoverable sends are refused, express ones (memory only) are not.
     try:
@@ -95,6 +96,7 @@ def main() -> None:
         except MSMQError:
             time.sleep(0.1)
     report["send_accepted_after_drain"] = accepted_after
+    report["disk_full_after_drain"] = qm.disk_full
     report["reserve_after_drain"] = os.path.getsize(os.path.join(data, "pymsmq.db.reserve"))
     report["journal_while_open"] = queues[JOURNALED].journal.message_count
     qm.close()

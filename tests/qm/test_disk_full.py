@@ -47,6 +47,7 @@ def test_the_send_that_fills_the_disk_is_refused_with_storage_failed(report: dic
     sent = report["sent"]
     assert isinstance(sent, dict)
     assert sum(len(v) for v in sent.values()) > 300  # ~20 MB of 20 KB messages went in first
+    assert report["disk_full_after_fill"] is True
     assert report["reserve_after_fill"] == 0  # released to let the drain commit
     assert report["send_while_full"] == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
     assert report["express_while_full"] == "express"  # memory only: not refused
@@ -59,6 +60,7 @@ def test_every_stored_message_is_received_in_order_with_its_body(report: dict[st
 
 def test_sends_are_accepted_again_once_the_drain_gave_the_space_back(report: dict[str, object]) -> None:
     assert report["send_accepted_after_drain"] is not None
+    assert report["disk_full_after_drain"] is False
     assert report["reserve_after_drain"] == RESERVE  # held again, for the next time
     warnings = report["warnings"]
     assert isinstance(warnings, list)

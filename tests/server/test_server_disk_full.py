@@ -6,6 +6,7 @@ shared, so the test is its client on 127.0.0.1.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _serve_process import ServeProcess
+from _serve_process import ServeProcess, env
 
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
@@ -22,6 +23,7 @@ from pymsmq.hresult import HResult
 from small_disk import need_small_disk, on_small_disk
 
 Q = r".\private$\fills"
+CLI = "from pymsmq.cli import main; main()"
 
 
 def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path) -> None:
@@ -50,6 +52,16 @@ def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path) -> 
         with pytest.raises(MSMQError) as refused:
             other.queue(Q).send(Message(body=b"x", delivery=1))
         assert refused.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+        assert other.disk_full
+        shown = subprocess.run(
+            [sys.executable, "-c", CLI, "stats", "--url", srv.url],
+            capture_output=True,
+            text=True,
+            env=env(),
+            timeout=60,
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert "the disk is full: recoverable sends are refused" in shown.stdout
         for k in range(sent):
             m = q.receive(timeout=0)
             assert m.body == k.to_bytes(4, "big") * 5000
@@ -60,6 +72,7 @@ def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path) -> 
             except MSMQError:
                 time.sleep(0.1)
         assert q.receive(timeout=1).body == b"after"
+        assert not other.disk_full
         client.close()
         other.close()
     finally:

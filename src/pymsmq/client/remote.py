@@ -224,6 +224,11 @@ class RemoteQueueManager:
         values: dict[int, Any] = props_dict(self._t.call(pm.StatsRequest("", (6,))).properties)
         return int(values.get(6, 0))
 
+    @property
+    def disk_full(self) -> bool:
+        """True while the server's disk is full: recoverable sends are refused, receives go on."""
+        return bool(self.server_stats().get("disk_full", False))
+
     def server_stats(self) -> dict[str, Any]:
         """The server's statistics (per-queue counts, bytes, rates) as a dict."""
         import json

@@ -276,6 +276,12 @@ class QueueManager(QueueCatalog):
         if heap and heap[0] <= self._clock():
             self.run_timers()
 
+    @property
+    def disk_full(self) -> bool:
+        """True while the store's disk is full: recoverable sends are refused, receives go on
+        (docs/lifecycle.md, "A full disk")."""
+        return bool(getattr(self._store, "low_space", False))
+
     def _arrived(self, state: QueueState, message: Message) -> None:
         # Under the lock: positive arrival events (ack, trace report, source journal).
         self._effects(lambda batch: self._life.arrived(state, message, batch), "arrival events")

@@ -197,6 +197,7 @@ class Server:
         snap = self.stats.snapshot(sizes)
         # Queued SENDs written together (send_batcher): sends per batch = sends per store commit.
         snap["send_batches"] = {"batches": self.send_batcher.batches, "sends": self.send_batcher.sends}
+        snap["disk_full"] = qm.disk_full
         return snap
 
     async def _housekeeping(self) -> None:
