@@ -33,8 +33,9 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import LocalFormat, QueuePath, private_queue_hash
-from pymsmq.model.packet_mapping import message_to_packet, packet_to_message, packet_with_destination
+from pymsmq.model.packet_mapping import message_to_packet, packet_with_destination
 from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.model.stored_packet import restore_message
 from pymsmq.qm.catalog import QueueCatalog
 from pymsmq.qm.index import AVAILABLE, ByteTotal, Entry
 from pymsmq.qm.lifecycle import Lifecycle
@@ -456,7 +457,7 @@ class QueueManager(QueueCatalog):
         if state is None:
             return
         packet = sm.packet or self._store.read_packet(sm.key)
-        message = packet_to_message(packet)
+        message = restore_message(packet)
         message.lookup_id = sm.lookup_id
         message.arrived_time = sm.arrived_time
         message.abort_count = sm.abort_count
