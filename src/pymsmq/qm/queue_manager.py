@@ -18,6 +18,7 @@ a subqueue ``DIRECT=OS:<machine>\\<path>;<subqueue>`` ([MC-MQAC] 3.10.6.1 step 7
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import platform
@@ -129,8 +130,16 @@ class QueueManager(QueueCatalog):
             if wanted != stored:  # written only when it changes: an open writes nothing otherwise
                 batch.meta["machine_quota"] = wanted
         self._load(snapshot.queues, snapshot.last_lookup_ids, batch)
-        for sm in snapshot.messages:
-            self._restore(sm)
+        # The cyclic garbage collector would scan every message restored so far, again and again
+        # as they pile up (none of them is garbage): it waits until all are in.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for sm in snapshot.messages:
+                self._restore(sm)
+        finally:
+            if collecting:
+                gc.enable()
         if batch:
             self._apply(batch)
         if isinstance(clock, FakeClock):
@@ -460,8 +469,11 @@ class QueueManager(QueueCatalog):
         message = restore_message(packet)
         message.lookup_id = sm.lookup_id
         message.arrived_time = sm.arrived_time
-        message.abort_count = sm.abort_count
-        message.move_count = sm.move_count
+        # Zero counts stay the class defaults: nothing stored in the instance (memory per message).
+        if sm.abort_count:
+            message.abort_count = sm.abort_count
+        if sm.move_count:
+            message.move_count = sm.move_count
         entry = Entry(
             sm.lookup_id, sm.priority, message, message_size(message), AVAILABLE, True, sm.expires_at
         )
