@@ -309,15 +309,27 @@ class QueueManager(QueueCatalog):
         batch = Batch()
         try:
             build(batch)
-            if batch:
-                self._apply(batch)
+        except MSMQError as exc:  # (a block of lookup ids could not be reserved)
+            self._drop_effects(batch, what, exc)
+            return
+        self._store_effects(batch, what)
+
+    def _store_effects(self, batch: Batch, what: str) -> None:
+        """Under the lock: store side effects already built into ``batch`` (see ``_effects``)."""
+        if not batch:
+            return
+        try:
+            self._apply(batch)
         except MSMQError as exc:
-            for row in batch.insert:
-                state = self._by_id.get(row.queue_id)
-                entry = None if state is None else state.index.get(row.lookup_id)
-                if state is not None and entry is not None:
-                    state.index.remove(entry)
-            log.warning("%s not stored, %d messages dropped: %s", what, len(batch.insert), reason(exc))
+            self._drop_effects(batch, what, exc)
+
+    def _drop_effects(self, batch: Batch, what: str, exc: MSMQError) -> None:
+        for row in batch.insert:
+            state = self._by_id.get(row.queue_id)
+            entry = None if state is None else state.index.get(row.lookup_id)
+            if state is not None and entry is not None:
+                state.index.remove(entry)
+        log.warning("%s not stored, %d messages dropped: %s", what, len(batch.insert), reason(exc))
 
     def _quota_rejected(self, state: QueueState, message: Message, msg_class: int, tx: bool) -> None:
         # Under the lock: a send refused for the queue quota still gets its NACK / dead letter

@@ -175,8 +175,11 @@ class Transaction:
                     touched.discard(id(op.queue))
                     qm._notify(op.queue)
             self._ops.clear()
-            if effects:
-                qm._apply(effects)
+            # The transaction is durable: a failure to store these must not make commit() raise
+            # (the caller would think it failed, and send or receive again).
+            qm._store_effects(
+                effects, "acknowledgements, NACKs and journal copies of a committed transaction"
+            )
             qm._sweep()
 
     # --- abort ([MS-MQDMPR] 3.1.4.5)
