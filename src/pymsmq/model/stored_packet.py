@@ -16,7 +16,6 @@ messages and destinations).
 from __future__ import annotations
 
 import struct
-import threading
 from typing import Final
 
 from pymsmq.errors import MSMQError
@@ -39,8 +38,8 @@ _OTHER_QUEUES: Final = 0xE000 | 0x70000 | 0x400000 | 0x800000
 _ZERO_GUID: Final = bytes(16)
 _CACHE_LIMIT: Final = 4096
 # (Flags.DQ, QueueManagerAddress, the DestinationQueue bytes) -> the destination's format name.
+# (Single dict operations: safe to share between threads without a lock.)
 _destinations: dict[tuple[int, bytes, bytes], str] = {}
-_lock = threading.Lock()
 
 
 def restore_message(packet: bytes) -> Message:
@@ -81,10 +80,9 @@ def _without_destination(packet: bytes, flags: int, dq: int) -> Message | None:
         text = _destination(packet)
         if text is None:
             return None
-        with _lock:
-            if len(_destinations) >= _CACHE_LIMIT:
-                _destinations.clear()
-            _destinations[key] = text
+        if len(_destinations) >= _CACHE_LIMIT:
+            _destinations.clear()
+        _destinations[key] = text
     front = bytearray(packet[:_QUEUE_AT])
     _U32.pack_into(front, 8, len(packet) - length)  # BaseHeader.PacketSize
     front[_QM_ADDRESS] = _ZERO_GUID
