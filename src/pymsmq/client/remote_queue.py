@@ -22,7 +22,7 @@ from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.codes import Op
+from pymsmq.protocol.codes import RR_ACK, Op, ReceiveFlags
 from pymsmq.protocol.fast_packet import encode_plain, encode_simple
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
@@ -30,6 +30,7 @@ from pymsmq.protocol.message_codec import (
     PROPID_M_SENTTIME,
     decode_message,
     encode_packet,
+    is_held,
     parse_receive_answer,
     parse_send_answer,
     props_dict,
@@ -47,6 +48,9 @@ _RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
 _SEND_OP: Final = int(Op.SEND)
 _RECEIVE_OP: Final = int(Op.RECEIVE)
 _MISSING: Final = object()
+#: Two-phase receives outside a transaction ([MS-MQRR] 3.1.4.9; docs/protocol.md, END_RECEIVE).
+_CONFIRM: Final = int(ReceiveFlags.CONFIRM)
+_PEEKS: Final = frozenset(int(a) for a in Action if a.peek)
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
 
 
@@ -299,13 +303,16 @@ class RemoteQueue:
         ms = _timeout_ms(timeout)
         xact = _xact(self._qm, transaction)
         self._check()
+        flags = _CONFIRM if xact is None and action not in _PEEKS else 0
         request = hot.receive_request(
-            self._handle, action, ms, cursor, lookup_id, xact, CLIENT_RECEIVE_PROPIDS
+            self._handle, action, ms, cursor, lookup_id, xact, CLIENT_RECEIVE_PROPIDS, flags
         )
         fmt = self._format_name
 
         def convert(response: pm.ReceiveResponse) -> Message:
             m = decode_message(response.packet, response.properties)
+            if is_held(response.properties):
+                self._end_receive(m)
             m.destination_queue = m.destination_queue or fmt
             return m
 
@@ -321,9 +328,10 @@ class RemoteQueue:
         if self._closed:
             self._check()
         t = self._t
+        flags = _CONFIRM if xact is None else 0
         if ms != self._receive_ms or xact != self._receive_xact or not self._receive_body:
             self._receive_body = hot.receive_request_body(
-                self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS
+                self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS, flags
             )
             self._receive_ms, self._receive_xact = ms, xact
             self._receive_timeout = timeout
@@ -331,7 +339,9 @@ class RemoteQueue:
         if response is NOT_SENT:
             response = t.wait(
                 t.send(
-                    hot.receive_request(self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS)
+                    hot.receive_request(
+                        self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS, flags
+                    )
                 )
             )
         if type(response) is Message:
@@ -339,9 +349,29 @@ class RemoteQueue:
         elif type(response) is ErrorResponse:
             raise error_from(response)
         else:
-            m = decode_message(response.packet, response.properties)  # type: ignore[attr-defined]
+            props = response.properties  # type: ignore[attr-defined]
+            m = decode_message(response.packet, props)  # type: ignore[attr-defined]
+            if is_held(props):
+                self._end_receive(m)
         m.destination_queue = m.destination_queue or self._format_name
         return m
+
+    def _end_receive(self, m: Message) -> None:
+        """END_RECEIVE RR_ACK for a message the server holds ([MS-MQRR] 3.1.4.9): it is removed.
+
+        Raised when the server answers with an error (the message is then back in its queue), or
+        when the END_RECEIVE cannot be written (the server gives the message back when the
+        connection closes).  A connection lost after it was written leaves the message with the
+        caller: the server either removed it or gives it back -- received at least once, never lost.
+        """
+        t = self._t
+        rid = t.send(pm.EndReceiveRequest(self._handle, m.lookup_id or 0, RR_ACK))
+        try:
+            response = t.wait(rid)
+        except MSMQError:
+            return
+        if type(response) is ErrorResponse:
+            raise error_from(response)
 
     def receive_async(
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None

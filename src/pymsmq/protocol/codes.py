@@ -5,7 +5,17 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 from typing import Final
 
-__all__ = ["ACTIONS", "Action", "ManyFlags", "Op", "QueueFilter", "RangeFlags", "ReceiveFlags"]
+__all__ = [
+    "ACTIONS",
+    "RR_ACK",
+    "RR_NACK",
+    "Action",
+    "ManyFlags",
+    "Op",
+    "QueueFilter",
+    "RangeFlags",
+    "ReceiveFlags",
+]
 
 
 class Op(IntEnum):
@@ -26,6 +36,7 @@ class Op(IntEnum):
     CREATE_CURSOR = 0x0022
     CLOSE_CURSOR = 0x0023
     MOVE = 0x0024
+    END_RECEIVE = 0x0025
     BEGIN_TRANSACTION = 0x0030
     COMMIT_TRANSACTION = 0x0031
     ABORT_TRANSACTION = 0x0032
@@ -88,6 +99,10 @@ class ReceiveFlags(IntFlag):
     NONE = 0
     #: Return the properties only; RECEIVE's response then carries no packet.
     NO_PACKET = 0x00000001
+    #: Two-phase receive ([MS-MQRR] 3.1.4.9 R_EndReceive): a recoverable message received outside a
+    #: transaction stays locked in its queue until END_RECEIVE acknowledges it; the answer says so
+    #: with PROPID_PYMSMQ_HELD.  A server that does not know the flag ignores it (one-phase receive).
+    CONFIRM = 0x00000002
 
 
 class RangeFlags(IntFlag):
@@ -115,3 +130,9 @@ class QueueFilter(IntEnum):
     PRIVATE = 1
     PUBLIC = 2
     SYSTEM = 3
+
+
+#: END_RECEIVE.ack ([MS-MQRR] 3.1.4.9 dwAck): the client did not get the message; keep it.
+RR_NACK: Final = 0x00000001
+#: END_RECEIVE.ack: the client got the message; remove it.
+RR_ACK: Final = 0x00000002

@@ -479,6 +479,7 @@ def receive_request(
     lookup_id: int,
     transaction: TransactionRef,
     propids: tuple[int, ...],
+    flags: int = 0,
 ) -> ReceiveRequest:
     """A ``ReceiveRequest`` of values the caller has checked (not re-checked)."""
     req: ReceiveRequest = _new(ReceiveRequest)
@@ -488,7 +489,7 @@ def receive_request(
     _set(req, "cursor", cursor)
     _set(req, "lookup_id", lookup_id)
     _set(req, "transaction", transaction)
-    _set(req, "flags", 0)
+    _set(req, "flags", flags)
     _set(req, "propids", propids)
     return req
 

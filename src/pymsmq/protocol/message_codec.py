@@ -46,6 +46,7 @@ __all__ = [
     "PROPID_M_MOVE_COUNT",
     "PROPID_M_MSGID",
     "PROPID_M_SENTTIME",
+    "PROPID_PYMSMQ_HELD",
     "PROPID_PYMSMQ_MESSAGE",
     "apply_facts",
     "decode_message",
@@ -53,6 +54,8 @@ __all__ = [
     "encode_message",
     "encode_packet",
     "fact_properties",
+    "held_properties",
+    "is_held",
     "needs_blob",
     "parse_receive_answer",
     "parse_send_answer",
@@ -73,6 +76,9 @@ PROPID_M_LAST_MOVE_TIME: Final = 75
 #: pymsmq extension: the model's complete encoding of a message whose properties do not all fit
 #: in the UserMessage packet (VT_BLOB).  Outside the mq.h PROPID ranges.
 PROPID_PYMSMQ_MESSAGE: Final = 0x7F000001
+#: In a RECEIVE answer to ReceiveFlags.CONFIRM: VT_UI1 1 when the message is held until END_RECEIVE
+#: (a recoverable message received outside a transaction; docs/protocol.md, END_RECEIVE).
+PROPID_PYMSMQ_HELD: Final = 0x7F000003
 
 #: What the pymsmq client asks for (the id and sent time are in the packet already).
 CLIENT_RECEIVE_PROPIDS: Final = (
@@ -161,6 +167,16 @@ def decode_message(packet: bytes | None, props: Props) -> Message:
         m = Message()
     apply_facts(m, values, blob is None)
     return m
+
+
+def held_properties(props: Props) -> Props:
+    """``props`` with the mark of a message held until END_RECEIVE (``PROPID_PYMSMQ_HELD``)."""
+    return (*props, (PROPID_PYMSMQ_HELD, PropVariant(VarType.VT_UI1, 1)))
+
+
+def is_held(props: Props) -> bool:
+    """True when a RECEIVE answer's ``props`` say that its message waits for END_RECEIVE."""
+    return any(pid == PROPID_PYMSMQ_HELD and pv.value == 1 for pid, pv in props)
 
 
 def apply_facts(m: Message, values: dict[int, object], ids: bool = True) -> None:

@@ -61,6 +61,8 @@ __all__ = [
     "CreateQueueResponse",
     "DeleteQueueRequest",
     "DeleteQueueResponse",
+    "EndReceiveRequest",
+    "EndReceiveResponse",
     "ErrorResponse",
     "GetQueuePropertiesRequest",
     "GetQueuePropertiesResponse",
@@ -437,6 +439,27 @@ class CloseCursorResponse(Response):
     OP = Op.CLOSE_CURSOR
 
 
+@payload(U32, U64, U32)
+@dataclass(frozen=True, slots=True)
+class EndReceiveRequest(Request):
+    """END_RECEIVE: acknowledge (``ack`` RR_ACK 2: remove it) or refuse (RR_NACK 1: put it back) the
+    message ``lookup_id`` that a RECEIVE with ReceiveFlags.CONFIRM on ``handle`` holds ([MS-MQRR]
+    3.1.4.9 R_EndReceive, dwAck)."""
+
+    OP = Op.END_RECEIVE
+    handle: int
+    lookup_id: int
+    ack: int
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class EndReceiveResponse(Response):
+    """END_RECEIVE answer (empty payload): sent once the removal is durable."""
+
+    OP = Op.END_RECEIVE
+
+
 @payload(U32, U64, STR, XACT)
 @dataclass(frozen=True, slots=True)
 class MoveRequest(Request):
@@ -575,6 +598,7 @@ REQUEST_TYPES: Final[dict[int, type[Request]]] = {
         ReceiveRequest,
         CreateCursorRequest,
         CloseCursorRequest,
+        EndReceiveRequest,
         MoveRequest,
         BeginTransactionRequest,
         CommitTransactionRequest,
@@ -599,6 +623,7 @@ RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
         ReceiveResponse,
         CreateCursorResponse,
         CloseCursorResponse,
+        EndReceiveResponse,
         MoveResponse,
         BeginTransactionResponse,
         CommitTransactionResponse,

@@ -12,6 +12,7 @@ from pymsmq.qm.access import _PEEK, _RECEIVE, _err
 from pymsmq.qm.index import Entry, MessageIndex
 
 if TYPE_CHECKING:
+    from pymsmq.qm.hold import Hold
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.transaction import Transaction
 
@@ -73,7 +74,7 @@ class Cursor:
             return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
 
     def receive_current(
-        self, timeout: float | None = None, transaction: Transaction | int | None = None
+        self, timeout: float | None = None, transaction: Transaction | Hold | int | None = None
     ) -> Message:
         """[MS-MQDMPR] 3.2.7.4 Get Next Message For Dequeue."""
         q = self._queue

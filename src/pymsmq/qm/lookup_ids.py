@@ -17,6 +17,7 @@ from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 from pymsmq.qm.transaction import MOVE, Transaction
 
 if TYPE_CHECKING:
+    from pymsmq.qm.hold import Hold
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.qm.queue_state import QueueState
@@ -105,32 +106,34 @@ class LookupIdOps:
         """The last message of the queue (never waits)."""
         return self._by_lookup_id(_LAST, 0, True)
 
-    def receive_by_lookup_id(self, lookup_id: int, transaction: Transaction | int | None = None) -> Message:
+    def receive_by_lookup_id(
+        self, lookup_id: int, transaction: Transaction | Hold | int | None = None
+    ) -> Message:
         """Receive the message with ``lookup_id``."""
         return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction)
 
     def receive_next_by_lookup_id(
-        self, lookup_id: int, transaction: Transaction | int | None = None
+        self, lookup_id: int, transaction: Transaction | Hold | int | None = None
     ) -> Message:
         """Receive the first unlocked message after the one with ``lookup_id``."""
         return self._by_lookup_id(_NEXT, _check_lookup_id(lookup_id), False, transaction)
 
     def receive_previous_by_lookup_id(
-        self, lookup_id: int, transaction: Transaction | int | None = None
+        self, lookup_id: int, transaction: Transaction | Hold | int | None = None
     ) -> Message:
         """Receive the last unlocked message before the one with ``lookup_id``."""
         return self._by_lookup_id(_PREVIOUS, _check_lookup_id(lookup_id), False, transaction)
 
-    def receive_first_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
+    def receive_first_by_lookup_id(self, transaction: Transaction | Hold | int | None = None) -> Message:
         """Receive the first unlocked message (never waits)."""
         return self._by_lookup_id(_FIRST, 0, False, transaction)
 
-    def receive_last_by_lookup_id(self, transaction: Transaction | int | None = None) -> Message:
+    def receive_last_by_lookup_id(self, transaction: Transaction | Hold | int | None = None) -> Message:
         """Receive the last unlocked message (never waits)."""
         return self._by_lookup_id(_LAST, 0, False, transaction)
 
     def receive_by_lookup_id_allow_peek(
-        self, lookup_id: int, transaction: Transaction | int | None = None
+        self, lookup_id: int, transaction: Transaction | Hold | int | None = None
     ) -> Message:
         """Like ``receive_by_lookup_id``; inside a transaction peeks still see the message until it ends."""
         return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction, True)

@@ -27,6 +27,7 @@ from pymsmq.model.packet_mapping import canonical_queues, check_packet_size
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.lifecycle import NACK_Q_PURGED
 from pymsmq.qm.lookup_ids import LookupIdOps
@@ -246,6 +247,8 @@ class Queue(LookupIdOps):
     def _transaction(self, transaction: object, receive: bool) -> Transaction | object | None:
         if transaction is None:
             return None
+        if type(transaction) is Hold and receive:
+            return transaction
         if isinstance(transaction, Transaction):
             transaction._check_usable(self._qm)
             if not self._state.transactional:
@@ -430,12 +433,15 @@ class Queue(LookupIdOps):
             index.lock(entry, allow_peek)
             tx._add(RECEIVE, self._state, index, entry)
             return entry.message.copy()
+        if type(tx) is Hold and entry.durable:  # locked until confirmed or released (hold.py)
+            tx._take(self, index, entry)
+            return entry.message.copy()
         index.set_state(entry, LOCKED)
         return entry.message
 
     def _finish_take(self, index: MessageIndex, entry: Entry, tx: Transaction | object | None) -> None:
         # Outside the lock: delete a non-transactionally received message (durably first).
-        if isinstance(tx, Transaction):
+        if isinstance(tx, Transaction) or (type(tx) is Hold and tx._entry is entry):
             return
         qm = self._qm
         if entry.durable:
@@ -486,7 +492,9 @@ class Queue(LookupIdOps):
         return result
 
     # ------------------------------------------------------------------ receive / peek (head)
-    def receive(self, timeout: float | None = None, transaction: Transaction | int | None = None) -> Message:
+    def receive(
+        self, timeout: float | None = None, transaction: Transaction | Hold | int | None = None
+    ) -> Message:
         """Remove and return the first message (priority order) that is not locked."""
         return self._read(lambda index: index.first(False), False, timeout, transaction)
 
@@ -524,7 +532,7 @@ class Queue(LookupIdOps):
         return enable_notification(self, on_arrived, cursor, timeout, on_error)
 
     async def receive_async(
-        self, timeout: float | None = None, transaction: Transaction | int | None = None
+        self, timeout: float | None = None, transaction: Transaction | Hold | int | None = None
     ) -> Message:
         """``await q.receive_async(...)``: like ``receive`` without blocking the event loop."""
         return await receive_async(self, timeout, transaction)
@@ -554,7 +562,7 @@ class Queue(LookupIdOps):
         return self._default_cursor().peek_next(timeout)
 
     def receive_current(
-        self, timeout: float | None = None, transaction: Transaction | int | None = None
+        self, timeout: float | None = None, transaction: Transaction | Hold | int | None = None
     ) -> Message:
         """[MC-MQAC] ReceiveCurrent on the handle's own cursor."""
         return self._default_cursor().receive_current(timeout, transaction)

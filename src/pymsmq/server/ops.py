@@ -15,7 +15,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
-from pymsmq.protocol.codes import QueueFilter, RangeFlags
+from pymsmq.protocol.codes import RR_ACK, RR_NACK, QueueFilter, RangeFlags
 from pymsmq.protocol.message_batch import encode_batch
 from pymsmq.protocol.queue_props import properties_to_props, props_to_attrs
 from pymsmq.qm.queue import Queue
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.qm.transaction import Transaction
     from pymsmq.server.access import AccessPolicy
+    from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
     from pymsmq.server.stats import ServerStats
 
@@ -99,6 +100,7 @@ class OpsMixin:
     stats: ServerStats
     identity: str
     handles: dict[int, Handle]
+    holds: Holds
     cursors: dict[int, Any]
     transactions: dict[Any, Transaction]
     _next_cursor: int
@@ -233,6 +235,25 @@ class OpsMixin:
         self.check(h, _M.MQSEC_RECEIVE_MESSAGE, "move messages of")
         h.queue.move(req.lookup_id, req.target or None, self.transaction(req.transaction))
         return pm.MoveResponse()
+
+    def op_end_receive(self, req: pm.EndReceiveRequest) -> pm.Response:
+        """END_RECEIVE ([MS-MQRR] 3.1.4.9): RR_ACK removes the held message (answered once that is
+        durable), RR_NACK puts it back in its place."""
+        if req.ack not in (RR_ACK, RR_NACK):
+            raise MSMQError(
+                f"END_RECEIVE ack {req.ack} is neither RR_ACK nor RR_NACK", HResult.MQ_ERROR_INVALID_PARAMETER
+            )
+        hold = self.holds.pop(req.handle, req.lookup_id)
+        if hold is None:
+            raise MSMQError(
+                f"no message {req.lookup_id} is held on handle {req.handle}",
+                HResult.MQ_ERROR_MESSAGE_NOT_FOUND,
+            )
+        if req.ack == RR_ACK:
+            hold.confirm()
+        else:
+            hold.release()
+        return pm.EndReceiveResponse()
 
     # ------------------------------------------------------------------ transactions
     def op_begin_transaction(self, req: pm.BeginTransactionRequest) -> pm.Response:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from pymsmq.model.message import Message
 from pymsmq.protocol import Action
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 
@@ -15,9 +16,12 @@ _A = Action
 
 
 def reader(
-    queue: Queue, cursor: Cursor | None, action: int, lookup_id: int, tx: Transaction | int | None
+    queue: Queue, cursor: Cursor | None, action: int, lookup_id: int, tx: Transaction | Hold | int | None
 ) -> Callable[[float | None], Message]:
-    """The QM call a RECEIVE action maps to ([MS-MQMP] 2.2.3.2 Action, mq.h MQ_LOOKUP_*)."""
+    """The QM call a RECEIVE action maps to ([MS-MQMP] 2.2.3.2 Action, mq.h MQ_LOOKUP_*).
+
+    ``tx``: a transaction, or a ``Hold`` for a two-phase receive (ReceiveFlags.CONFIRM).
+    """
     if action == _A.MQ_ACTION_RECEIVE:
         if cursor is not None:
             return lambda t: cursor.receive_current(t, tx)

@@ -23,8 +23,10 @@ from pymsmq.protocol.message_codec import (
     DEFAULT_RECEIVE_PROPIDS,
     encode_packet,
     fact_properties,
+    held_properties,
     receive_answer_body,
 )
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Cursor
 from pymsmq.server.reads import reader
 from pymsmq.server.waits import ArrivalWait
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
     from pymsmq.protocol import ErrorResponse
     from pymsmq.qm.transaction import Transaction
+    from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
     from pymsmq.server.stats import ServerStats
 
@@ -46,6 +49,7 @@ _A = Action
 _PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 _NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
+_CONFIRM: Final = int(ReceiveFlags.CONFIRM)
 _RECEIVE: Final = int(Action.MQ_ACTION_RECEIVE)
 _RECEIVE_OP: Final = int(Op.RECEIVE)
 #: Receives that peek first after a handle met a recoverable message at its head.
@@ -66,6 +70,7 @@ class ReceiveMixin:
     pending: int
     waits: set[ArrivalWait]
     closed: bool
+    holds: Holds
 
     if TYPE_CHECKING:
 
@@ -84,7 +89,7 @@ class ReceiveMixin:
         action = req.action
         if (
             action == _RECEIVE
-            and not h.durable_hint
+            and (not h.durable_hint or req.flags & _CONFIRM)
             and not req.cursor
             and req.transaction is None
             and not h.journal
@@ -95,8 +100,11 @@ class ReceiveMixin:
             # Fast path: a plain receive of the head of an express, non-transactional queue whose
             # handle met no recoverable message lately (the adaptive case below, without its
             # closures).  No message now: the general path below decides (wait, or NOT_FOUND).
+            # Two-phase (CONFIRM): a recoverable message found is held, not removed (holds.py), so
+            # nothing waits for the disk here whatever the head is: END_RECEIVE does.
+            hold = Hold() if req.flags & _CONFIRM else None
             try:
-                message = h.queue.receive(0, None)
+                message = h.queue.receive(0, hold)
             except MSMQError as exc:
                 if exc.hresult != _NOT_FOUND:
                     raise
@@ -108,6 +116,11 @@ class ReceiveMixin:
                 counters.bytes_out += len(message.body)
                 packet = None if req.flags & _NO_PACKET else encode_packet(message, h.format_name)
                 propids = req.propids or DEFAULT_RECEIVE_PROPIDS
+                if hold is not None and hold.held:
+                    if self.holds.add(req.handle, message.lookup_id, hold):
+                        props = held_properties(fact_properties(message, propids))
+                        self.answer(rid, hot.receive_response(packet, props))
+                    return
                 if propids != CLIENT_RECEIVE_PROPIDS or not self.answer_fast(
                     rid, _RECEIVE_OP, receive_answer_body(packet, message)
                 ):
@@ -127,9 +140,12 @@ class ReceiveMixin:
                 )
             cursor = entry[0]
         tx = None if peek else self.transaction(req.transaction)
+        # Two-phase (CONFIRM, outside a transaction): a recoverable message is held, not removed,
+        # until END_RECEIVE; the answer says so (holds.py, [MS-MQRR] 3.1.4.9).
+        hold = Hold() if tx is None and not peek and req.flags & _CONFIRM else None
         ms = req.request_timeout
         timeout = None if ms == _INFINITE_MS else ms / 1000.0
-        read = reader(h.queue, cursor, action, req.lookup_id, tx)
+        read = reader(h.queue, cursor, action, req.lookup_id, tx if hold is None else hold)
         counters = self.stats.queue(h.format_name)
         propids = req.propids or DEFAULT_RECEIVE_PROPIDS
         no_packet = bool(req.flags & _NO_PACKET)
@@ -143,7 +159,12 @@ class ReceiveMixin:
             else:
                 counters.received += 1
                 counters.bytes_out += len(message.body)
-            return hot.receive_response(None if no_packet else packet, fact_properties(message, propids))
+            props = fact_properties(message, propids)
+            if hold is not None and hold.held:
+                if not self.holds.add(req.handle, message.lookup_id, hold):  # (released: gone)
+                    raise MSMQError("the connection closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
+                props = held_properties(props)
+            return hot.receive_response(None if no_packet else packet, props)
 
         def run(t: float | None = timeout) -> pm.Response:
             return respond(read(t))

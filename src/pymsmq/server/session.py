@@ -39,10 +39,12 @@ from pymsmq.protocol import (
 )
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server import batches
 from pymsmq.server.access import queue_key
+from pymsmq.server.holds import Holds
 from pymsmq.server.ops import OpsMixin
 from pymsmq.server.receive import ReceiveMixin
 from pymsmq.server.send import SendMixin
@@ -113,6 +115,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.closed = False
         self.pending = 0  # requests running off the loop or parked on a notification
         self.waits: set[ArrivalWait] = set()
+        #: Messages held by two-phase receives until END_RECEIVE (holds.py).
+        self.holds = Holds()
         self.opened_at = self.last_activity = time.monotonic()
         self.partial_since: float | None = None
 
@@ -306,6 +310,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         # Closing the handles wakes this connection's blocked receives (they fail, nobody waits).
         for wait in list(self.waits):
             wait.cancel()
+        held = self.holds.close()
+        if held:  # never acknowledged: back in their queues, in place
+            log.info("%s went away holding %d message(s): releasing them", self.peer, len(held))
+            self.server.run_work(lambda: _release_all(held))
         for handle in self.handles.values():
             handle.queue.close()
         self.handles.clear()
@@ -480,6 +488,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         return self.server.snapshot()
 
 
+def _release_all(held: list[Hold]) -> None:
+    for hold in held:
+        try:
+            hold.release()
+        except MSMQError as exc:
+            log.warning("release of a held message failed: %s", exc)
+
+
 def _abort_all(transactions: list[Transaction]) -> None:
     for tx in transactions:
         try:
@@ -511,6 +527,7 @@ _WORK_OPS: Final = {
     Op.SET_QUEUE_PROPERTIES: "op_set_queue_properties",
     Op.PURGE_QUEUE: "op_purge_queue",
     Op.MOVE: "op_move",
+    Op.END_RECEIVE: "op_end_receive",
     Op.COMMIT_TRANSACTION: "op_commit_transaction",
     Op.ABORT_TRANSACTION: "op_abort_transaction",
     Op.READ_RANGE: "op_read_range",

@@ -1,0 +1,173 @@
+"""Two-phase receives ([MS-MQRR] 3.1.4.9 R_EndReceive): a recoverable message is not lost in transit.
+
+A RECEIVE with ReceiveFlags.CONFIRM outside a transaction holds a recoverable message until
+END_RECEIVE: RR_ACK removes it, RR_NACK puts it back, a connection that closes first gives it back,
+and a server that dies first still has it.  The pymsmq client asks for it on every receive outside
+a transaction and acknowledges before ``receive`` returns.  Real ``pymsmq serve`` processes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _serve_process import ServeProcess
+
+from pymsmq import Message, MSMQError
+from pymsmq.client import connect
+from pymsmq.hresult import HResult
+from pymsmq.protocol import hot
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.codes import RR_ACK, RR_NACK, Action, ReceiveFlags
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, decode_message, is_held
+
+Q = r".\private$\two-phase"
+RECEIVE = int(Action.MQ_ACTION_RECEIVE)
+CONFIRM = int(ReceiveFlags.CONFIRM)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Any:
+    srv = ServeProcess(tmp_path / "qm")
+    yield srv
+    srv.kill()
+
+
+def _raw_receive(q: Any, flags: int = CONFIRM) -> pm.ReceiveResponse:
+    """One RECEIVE as a client that speaks the protocol itself (no END_RECEIVE of its own)."""
+    request = hot.receive_request(q._handle, RECEIVE, 0, 0, 0, None, CLIENT_RECEIVE_PROPIDS, flags)
+    response: pm.ReceiveResponse = q._t.call(request)
+    return response
+
+
+def _fill(url: str, *bodies: bytes, delivery: int = 1) -> None:
+    c = connect(url)
+    q = c.queue(Q) if c.queue_exists(Q) else c.create_queue(Q)
+    for b in bodies:
+        q.send(Message(body=b, delivery=delivery))
+    c.close()
+
+
+def _count(url: str) -> int:
+    c = connect(url)
+    n = c.queue(Q).message_count
+    c.close()
+    return n
+
+
+def test_a_held_message_comes_back_when_the_receiver_goes_away_unacknowledged(server: Any) -> None:
+    _fill(server.url, b"in transit", b"next")
+    gone = connect(server.url)
+    answer = _raw_receive(gone.queue(Q))
+    assert is_held(answer.properties)
+    held = decode_message(answer.packet, answer.properties)
+    assert held.body == b"in transit"
+    other = connect(server.url)
+    assert other.queue(Q).message_count == 2  # the held one is locked, not removed
+    assert other.queue(Q).receive(timeout=0).body == b"next"  # others get the next one
+    gone.close()  # the network "fails" before END_RECEIVE
+    back = other.queue(Q).receive(timeout=5)
+    assert back.body == b"in transit" and back.lookup_id == held.lookup_id
+    other.close()
+
+
+def test_rr_nack_puts_it_back_and_rr_ack_removes_it_durably(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        _fill(srv.url, b"a", b"b")
+        c = connect(srv.url)
+        q = c.queue(Q)
+        first = decode_message(*_unpack(_raw_receive(q)))
+        q._t.call(pm.EndReceiveRequest(q._handle, first.lookup_id, RR_NACK))
+        again = decode_message(*_unpack(_raw_receive(q)))
+        assert again.lookup_id == first.lookup_id and again.abort_count == 0
+        q._t.call(pm.EndReceiveRequest(q._handle, again.lookup_id, RR_ACK))
+        c.close()
+    finally:
+        srv.kill()  # SIGKILL: only what was durable survives
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        c = connect(srv.url)
+        assert [c.queue(Q).receive(timeout=0).body] == [b"b"]
+        assert c.queue(Q).message_count == 0
+        c.close()
+    finally:
+        srv.kill()
+
+
+def test_a_server_that_dies_before_the_acknowledgement_still_has_the_message(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        _fill(srv.url, b"survivor")
+        c = connect(srv.url)
+        assert is_held(_raw_receive(c.queue(Q)).properties)
+    finally:
+        srv.kill()
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        assert connect(srv.url).queue(Q).receive(timeout=0).body == b"survivor"
+    finally:
+        srv.kill()
+
+
+def test_the_client_acknowledges_before_receive_returns(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        _fill(srv.url, b"one", b"two")
+        c = connect(srv.url)
+        q = c.queue(Q)
+        assert q.receive(timeout=0).body == b"one"
+        assert _count(srv.url) == 1  # removed, not held
+        cursor = q.cursor()
+        assert cursor.receive_current(timeout=0).body == b"two"  # every receive form
+        assert _count(srv.url) == 0
+        c.close()
+    finally:
+        srv.kill()
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        assert _count(srv.url) == 0
+    finally:
+        srv.kill()
+
+
+def test_express_messages_and_old_clients_take_one_phase(server: Any) -> None:
+    _fill(server.url, b"express", delivery=0)
+    _fill(server.url, b"old client")
+    c = connect(server.url)
+    q = c.queue(Q)
+    express = _raw_receive(q)
+    assert not is_held(express.properties)  # removed at once: express is not durable anyway
+    old = _raw_receive(q, flags=0)
+    assert not is_held(old.properties)
+    assert decode_message(*_unpack(old)).body == b"old client"
+    assert q.message_count == 0
+    c.close()
+
+
+def test_end_receive_errors(server: Any) -> None:
+    _fill(server.url, b"x")
+    c = connect(server.url)
+    q = c.queue(Q)
+    with pytest.raises(MSMQError) as unknown:
+        q._t.call(pm.EndReceiveRequest(q._handle, 12345, RR_ACK))
+    assert unknown.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+    held = decode_message(*_unpack(_raw_receive(q)))
+    with pytest.raises(MSMQError) as bad:
+        q._t.call(pm.EndReceiveRequest(q._handle, held.lookup_id, 7))
+    assert bad.value.hresult == HResult.MQ_ERROR_INVALID_PARAMETER
+    q._t.call(pm.EndReceiveRequest(q._handle, held.lookup_id, RR_ACK))  # still held after the bad one
+    with pytest.raises(MSMQError) as twice:
+        q._t.call(pm.EndReceiveRequest(q._handle, held.lookup_id, RR_ACK))
+    assert twice.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert q.message_count == 0
+    c.close()
+
+
+def _unpack(r: pm.ReceiveResponse) -> tuple[Any, Any]:
+    return r.packet, r.properties
