@@ -8,6 +8,8 @@ a transaction and acknowledges before ``receive`` returns.  Real ``pymsmq serve`
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _serve_process import ServeProcess
+from _serve_process import ServeProcess, env
 
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
@@ -171,3 +173,35 @@ def test_end_receive_errors(server: Any) -> None:
 
 def _unpack(r: pm.ReceiveResponse) -> tuple[Any, Any]:
     return r.packet, r.properties
+
+
+_KILLED_CHILD = r"""
+import sys, time
+from pymsmq.client import connect
+from pymsmq.protocol import hot
+from pymsmq.protocol.codes import Action, ReceiveFlags
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, decode_message, is_held
+q = connect(sys.argv[1]).queue(sys.argv[2])
+request = hot.receive_request(
+    q._handle, int(Action.MQ_ACTION_RECEIVE), 5000, 0, 0, None, CLIENT_RECEIVE_PROPIDS,
+    int(ReceiveFlags.CONFIRM),
+)
+answer = q._t.call(request)
+body = decode_message(answer.packet, answer.properties).body.decode()
+print("held" if is_held(answer.properties) else "removed", body, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_receiver_killed_before_its_acknowledgement_loses_nothing(server: Any) -> None:
+    _fill(server.url, b"precious")
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_CHILD, server.url, Q], stdout=subprocess.PIPE, text=True, env=env()
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().split() == ["held", "precious"]
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    c = connect(server.url)
+    assert c.queue(Q).receive(timeout=5).body == b"precious"
+    c.close()
