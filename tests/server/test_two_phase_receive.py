@@ -8,9 +8,11 @@ a transaction and acknowledges before ``receive`` returns.  Real ``pymsmq serve`
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +36,9 @@ CONFIRM = int(ReceiveFlags.CONFIRM)
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Any:
-    srv = ServeProcess(tmp_path / "qm")
-    yield srv
-    srv.kill()
+def server(tmp_path: Path) -> Iterator[ServeProcess]:
+    with _serving(tmp_path / "qm") as srv:
+        yield srv
 
 
 def _raw_receive(q: Any, flags: int = CONFIRM) -> pm.ReceiveResponse:
@@ -78,64 +79,49 @@ def test_a_held_message_comes_back_when_the_receiver_goes_away_unacknowledged(se
     other.close()
 
 
-def test_rr_nack_puts_it_back_and_rr_ack_removes_it_durably(tmp_path: Path) -> None:
-    srv = ServeProcess(tmp_path / "qm")
+@contextlib.contextmanager
+def _serving(data: Path) -> Iterator[ServeProcess]:
+    """``pymsmq serve`` on ``data``, SIGKILLed at the end: only what was durable survives it."""
+    srv = ServeProcess(data)
     try:
+        yield srv
+    finally:
+        srv.kill()
+
+
+def test_rr_nack_puts_it_back_and_rr_ack_removes_it_durably(tmp_path: Path) -> None:
+    with _serving(tmp_path / "qm") as srv:
         _fill(srv.url, b"a", b"b")
-        c = connect(srv.url)
-        q = c.queue(Q)
+        q = connect(srv.url).queue(Q)
         first = decode_message(*_unpack(_raw_receive(q)))
         q._t.call(pm.EndReceiveRequest(q._handle, first.lookup_id, RR_NACK))
         again = decode_message(*_unpack(_raw_receive(q)))
         assert again.lookup_id == first.lookup_id and again.abort_count == 0
         q._t.call(pm.EndReceiveRequest(q._handle, again.lookup_id, RR_ACK))
-        c.close()
-    finally:
-        srv.kill()  # SIGKILL: only what was durable survives
-    srv = ServeProcess(tmp_path / "qm")
-    try:
-        c = connect(srv.url)
-        assert [c.queue(Q).receive(timeout=0).body] == [b"b"]
-        assert c.queue(Q).message_count == 0
-        c.close()
-    finally:
-        srv.kill()
+    with _serving(tmp_path / "qm") as srv:
+        q = connect(srv.url).queue(Q)
+        assert [q.receive(timeout=0).body] == [b"b"]
+        assert q.message_count == 0
 
 
 def test_a_server_that_dies_before_the_acknowledgement_still_has_the_message(tmp_path: Path) -> None:
-    srv = ServeProcess(tmp_path / "qm")
-    try:
+    with _serving(tmp_path / "qm") as srv:
         _fill(srv.url, b"survivor")
-        c = connect(srv.url)
-        assert is_held(_raw_receive(c.queue(Q)).properties)
-    finally:
-        srv.kill()
-    srv = ServeProcess(tmp_path / "qm")
-    try:
+        assert is_held(_raw_receive(connect(srv.url).queue(Q)).properties)
+    with _serving(tmp_path / "qm") as srv:
         assert connect(srv.url).queue(Q).receive(timeout=0).body == b"survivor"
-    finally:
-        srv.kill()
 
 
 def test_the_client_acknowledges_before_receive_returns(tmp_path: Path) -> None:
-    srv = ServeProcess(tmp_path / "qm")
-    try:
+    with _serving(tmp_path / "qm") as srv:
         _fill(srv.url, b"one", b"two")
-        c = connect(srv.url)
-        q = c.queue(Q)
+        q = connect(srv.url).queue(Q)
         assert q.receive(timeout=0).body == b"one"
         assert _count(srv.url) == 1  # removed, not held
-        cursor = q.cursor()
-        assert cursor.receive_current(timeout=0).body == b"two"  # every receive form
+        assert q.cursor().receive_current(timeout=0).body == b"two"  # every receive form
         assert _count(srv.url) == 0
-        c.close()
-    finally:
-        srv.kill()
-    srv = ServeProcess(tmp_path / "qm")
-    try:
+    with _serving(tmp_path / "qm") as srv:
         assert _count(srv.url) == 0
-    finally:
-        srv.kill()
 
 
 def test_express_messages_and_old_clients_take_one_phase(server: Any) -> None:
