@@ -290,7 +290,7 @@ class QueueManager(QueueCatalog):
     def disk_full(self) -> bool:
         """True while the store's disk is full: recoverable sends are refused, receives go on
         (docs/lifecycle.md, "A full disk")."""
-        return bool(getattr(self._store, "low_space", False))
+        return self._store.low_space
 
     def _arrived(self, state: QueueState, message: Message) -> None:
         # Under the lock: positive arrival events (ack, trace report, source journal).

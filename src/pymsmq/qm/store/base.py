@@ -146,6 +146,10 @@ class Store(Protocol):
     (``MSMQError(MQ_ERROR_MESSAGE_STORAGE_FAILED)``); other callers' batches are unaffected.
     """
 
+    #: True while the store's disk is full and batches that add messages are refused (sqlite.py,
+    #: "A full disk"); always False for a store without a disk.
+    low_space: bool
+
     def load(self) -> Snapshot:
         """Read everything for restart recovery (call once, right after opening)."""
         ...

@@ -70,6 +70,8 @@ class MemoryStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._closed = False
+        #: A memory store has no disk to fill (``Store.low_space``).
+        self.low_space = False
         self._meta: dict[str, str] = {}
         # queue_id -> (path_name, properties as JSON text)
         self._queues: dict[int, tuple[str, str]] = {}
