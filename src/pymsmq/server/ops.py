@@ -9,6 +9,7 @@ in ``session.py`` because of their scheduling rules.  Rights are checked per aut
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError
@@ -108,6 +109,9 @@ class OpsMixin:
     if TYPE_CHECKING:
 
         def handle(self, number: int) -> Handle: ...
+        def off_loop(
+            self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None, wait: bool = False
+        ) -> None: ...
         def check(self, h: Handle, needed: int, what: str) -> None: ...
         def open_handle(self, queue: Queue) -> tuple[int, Handle]: ...
         def transaction(self, ref: object) -> Any: ...
@@ -236,9 +240,14 @@ class OpsMixin:
         h.queue.move(req.lookup_id, req.target or None, self.transaction(req.transaction))
         return pm.MoveResponse()
 
-    def op_end_receive(self, req: pm.EndReceiveRequest) -> pm.Response:
+    def _end_receive(self, rid: int, req: pm.EndReceiveRequest) -> None:
         """END_RECEIVE ([MS-MQRR] 3.1.4.9): RR_ACK removes the held message (answered once that is
-        durable), RR_NACK puts it back in its place."""
+        durable), RR_NACK puts it back in its place.
+
+        The hold leaves the registry here, on the loop, as the frame is read: a connection that
+        closes right after its RR_ACK then cannot give the message back (to be received twice)
+        while the removal waits for a pool thread.
+        """
         if req.ack not in (RR_ACK, RR_NACK):
             raise MSMQError(
                 f"END_RECEIVE ack {req.ack} is neither RR_ACK nor RR_NACK", HResult.MQ_ERROR_INVALID_PARAMETER
@@ -249,11 +258,13 @@ class OpsMixin:
                 f"no message {req.lookup_id} is held on handle {req.handle}",
                 HResult.MQ_ERROR_MESSAGE_NOT_FOUND,
             )
-        if req.ack == RR_ACK:
-            hold.confirm()
-        else:
-            hold.release()
-        return pm.EndReceiveResponse()
+        end = hold.confirm if req.ack == RR_ACK else hold.release
+
+        def run() -> pm.Response:
+            end()
+            return pm.EndReceiveResponse()
+
+        self.off_loop(rid, run)
 
     # ------------------------------------------------------------------ transactions
     def op_begin_transaction(self, req: pm.BeginTransactionRequest) -> pm.Response:

@@ -393,6 +393,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self._send(rid, req)  # type: ignore[arg-type]
             elif op == Op.RECEIVE:
                 self._receive(rid, req)  # type: ignore[arg-type]
+            elif op == Op.END_RECEIVE:
+                self._end_receive(rid, req)  # type: ignore[arg-type]
             elif op in _BATCH_OPS:
                 _BATCH_OPS[op](self, rid, req)
             elif op in _WORK_OPS:
@@ -527,7 +529,6 @@ _WORK_OPS: Final = {
     Op.SET_QUEUE_PROPERTIES: "op_set_queue_properties",
     Op.PURGE_QUEUE: "op_purge_queue",
     Op.MOVE: "op_move",
-    Op.END_RECEIVE: "op_end_receive",
     Op.COMMIT_TRANSACTION: "op_commit_transaction",
     Op.ABORT_TRANSACTION: "op_abort_transaction",
     Op.READ_RANGE: "op_read_range",
