@@ -20,6 +20,7 @@ from pymsmq.protocol import (
     Action,
     ClientHello,
     CreateQueueRequest,
+    EndReceiveRequest,
     ErrorResponse,
     Goodbye,
     ListQueuesResponse,
@@ -93,6 +94,8 @@ VECTORS: list[tuple[Payload, bytes]] = [
         struct.pack("<I", len(PACKET)) + PACKET + h("01000000 3c000000 1500 0700000000000000"),
     ),
     (ReceiveResponse(None, ()), h("00000000 00000000")),
+    # END_RECEIVE: handle 5, lookup id 0x1122334455, RR_ACK (2) ([MS-MQRR] 3.1.4.9 dwAck)
+    (EndReceiveRequest(5, 0x1122334455, 2), h("05000000 5544332211000000 02000000")),
     (ListQueuesResponse(("a",), ((),)), h("01000000") + utf16("a") + h("01000000 00000000")),
 ]
 
