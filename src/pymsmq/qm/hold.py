@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.qm.index import AVAILABLE, LOCKED
-from pymsmq.qm.lifecycle import NACK_Q_PURGED
-from pymsmq.qm.store.base import Batch, MessageKey
+from pymsmq.qm.index import LOCKED
+from pymsmq.qm.store.base import Batch
 
 if TYPE_CHECKING:
     from pymsmq.qm.index import Entry, MessageIndex
@@ -77,14 +76,6 @@ class Hold:
         with qm._lock:
             if index.get(entry.lookup_id) is not entry or entry.state != LOCKED:
                 return
-            if entry.purge_pending:
-                index.remove(entry)
-                batch.delete.append(MessageKey(state.queue_id, entry.lookup_id))
-                qm._life.removed(state, entry, NACK_Q_PURGED, batch)
-            else:
-                index.set_state(entry, AVAILABLE)
-                # A deadline that passed while it was held applies now ([MC-MQAC] 3.1.6.1.1 step 1).
-                qm._life.check_available(state, entry)
-                qm._notify(state)
+            qm._put_back(state, index, entry, batch)
             if batch:
                 qm._apply(batch)

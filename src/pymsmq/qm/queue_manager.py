@@ -38,13 +38,13 @@ from pymsmq.model.packet_mapping import message_to_packet, packet_with_destinati
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.stored_packet import restore_message
 from pymsmq.qm.catalog import QueueCatalog
-from pymsmq.qm.index import AVAILABLE, ByteTotal, Entry
-from pymsmq.qm.lifecycle import Lifecycle
+from pymsmq.qm.index import AVAILABLE, ByteTotal, Entry, MessageIndex
+from pymsmq.qm.lifecycle import NACK_Q_PURGED, Lifecycle
 from pymsmq.qm.notifications import Dispatcher
 from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
-from pymsmq.qm.store.base import Batch, QueueRow, Store, StoredMessage
+from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Store, StoredMessage
 from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
 from pymsmq.qm.transaction import Transaction
 
@@ -259,6 +259,24 @@ class QueueManager(QueueCatalog):
 
     def _notify(self, state: QueueState) -> None:
         state.cond.notify_all()
+
+    def _put_back(self, state: QueueState, index: MessageIndex, entry: Entry, batch: Batch) -> None:
+        """Under the lock: a locked message (aborted transaction, released hold) leaves its lock.
+
+        Purged while locked, it is deleted now ([MS-MQDMPR] 3.1.7.1.7 PurgePending -> Message
+        Position Deleted, reason NackQueuePurged; the deletion and NACK go into ``batch``); otherwise
+        it is available again in its place, and a deadline that passed meanwhile applies now
+        ([MC-MQAC] 3.1.6.1.1 step 1).
+        """
+        if entry.purge_pending:
+            index.remove(entry)
+            if entry.durable:
+                batch.delete.append(MessageKey(state.queue_id, entry.lookup_id))
+            self._life.removed(state, entry, NACK_Q_PURGED, batch)
+            return
+        index.set_state(entry, AVAILABLE)
+        self._life.check_available(state, entry)
+        self._notify(state)
 
     def _on_removed(self, state: QueueState, entry: Entry) -> None:
         """A message left its queue for good (received/committed): acks and journal copies."""

@@ -23,7 +23,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
-from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_Q_PURGED, NACK_REACH_QUEUE_TIMEOUT
+from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_REACH_QUEUE_TIMEOUT
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 
 if TYPE_CHECKING:
@@ -200,22 +200,13 @@ class Transaction:
                 if op.kind == SEND:
                     op.index.remove(entry)
                     continue
-                key = MessageKey(op.queue.queue_id, entry.lookup_id)
-                if entry.purge_pending:
-                    # PurgePending -> Message Position Deleted (reason NackQueuePurged).
-                    op.index.remove(entry)
+                if not entry.purge_pending:  # (a purged one is deleted: no count to keep)
+                    message = qm._message_of(entry)
+                    message.abort_count += 1
                     if entry.durable:
-                        batch.delete.append(key)
-                    qm._life.removed(op.queue, entry, NACK_Q_PURGED, batch)
-                    continue
-                message = qm._message_of(entry)
-                message.abort_count += 1
-                if entry.durable:
-                    batch.update.append(MessageUpdate(key, abort_count=message.abort_count))
-                op.index.set_state(entry, AVAILABLE)
-                # [MC-MQAC] 3.1.6.1.1 step 1: a deadline that passed while Locked applies now.
-                qm._life.check_available(op.queue, entry)
-                qm._notify(op.queue)
+                        key = MessageKey(op.queue.queue_id, entry.lookup_id)
+                        batch.update.append(MessageUpdate(key, abort_count=message.abort_count))
+                qm._put_back(op.queue, op.index, entry, batch)
             self._ops.clear()
         if batch:
             qm._apply(batch)
