@@ -310,9 +310,7 @@ class RemoteQueue:
         fmt = self._format_name
 
         def convert(response: pm.ReceiveResponse) -> Message:
-            m = decode_message(response.packet, response.properties)
-            if is_held(response.properties):
-                self._end_receive(m)
+            m = self._received(response)
             m.destination_queue = m.destination_queue or fmt
             return m
 
@@ -349,11 +347,15 @@ class RemoteQueue:
         elif type(response) is ErrorResponse:
             raise error_from(response)
         else:
-            props = response.properties  # type: ignore[attr-defined]
-            m = decode_message(response.packet, props)  # type: ignore[attr-defined]
-            if is_held(props):
-                self._end_receive(m)
+            m = self._received(response)  # type: ignore[arg-type]
         m.destination_queue = m.destination_queue or self._format_name
+        return m
+
+    def _received(self, response: pm.ReceiveResponse) -> Message:
+        """The message of a RECEIVE answer, acknowledged first when the server holds it."""
+        m = decode_message(response.packet, response.properties)
+        if is_held(response.properties):
+            self._end_receive(m)
         return m
 
     def _end_receive(self, m: Message) -> None:

@@ -155,7 +155,8 @@ def _failed(reason: str, cause: BaseException | None = None) -> MSMQError:
     return err
 
 
-def _disk_full(directory: str) -> MSMQError:
+def _disk_full(path: str) -> MSMQError:
+    directory = os.path.dirname(os.path.abspath(path))
     return MSMQError(
         f"batch not stored: the disk of {directory} is full; messages are not accepted until it has "
         "room again (receives go on)",
@@ -344,7 +345,7 @@ class SQLiteStore:
         if not batch:
             return
         if self.low_space and _grows(batch) and not self._space_back():
-            raise _disk_full(os.path.dirname(os.path.abspath(self.path)))
+            raise _disk_full(self.path)
         p = self._prepare(batch)
         with self._state:
             if self._closed:
@@ -546,7 +547,7 @@ class SQLiteStore:
         keep: list[_Pending] = []
         for p in group:
             if p.grows:
-                p.error = _disk_full(os.path.dirname(os.path.abspath(self.path)))
+                p.error = _disk_full(self.path)
                 p.keep_files = True  # any packet file is an orphan for the next open to remove
             else:
                 keep.append(p)
