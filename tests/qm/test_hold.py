@@ -106,3 +106,34 @@ def test_a_hold_is_for_receives_only(tmp_path: Path) -> None:
         with pytest.raises(MSMQError) as e:
             qm.queue(Q).send(Message(body=b"x"), transaction=Hold())
         assert e.value.hresult == HResult.MQ_ERROR_INVALID_PARAMETER
+
+
+def test_one_hold_takes_many_messages_and_confirms_them_in_one_batch(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path) as qm:
+        _fill(qm, b"a", b"b", b"c", b"d")
+        q = qm.queue(Q)
+        hold = Hold()
+        assert [q.receive(0, hold).body for _ in range(3)] == [b"a", b"b", b"c"]
+        assert len(hold) == 3 and q.message_count == 4
+        batches: list[object] = []
+        apply = qm._store.apply
+        qm._store.apply = lambda batch: (batches.append(batch), apply(batch))  # type: ignore[method-assign]
+        hold.confirm()
+        assert len(batches) == 1  # one durable write (one fsync) for the whole batch
+        assert q.message_count == 1 and not hold.held
+    with QueueManager.open(tmp_path) as qm:
+        assert [qm.queue(Q).receive(0).body] == [b"d"]
+
+
+def test_releasing_many_puts_each_back_in_its_place(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path) as qm:
+        _fill(qm, b"a", b"b", b"c")
+        q = qm.queue(Q)
+        hold = Hold()
+        taken = [q.receive(0, hold) for _ in range(3)]
+        hold.release_newest()  # c only: a batch that could not carry it
+        assert len(hold) == 2
+        assert q.peek(0).body == b"c"
+        hold.release()
+        again = [q.receive(0) for _ in range(3)]
+        assert [m.lookup_id for m in again] == [m.lookup_id for m in taken]

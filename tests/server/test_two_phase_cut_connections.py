@@ -1,10 +1,12 @@
 """No recoverable message is lost when connections are cut in the middle of receives.
 
-Four consumers receive one message at a time while a fifth thread cuts their connections at random
-moments (``shutdown`` of the socket: the server sees the connection end, possibly with a RECEIVE or
-its answer in flight).  A consumer reconnects and goes on.  Every message sent must be received: a
-message held for a consumer whose connection was cut goes back to its queue (two-phase receive,
-docs/protocol.md END_RECEIVE).  Before two-phase receives, 12-18% of the messages were lost this way.
+Four consumers receive one message at a time (``receive``) or in batches (``receive_many``) while a
+fifth thread cuts their connections at random moments (``shutdown`` of the socket: the server sees
+the connection end, possibly with a RECEIVE or its answer in flight).  A consumer reconnects and goes
+on.  Every message sent must be received: a message held for a consumer whose connection was cut goes
+back to its queue (two-phase receive, docs/protocol.md END_RECEIVE).  Before two-phase receives,
+12-18% of the messages were lost this way one at a time; in batches of 10, before RECEIVE_MANY was
+two-phase, 30% (300 and 306 of 1,000 in two runs).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -32,7 +36,8 @@ SECONDS = 4.0
 _NO_MESSAGE = (HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
 
 
-def test_cut_connections_lose_no_recoverable_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [1, 10], ids=["receive", "receive_many"])
+def test_cut_connections_lose_no_recoverable_message(tmp_path: Path, batch: int) -> None:
     srv = ServeProcess(tmp_path / "qm")
     try:
         admin = connect(srv.url)
@@ -58,7 +63,7 @@ def test_cut_connections_lose_no_recoverable_message(tmp_path: Path) -> None:
                     if q is None:  # (re)connect; the cutter may cut this one too
                         c = current[n] = connect(srv.url)
                         q = c.queue(Q)
-                    m = q.receive(timeout=0.2)
+                    ms = [q.receive(timeout=0.2)] if batch == 1 else q.receive_many(batch, timeout=0.2)
                 except MSMQError as exc:
                     if exc.hresult in _NO_MESSAGE:
                         continue
@@ -67,7 +72,7 @@ def test_cut_connections_lose_no_recoverable_message(tmp_path: Path) -> None:
                     c = q = None
                     continue
                 with lock:
-                    got.append(int(m.body))
+                    got.extend(int(m.body) for m in ms)
             if c is not None:
                 c.close()
 

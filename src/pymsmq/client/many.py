@@ -29,6 +29,7 @@ from pymsmq.protocol.batch_ops import (
     decode_send_facts,
     encode_packets,
 )
+from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyFlags, ManyMore
 from pymsmq.protocol.fast_packet import encode_plain, encode_simple, guid_bytes_le
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
 
@@ -45,6 +46,9 @@ _FRAME_SLACK: Final = 64
 _WINDOW: Final = 16
 #: RECEIVE_MANY: a learned request size below this grows again when an answer comes back full.
 _GROW_BELOW: Final = 64
+_CONFIRM: Final = int(ManyFlags.CONFIRM)
+_MORE: Final = int(ManyMore.MORE)
+_HELD: Final = int(ManyMore.HELD)
 _new = object.__new__
 _set = object.__setattr__
 
@@ -62,7 +66,8 @@ def _receive_many_request(handle: int, count: int, ms: int, xact: TransactionRef
     _set(req, "handle", handle)
     _set(req, "max_count", count)
     _set(req, "request_timeout", ms)
-    _set(req, "flags", 0)
+    # Two-phase outside a transaction: recoverable messages are removed only on END_RECEIVE.
+    _set(req, "flags", _CONFIRM if xact is None else 0)
     _set(req, "transaction", xact)
     _set(req, "propids", CLIENT_RECEIVE_PROPIDS)
     return req
@@ -213,6 +218,7 @@ def receive_batches(
     out: list[Message] = []
     first: MSMQError | None = None
     remaining = count
+    held: list[int] = []  # the first lookup id of each answer with held messages
     # A first request that may wait goes alone (later ones must not overtake it); after that,
     # windows of requests of the size one answer holds, each asking with timeout 0.
     wait_ms = ms
@@ -241,9 +247,11 @@ def receive_batches(
                 continue
             out.extend(items)
             remaining -= len(items)
+            if got.more & _HELD and items:
+                held.append(items[0].lookup_id or 0)
             if got.hresult:
                 first = first or error_from(ErrorResponse(got.hresult, got.text))
-            elif got.more:
+            elif got.more & _MORE:
                 if items and len(items) < asked:
                     learned = len(items)  # what one answer holds
             elif len(items) < asked:
@@ -253,6 +261,34 @@ def receive_batches(
                 learned = chunk * 2
         if exhausted:
             break
+    if held:
+        # Messages the caller gets are removed (RR_ACK); when an error is raised instead, the held
+        # ones go back to their queue (RR_NACK) rather than be lost with the express ones.
+        refused = _end_receives(t, handle, held, RR_ACK if first is None else RR_NACK)
+        first = first or refused
     if first is not None:
         raise first
     return out, learned
+
+
+def _end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQError | None:
+    """END_RECEIVE ``ack`` for each RECEIVE_MANY answer that holds messages (each names its
+    answer's first message, docs/protocol.md 11.y), written at once; the first error answered.
+
+    An error answered means those messages are back in their queue.  A connection lost before or
+    after the requests were written leaves the messages with the caller: the server either removed
+    them or gives them back -- received at least once, never lost.
+    """
+    try:
+        rids = t.send_many([pm.EndReceiveRequest(handle, head, ack) for head in heads])
+    except MSMQError:
+        return None  # the connection is gone: the server gives the held messages back
+    refused: MSMQError | None = None
+    for rid in rids:
+        try:
+            response = t.wait(rid)
+        except MSMQError:
+            return None
+        if type(response) is ErrorResponse:
+            refused = refused or error_from(response)
+    return refused

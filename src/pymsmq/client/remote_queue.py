@@ -388,8 +388,10 @@ class RemoteQueue:
 
         Waits up to ``timeout`` for the first message, then takes the messages available, up to
         ``count``; none in time gives ``[]``.  An error (other than "no message") is raised after
-        every answer has arrived (the messages received so far are then lost to the caller, as with
-        a failed ``receive``: use a transaction to keep them).
+        every answer has arrived (the express messages received so far are then lost to the
+        caller, as with a failed ``receive``: use a transaction to keep them).  Outside a
+        transaction, recoverable messages are removed only once they are here (a two-phase
+        receive, docs/protocol.md 11.y): a connection lost on the way gives them back to the queue.
         """
         if not isinstance(count, int) or count < 0:
             raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)

@@ -14,7 +14,7 @@ from pymsmq.protocol.batch_ops import (
     SendManyRequest,
     SendManyResponse,
 )
-from pymsmq.protocol.codes import ManyFlags, RangeFlags
+from pymsmq.protocol.codes import ManyFlags, ManyMore, RangeFlags
 from pymsmq.protocol.connection import (
     TRANSITIONS,
     ClientConnection,
@@ -149,6 +149,7 @@ __all__ = [
     "ListQueuesRequest",
     "ListQueuesResponse",
     "ManyFlags",
+    "ManyMore",
     "MoveRequest",
     "MoveResponse",
     "Op",

@@ -11,6 +11,7 @@ __all__ = [
     "RR_NACK",
     "Action",
     "ManyFlags",
+    "ManyMore",
     "Op",
     "QueueFilter",
     "RangeFlags",
@@ -121,6 +122,19 @@ class ManyFlags(IntFlag):
     RECEIVE = 0
     #: Peek at the first ``max_count`` messages (queue order) instead of removing them.
     PEEK = 0x00000001
+    #: Two-phase receive outside a transaction: the recoverable messages taken are held until
+    #: END_RECEIVE (``ReceiveFlags.CONFIRM``'s bit; docs/protocol.md, RECEIVE_MANY).
+    CONFIRM = 0x00000002
+
+
+class ManyMore(IntFlag):
+    """RECEIVE_MANY answer's ``more`` byte; bits not listed here are reserved (0)."""
+
+    #: The answer stopped early: more messages may be waiting.
+    MORE = 0x01
+    #: The answer's recoverable messages are held until END_RECEIVE names the first of them
+    #: (an answer to a request with ``ManyFlags.CONFIRM``).
+    HELD = 0x02
 
 
 class QueueFilter(IntEnum):

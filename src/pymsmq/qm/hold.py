@@ -9,7 +9,8 @@ recorded here: ``confirm()`` removes it (durably, with its acknowledgements and 
 receive would have), ``release()`` makes it available again in its place -- RR_ACK and RR_NACK.  An
 express message is received at once and the hold stays empty: it is held in memory only, and a
 server restart loses it anyway.  A queue manager that stops with a message held has not removed it:
-it is there after the restart.
+it is there after the restart.  One hold may hold many messages (a RECEIVE_MANY, an embedded
+``receive_many``): ``confirm()`` removes them in one durable write.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.qm.index import LOCKED
-from pymsmq.qm.store.base import Batch
+from pymsmq.qm.index import AVAILABLE, LOCKED
+from pymsmq.qm.store.base import Batch, MessageKey
 
 if TYPE_CHECKING:
     from pymsmq.qm.index import Entry, MessageIndex
@@ -29,53 +30,81 @@ __all__ = ["Hold"]
 
 
 class Hold:
-    """One held message (at most): ``held``, then ``confirm()`` or ``release()``, once."""
+    """Held messages: ``held``, then ``confirm()`` or ``release()`` of all of them, once.
 
-    __slots__ = ("_entry", "_index", "_queue")
+    One receive holds one message; a batch (a RECEIVE_MANY with CONFIRM) holds each recoverable
+    message it takes, and ``confirm()`` removes them all in one durable batch.
+    """
+
+    __slots__ = ("_held",)
 
     def __init__(self) -> None:
-        self._queue: Queue | None = None
-        self._index: MessageIndex | None = None
-        self._entry: Entry | None = None
+        self._held: list[tuple[Queue, MessageIndex, Entry]] = []
 
     @property
     def held(self) -> bool:
         """True from the receive that locked a message until ``confirm`` or ``release``."""
-        return self._entry is not None
+        return bool(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
 
     def _take(self, queue: Queue, index: MessageIndex, entry: Entry) -> None:
         # Queue._take, under the queue manager's lock, for a durable entry.
-        if self._entry is not None:
-            raise MSMQError("this hold already holds a message", HResult.MQ_ERROR_TRANSACTION_USAGE)
         index.set_state(entry, LOCKED)
-        self._queue, self._index, self._entry = queue, index, entry
+        self._held.append((queue, index, entry))
 
-    def _taken(self) -> tuple[Queue, MessageIndex, Entry]:
-        queue, index, entry = self._queue, self._index, self._entry
-        if queue is None or index is None or entry is None:
+    def _holds(self, entry: Entry) -> bool:
+        # Queue._finish_take, right after _take: is ``entry`` the one just held?
+        held = self._held
+        return bool(held) and held[-1][2] is entry
+
+    def _taken(self) -> list[tuple[Queue, MessageIndex, Entry]]:
+        held = self._held
+        if not held:
             raise MSMQError("no message is held", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
-        self._queue = self._index = self._entry = None
-        return queue, index, entry
+        self._held = []
+        return held
 
     def confirm(self) -> None:
-        """RR_ACK: remove the held message, durably; on a store failure it is available again."""
-        queue, index, entry = self._taken()
-        queue._finish_take(index, entry, None)
+        """RR_ACK: remove the held messages, durably (one batch); on a store failure they are
+        available again."""
+        held = self._taken()
+        qm = held[0][0]._qm
+        try:
+            qm._apply(Batch(delete=[MessageKey(q._state.queue_id, e.lookup_id) for q, _, e in held]))
+        except BaseException:
+            with qm._lock:
+                for queue, index, entry in held:
+                    if index.get(entry.lookup_id) is entry:
+                        index.set_state(entry, AVAILABLE)
+                        queue._state.cond.notify_all()
+            raise
+        with qm._lock:
+            for queue, index, entry in held:
+                if index.remove(entry):
+                    qm._on_removed(queue._state, entry)
 
     def release(self) -> None:
-        """RR_NACK (or the receiver is gone): the held message is available again, in its place.
+        """RR_NACK (or the receiver is gone): the held messages are available again, in their places.
 
         A message purged while held is deleted now ([MS-MQDMPR] 3.1.7.1.7: PurgePending).
         """
-        if self._entry is None:
-            return
-        queue, index, entry = self._taken()
-        qm = queue._qm
-        state = queue._state
+        if self._held:
+            self._put_back(self._taken())
+
+    def release_newest(self) -> None:
+        """Only the message held last is available again (a batch that could not carry it)."""
+        if self._held:
+            self._put_back([self._held.pop()])
+
+    @staticmethod
+    def _put_back(held: list[tuple[Queue, MessageIndex, Entry]]) -> None:
+        qm = held[0][0]._qm
         batch = Batch()
         with qm._lock:
-            if index.get(entry.lookup_id) is not entry or entry.state != LOCKED:
-                return
-            qm._put_back(state, index, entry, batch)
+            for queue, index, entry in held:
+                if index.get(entry.lookup_id) is entry and entry.state == LOCKED:
+                    qm._put_back(queue._state, index, entry, batch)
             if batch:
                 qm._apply(batch)

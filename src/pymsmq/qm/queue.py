@@ -441,7 +441,7 @@ class Queue(LookupIdOps):
 
     def _finish_take(self, index: MessageIndex, entry: Entry, tx: Transaction | object | None) -> None:
         # Outside the lock: delete a non-transactionally received message (durably first).
-        if isinstance(tx, Transaction) or (type(tx) is Hold and tx._entry is entry):
+        if isinstance(tx, Transaction) or (type(tx) is Hold and tx._holds(entry)):
             return
         qm = self._qm
         if entry.durable:

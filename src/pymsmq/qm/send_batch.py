@@ -26,6 +26,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import canonical_queues
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE
 from pymsmq.qm.receive_batch import DURABLE, take_available
 from pymsmq.qm.store.base import Batch, StoredMessage
@@ -390,8 +391,13 @@ def receive_many(
 
     Waits up to ``timeout`` for the first message, then takes the messages available, up to
     ``count`` (RECEIVE_MANY, docs/protocol.md); none in time gives ``[]``.  An error other than "no
-    message" ends the batch and is raised (the messages received so far are then lost to the
-    caller, as with a failed ``receive``: use a transaction to keep them).
+    message" ends the batch and is raised (the express messages received so far are then lost to
+    the caller, as with a failed ``receive``: use a transaction to keep them; the recoverable ones
+    go back to the queue).
+
+    Outside a transaction, the recoverable messages are held as they are taken and removed
+    together once the batch is complete (``Hold``: one durable write for the batch, not one each);
+    a failure of that write leaves them all in the queue and is raised.
     """
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
@@ -399,14 +405,43 @@ def receive_many(
     out: list[Message] = []
     first: MSMQError | None = None
     todo = count
+    try:
+        direct = queue._transaction(transaction, receive=True) is None
+    except MSMQError:
+        direct = False  # the receives below meet (and report) the same error
+    hold = Hold() if direct and todo else None
+    try:
+        _take_many(queue, count, timeout, hold if hold is not None else transaction, out)
+    except MSMQError as exc:
+        first = exc
+    except BaseException:
+        if hold is not None:
+            hold.release()
+        raise
+    if hold is not None and hold.held:
+        if first is not None:
+            hold.release()
+        else:
+            hold.confirm()
+    if first is not None:
+        raise first
+    return out
+
+
+def _take_many(
+    queue: Queue,
+    count: int,
+    timeout: float | None,
+    transaction: Transaction | Hold | int | None,
+    out: list[Message],
+) -> None:
+    # receive_many's receives into ``out``; the error that ended them is raised.
+    todo = count
+    direct = type(transaction) is Hold or transaction is None
     if todo and not queue._state.transactional:
         # The express messages already there: taken as these receives would take them, under one
         # lock acquisition (qm/receive_batch.py); a recoverable one, a wait or an error goes the
         # general way below.
-        try:
-            direct = queue._transaction(transaction, receive=True) is None
-        except MSMQError:
-            direct = False
         while direct and todo:
             try:
                 why = take_available(queue, todo, _taker(out))
@@ -426,8 +461,5 @@ def receive_many(
             out.append(queue.receive(0.0 if out else timeout, transaction))
         except MSMQError as exc:
             if exc.hresult not in _NO_MESSAGE:
-                first = exc
-            break
-    if first is not None:
-        raise first
-    return out
+                raise
+            return

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from pymsmq.errors import MSMQError, WireError, reason
 from pymsmq.hresult import HResult
@@ -34,10 +34,11 @@ from pymsmq.protocol.batch_ops import (
     send_result,
     sent_entry,
 )
-from pymsmq.protocol.codes import Action, ManyFlags
+from pymsmq.protocol.codes import Action, ManyFlags, ManyMore
 from pymsmq.protocol.fast_packet import decode_simple, encode_simple, queued_packet
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
@@ -65,6 +66,9 @@ _PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
 _RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
 _JOURNAL_RIGHT: Final = int(_M.MQSEC_DELETE_JOURNAL_MESSAGE)
 _PEEK_FLAG: Final = int(ManyFlags.PEEK)
+_CONFIRM_FLAG: Final = int(ManyFlags.CONFIRM)
+_MORE: Final = int(ManyMore.MORE)
+_HELD: Final = int(ManyMore.HELD)
 _RECEIVE: Final = int(Action.MQ_ACTION_RECEIVE)
 #: Receives that take the slow path after a handle met a recoverable message (as in receive.py).
 _DURABLE_HINT: Final = 64
@@ -73,6 +77,7 @@ _DURABLE_HINT: Final = 64
 _ENTRY_SLACK: Final = 0x4000
 _new = object.__new__
 _set = object.__setattr__
+_T = TypeVar("_T")
 _TOO_LARGE: Final = error_result(
     HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "the message is larger than the server accepts"
 )
@@ -227,6 +232,9 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     else:
         s.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
     tx = None if peek else s.transaction(req.transaction)
+    # Two-phase (CONFIRM, outside a transaction): the recoverable messages taken are held, not
+    # removed, until END_RECEIVE names the first of them (holds.py, [MS-MQRR] 3.1.4.9).
+    hold = Hold() if tx is None and not peek and req.flags & _CONFIRM_FLAG else None
     max_count = req.max_count
     if not max_count:
         s.answer(rid, _receive_many_response(0, 0, "", b"\x00\x00\x00\x00"))
@@ -248,11 +256,14 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     n = size = body = more = hresult = 0
     text = ""
     durable = False
+    held = 0  # len(hold) as of the last message added
+    first_id = 0  # the lookup id of the answer's first message: END_RECEIVE names it
+    registered = False
 
     def add(m: Message, on_loop: bool, packet: bytes | None = None) -> bool:
         # Put one message taken into the answer; False when the answer is complete.  ``packet``:
         # the one kept with it (Entry.packet): encode_simple(m) when m is in this handle's queue.
-        nonlocal n, size, body, more, hresult, text, durable
+        nonlocal n, size, body, more, hresult, text, durable, held, first_id
         # encode_packet(m, fmt), its fast cases inline: the kept packet, the simple shape, stored
         # in this queue.
         dest = m.destination_queue
@@ -265,27 +276,34 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
                 if not n:
                     raise  # as RECEIVE answers a message it cannot encode
                 hresult, text = exc.hresult, exc.message[:2000]  # keep the ones taken before
+                if hold is not None and len(hold) > held:
+                    hold.release_newest()  # not in the answer: not acknowledged with it
                 return False
         facts = receive_facts(m, propids)
         append(pack(len(packet)))
         append(packet)
         append(facts)
+        if not n:
+            first_id = m.lookup_id
         n += 1
         size += 4 + len(packet) + len(facts)
         body += len(m.body)
+        if hold is not None:
+            held = len(hold)
         if m.delivery:
             durable = True
             if on_loop:  # a recoverable message: the rest goes the slow way (next request)
-                more = 1
+                more = _MORE
                 return False
         if n >= max_count:
             return False
         if size > budget:
-            more = 1
+            more = _MORE
             return False
         return True
 
     def finish() -> ReceiveManyResponse:
+        nonlocal registered
         if peek:
             counters.peeked += n
         else:
@@ -296,7 +314,28 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             elif h.durable_hint:  # as receive.py counts down its peeks that met express messages
                 h.durable_hint = max(h.durable_hint - n, 0)
         parts.insert(0, pack(n))
-        return _receive_many_response(more, hresult, text, b"".join(parts))
+        if hold is None or not hold.held:
+            return _receive_many_response(more, hresult, text, b"".join(parts))
+        answer = _receive_many_response(more | _HELD, hresult, text, b"".join(parts))
+        registered = s.holds.add(req.handle, first_id, hold)
+        if not registered:  # the connection is gone: released (holds.py)
+            raise MSMQError("the connection closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
+        return answer
+
+    def given_back(fn: Callable[[], _T]) -> Callable[[], _T]:
+        # ``fn``, releasing the hold when an error leaves it unregistered (no END_RECEIVE will come).
+        if hold is None:
+            return fn
+
+        def run() -> _T:
+            try:
+                return fn()
+            except BaseException:
+                if not registered:
+                    hold.release()
+                raise
+
+        return run
 
     def collect(first: Message, take: Callable[[], Message]) -> ReceiveManyResponse:
         nonlocal hresult, text
@@ -316,13 +355,14 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         not peek
         and free
         and tx is None
-        and not h.durable_hint
+        and (not h.durable_hint or hold is not None)
         and not h.queue.transactional
         and not h.journal
     ):
         # Express head of a non-transactional queue: received on the loop (nothing durable is
         # written for express messages), as RECEIVE's fast path does, all the express messages
-        # of the answer under one lock acquisition (qm/receive_batch.py).
+        # of the answer under one lock acquisition (qm/receive_batch.py).  Two-phase, recoverable
+        # messages too: holding one writes nothing either (END_RECEIVE removes them, in one batch).
         queue = h.queue
         facts_size = receive_facts_size(propids)
         # The facts of the pymsmq client's request (its fixed size known) in one pack.
@@ -345,13 +385,13 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
                 ok = size + 4 + len(packet) + more_size <= limit
             if ok or not n:
                 return True
-            more = 1
+            more = _MORE
             return False
 
         def accept(entry: Entry) -> bool:
             # add(entry.message, True, entry.packet), inline for a kept packet of an express
             # message stored in this queue (the packet encode_packet(m, fmt) gives).
-            nonlocal n, size, body
+            nonlocal n, size, body, first_id
             packet = entry.packet
             m = entry.message
             if packet is None or m.delivery or m.destination_queue != fmt:
@@ -360,11 +400,14 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             append(pack(len(packet)))
             append(packet)
             append(facts)
+            if not n:
+                first_id = m.lookup_id
             n += 1
             size += 4 + len(packet) + len(facts)
             body += len(m.body)
             return n < max_count
 
+        @given_back
         def fast() -> ReceiveManyResponse | None:
             # The answer, or None when there is no message (nothing taken).
             nonlocal hresult, text, more
@@ -372,11 +415,12 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             if why != DURABLE:
                 return None if why == EMPTY and not n else finish()
             if size > budget:  # a recoverable message may be as large as any: the next request
-                more = 1
+                more = _MORE
                 return finish()
-            # A recoverable message next: taken as RECEIVE takes it (its delete is durable first).
+            # A recoverable message next: taken as RECEIVE takes it (its delete is durable first;
+            # two-phase, it is held and the batch goes on with what follows).
             try:
-                m = queue.receive(0, None)
+                m = queue.receive(0, hold)
             except MSMQError as exc:
                 if not n and exc.hresult == _NOT_FOUND:
                     return None
@@ -385,6 +429,8 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
                 if exc.hresult not in _NO_MESSAGE:
                     hresult, text = exc.hresult, exc.message[:2000]
                 return finish()
+            if hold is not None:
+                return collect(m, lambda: queue.receive(0, hold))
             add(m, True)
             return finish()
 
@@ -412,10 +458,11 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         first_read: Callable[[float | None], Message] = cursor.peek_current
         next_read: Callable[[], Message] = lambda: cursor.peek_next(0)  # noqa: E731
     else:
-        read = reader(h.queue, None, _RECEIVE, 0, tx)
+        read = reader(h.queue, None, _RECEIVE, 0, tx if hold is None else hold)
         first_read = read
         next_read = lambda: read(0)  # noqa: E731
 
+    @given_back
     def run() -> ReceiveManyResponse:
         # No message in time: the MQ_ERROR_IO_TIMEOUT / MQ_ERROR_MESSAGE_NOT_FOUND of RECEIVE.
         return collect(first_read(timeout), next_read)

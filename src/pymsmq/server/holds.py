@@ -2,7 +2,9 @@
 
 A RECEIVE with ``ReceiveFlags.CONFIRM`` outside a transaction leaves a recoverable message locked in
 its queue (``qm.hold.Hold``) and says so in its answer (``PROPID_PYMSMQ_HELD``); the client then
-sends END_RECEIVE with RR_ACK (remove it) or RR_NACK (put it back), [MS-MQRR] 3.1.4.9.  A connection
+sends END_RECEIVE with RR_ACK (remove it) or RR_NACK (put it back), [MS-MQRR] 3.1.4.9.  A
+RECEIVE_MANY with ``ManyFlags.CONFIRM`` holds its answer's recoverable messages in one ``Hold``,
+kept under the lookup id of the answer's first message (``ManyMore.HELD`` in its answer).  A connection
 that closes first gives back every message it holds, so a message is never lost in transit.
 
 Receives answer from pool threads and connections close on the event loop: the registry has a lock
@@ -19,7 +21,7 @@ __all__ = ["Holds"]
 
 
 class Holds:
-    """Held messages by (queue handle number, lookup id)."""
+    """Holds by (queue handle number, lookup id END_RECEIVE names)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
