@@ -65,6 +65,12 @@ def _receive_all(q: Any, n: int) -> None:
         q.receive(timeout=0)
 
 
+def _receive_many_all(q: Any, n: int) -> None:
+    got = 0
+    while got < n:
+        got += len(q.receive_many(250, timeout=0))
+
+
 def cpu_rate(n: int, fn: Callable[[], object]) -> float:
     """Operations per CPU second of this process: steadier than wall clock on a shared host."""
     t = time.process_time()
@@ -232,6 +238,12 @@ def bench_queue_manager(d: str, n: int, res: Result, quick: bool) -> str:
             )
             res.setdefault("QM recoverable receive, 1 consumer", []).append(
                 rate(n, times(n, lambda _: r.receive(timeout=0)))
+            )
+            many = -(-n // 250) * 250
+            for _ in range(0, many, 250):
+                r.send_many([message(body=BODY, delivery=recoverable) for _ in range(250)])
+            res.setdefault("QM recoverable receive_many, 250 per call (no transaction)", []).append(
+                rate(many, functools.partial(_receive_many_all, r, many))
             )
             for producers in (8, 32):
                 per = max(n // producers, 50)

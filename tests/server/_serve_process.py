@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -69,3 +70,13 @@ class ServeProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+
+@contextlib.contextmanager
+def serving(data: Path) -> Iterator[ServeProcess]:
+    """``pymsmq serve`` on ``data``, SIGKILLed at the end: only what was durable survives it."""
+    srv = ServeProcess(data)
+    try:
+        yield srv
+    finally:
+        srv.kill()

@@ -8,7 +8,6 @@ a transaction and acknowledges before ``receive`` returns.  Real ``pymsmq serve`
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _serve_process import ServeProcess, env
+from _serve_process import ServeProcess, env, serving
 
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
@@ -37,7 +36,7 @@ CONFIRM = int(ReceiveFlags.CONFIRM)
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServeProcess]:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         yield srv
 
 
@@ -79,18 +78,8 @@ def test_a_held_message_comes_back_when_the_receiver_goes_away_unacknowledged(se
     other.close()
 
 
-@contextlib.contextmanager
-def _serving(data: Path) -> Iterator[ServeProcess]:
-    """``pymsmq serve`` on ``data``, SIGKILLed at the end: only what was durable survives it."""
-    srv = ServeProcess(data)
-    try:
-        yield srv
-    finally:
-        srv.kill()
-
-
 def test_rr_nack_puts_it_back_and_rr_ack_removes_it_durably(tmp_path: Path) -> None:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         _fill(srv.url, b"a", b"b")
         q = connect(srv.url).queue(Q)
         first = decode_message(*_unpack(_raw_receive(q)))
@@ -98,29 +87,29 @@ def test_rr_nack_puts_it_back_and_rr_ack_removes_it_durably(tmp_path: Path) -> N
         again = decode_message(*_unpack(_raw_receive(q)))
         assert again.lookup_id == first.lookup_id and again.abort_count == 0
         q._t.call(pm.EndReceiveRequest(q._handle, again.lookup_id, RR_ACK))
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         q = connect(srv.url).queue(Q)
         assert [q.receive(timeout=0).body] == [b"b"]
         assert q.message_count == 0
 
 
 def test_a_server_that_dies_before_the_acknowledgement_still_has_the_message(tmp_path: Path) -> None:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         _fill(srv.url, b"survivor")
         assert is_held(_raw_receive(connect(srv.url).queue(Q)).properties)
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         assert connect(srv.url).queue(Q).receive(timeout=0).body == b"survivor"
 
 
 def test_the_client_acknowledges_before_receive_returns(tmp_path: Path) -> None:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         _fill(srv.url, b"one", b"two")
         q = connect(srv.url).queue(Q)
         assert q.receive(timeout=0).body == b"one"
         assert _count(srv.url) == 1  # removed, not held
         assert q.cursor().receive_current(timeout=0).body == b"two"  # every receive form
         assert _count(srv.url) == 0
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         assert _count(srv.url) == 0
 
 

@@ -9,7 +9,6 @@ outside a transaction and acknowledges before returning.  Real ``pymsmq serve`` 
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _serve_process import ServeProcess, env
+from _serve_process import ServeProcess, env, serving
 
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
@@ -36,19 +35,9 @@ CONFIRM = int(ManyFlags.CONFIRM)
 HELD = int(ManyMore.HELD)
 
 
-@contextlib.contextmanager
-def _serving(data: Path) -> Iterator[ServeProcess]:
-    """``pymsmq serve`` on ``data``, SIGKILLed at the end: only what was durable survives it."""
-    srv = ServeProcess(data)
-    try:
-        yield srv
-    finally:
-        srv.kill()
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServeProcess]:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         yield srv
 
 
@@ -80,7 +69,7 @@ R, E = 1, 0  # recoverable, express
 
 
 def test_a_batch_holds_its_recoverable_messages_until_end_receive_names_its_first(tmp_path: Path) -> None:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         _fill(srv.url, (b"a", R), (b"b", E), (b"c", R), (b"d", R))
         c = connect(srv.url)
         q = c.queue(Q)
@@ -95,7 +84,7 @@ def test_a_batch_holds_its_recoverable_messages_until_end_receive_names_its_firs
         assert not_first.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
         q._t.call(pm.EndReceiveRequest(q._handle, got[0].lookup_id, RR_ACK))
         assert other.message_count == 0
-    with _serving(tmp_path / "qm") as srv:  # the removal was durable (the server was SIGKILLed)
+    with serving(tmp_path / "qm") as srv:  # the removal was durable (the server was SIGKILLed)
         assert _bodies(srv.url) == []
 
 
@@ -119,11 +108,11 @@ def test_a_batch_comes_back_when_its_receiver_goes_away_unacknowledged(server: A
 
 
 def test_a_server_that_dies_before_the_acknowledgement_still_has_the_batch(tmp_path: Path) -> None:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         _fill(srv.url, (b"a", R), (b"b", R))
         answer, got = _raw_many(connect(srv.url).queue(Q), 5)
         assert answer.more & HELD and len(got) == 2
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         assert _bodies(srv.url) == [b"a", b"b"]
 
 
@@ -157,13 +146,13 @@ def test_a_journal_batch_is_held_too(server: Any) -> None:
 
 
 def test_the_client_acknowledges_before_receive_many_returns(tmp_path: Path) -> None:
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         _fill(srv.url, *((str(i).encode(), R) for i in range(600)))
         q = connect(srv.url).queue(Q)
         got = q.receive_many(500, timeout=0)  # several answers, each acknowledged
         assert [m.body for m in got] == [str(i).encode() for i in range(500)]
         assert connect(srv.url).queue(Q).message_count == 100
-    with _serving(tmp_path / "qm") as srv:
+    with serving(tmp_path / "qm") as srv:
         assert _bodies(srv.url) == [str(i).encode() for i in range(500, 600)]
 
 
