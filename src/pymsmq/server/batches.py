@@ -232,9 +232,11 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     else:
         s.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
     tx = None if peek else s.transaction(req.transaction)
-    # Two-phase (CONFIRM, outside a transaction): the recoverable messages taken are held, not
-    # removed, until END_RECEIVE names the first of them (holds.py, [MS-MQRR] 3.1.4.9).
-    hold = Hold() if tx is None and not peek and req.flags & _CONFIRM_FLAG else None
+    # Outside a transaction the recoverable messages taken are held (qm/hold.py).  Two-phase
+    # (CONFIRM), until END_RECEIVE names the first of them (holds.py, [MS-MQRR] 3.1.4.9); else they
+    # are removed together, one durable write, before the answer is written.
+    hold = Hold() if tx is None and not peek else None
+    two_phase = hold is not None and bool(req.flags & _CONFIRM_FLAG)
     max_count = req.max_count
     if not max_count:
         s.answer(rid, _receive_many_response(0, 0, "", b"\x00\x00\x00\x00"))
@@ -316,6 +318,9 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         parts.insert(0, pack(n))
         if hold is None or not hold.held:
             return _receive_many_response(more, hresult, text, b"".join(parts))
+        if not two_phase:  # (off the loop: the fast path below holds nothing one-phase)
+            hold.confirm()  # a failure puts them back, and the error is the answer
+            return _receive_many_response(more, hresult, text, b"".join(parts))
         answer = _receive_many_response(more | _HELD, hresult, text, b"".join(parts))
         registered = s.holds.add(req.handle, first_id, hold)
         if not registered:  # the connection is gone: released (holds.py)
@@ -355,7 +360,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         not peek
         and free
         and tx is None
-        and (not h.durable_hint or hold is not None)
+        and (not h.durable_hint or two_phase)
         and not h.queue.transactional
         and not h.journal
     ):
@@ -420,7 +425,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             # A recoverable message next: taken as RECEIVE takes it (its delete is durable first;
             # two-phase, it is held and the batch goes on with what follows).
             try:
-                m = queue.receive(0, hold)
+                m = queue.receive(0, hold if two_phase else None)
             except MSMQError as exc:
                 if not n and exc.hresult == _NOT_FOUND:
                     return None
@@ -429,7 +434,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
                 if exc.hresult not in _NO_MESSAGE:
                     hresult, text = exc.hresult, exc.message[:2000]
                 return finish()
-            if hold is not None:
+            if two_phase:
                 return collect(m, lambda: queue.receive(0, hold))
             add(m, True)
             return finish()
