@@ -20,6 +20,7 @@ from pymsmq.protocol.message_batch import (
     Bits,
     decode_batch,
     encode_batch,
+    first_lookup_id,
     split_batch,
 )
 
@@ -79,6 +80,17 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 )
 def test_message_batch_round_trip(ms: list[pymsmq.Message]) -> None:
     assert decode_batch(encode_batch(ms)) == ms
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=4))
+def test_first_lookup_id_reads_the_first_record(ids: list[int]) -> None:
+    # What a two-phase READ_RANGE's END_RECEIVE names (docs/protocol.md).
+    ms = [pymsmq.Message(body=b"x") for _ in ids]
+    for m, lid in zip(ms, ids, strict=True):
+        m.lookup_id = lid
+    data = encode_batch(ms)
+    assert first_lookup_id(data) == (ids[0] if ids else None)
+    assert first_lookup_id(data[: 8 + RECORD_SIZE - 1]) is None  # no whole record: none
 
 
 @given(

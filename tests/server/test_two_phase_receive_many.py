@@ -1,9 +1,10 @@
-"""Two-phase RECEIVE_MANY: the recoverable messages of a batch are not lost in transit either.
+"""Two-phase RECEIVE_MANY and READ_RANGE: the recoverable messages of a batch are not lost in transit.
 
 A RECEIVE_MANY with ManyFlags.CONFIRM outside a transaction holds the recoverable messages it takes
 and says so in its answer (``ManyMore.HELD``); END_RECEIVE naming the answer's first message removes
 them all (RR_ACK) or puts them all back (RR_NACK); a connection that closes first gives them back; a
-server that dies first still has them.  The pymsmq client asks for it on every ``receive_many``
+server that dies first still has them.  READ_RANGE with RangeFlags.CONFIRM (a receive with data)
+does the same.  The pymsmq client asks for it on every ``receive_many`` and ``read_range`` receive
 outside a transaction and acknowledges before returning.  Real ``pymsmq serve`` processes.
 """
 
@@ -24,10 +25,12 @@ from _serve_process import ServeProcess, env, serving
 
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
+from pymsmq.client.range_read import read_range
 from pymsmq.hresult import HResult
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.batch_ops import ReceiveManyRequest, ReceiveManyResponse, decode_received
-from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyFlags, ManyMore
+from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyFlags, ManyMore, RangeFlags
+from pymsmq.protocol.message_batch import decode_batch
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS
 
 Q = r".\private$\two-phase-many"
@@ -159,8 +162,10 @@ def test_the_client_acknowledges_before_receive_many_returns(tmp_path: Path) -> 
 _KILLED_CHILD = r"""
 import sys, time
 from pymsmq.client import connect
+from pymsmq.client.range_read import read_range
 from pymsmq.protocol.batch_ops import ReceiveManyRequest, decode_received
 from pymsmq.protocol.codes import ManyFlags, ManyMore
+from pymsmq.protocol.message_batch import decode_batch
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS
 q = connect(sys.argv[1]).queue(sys.argv[2])
 answer = q._t.call(
@@ -200,3 +205,61 @@ def test_a_one_phase_batch_is_removed_durably_before_its_answer(tmp_path: Path) 
         assert [m.body for m in got] == [b"b", b"c", b"d"] and not second.more & HELD
     with serving(tmp_path / "qm") as srv:
         assert _bodies(srv.url) == [b"e"]
+
+
+# ------------------------------------------------------------------ READ_RANGE with CONFIRM
+def _raw_range(q: Any, flags: int) -> tuple[pm.ReadRangeResponse, list[Message]]:
+    """One READ_RANGE receive of the whole queue, as a client that speaks the protocol itself."""
+    response: pm.ReadRangeResponse = q._t.call(
+        pm.ReadRangeRequest(q._handle, 0, 0, 100, 0x3F0000, flags, None, 0, 7)
+    )
+    return response, decode_batch(response.batch) if response.batch else []
+
+
+RANGE_RECEIVE = int(RangeFlags.RECEIVE)
+RANGE_CONFIRM = int(RangeFlags.RECEIVE | RangeFlags.CONFIRM)
+
+
+def test_a_range_receive_holds_its_recoverable_messages_until_end_receive(tmp_path: Path) -> None:
+    with serving(tmp_path / "qm") as srv:
+        _fill(srv.url, (b"a", R), (b"b", E), (b"c", R))
+        q = connect(srv.url).queue(Q)
+        answer, got = _raw_range(q, RANGE_CONFIRM)
+        assert [m.body for m in got] == [b"a", b"b", b"c"] and answer.more & HELD
+        assert connect(srv.url).queue(Q).message_count == 2  # a and c held, b removed
+        q._t.call(pm.EndReceiveRequest(q._handle, got[0].lookup_id, RR_ACK))
+        assert connect(srv.url).queue(Q).message_count == 0
+    with serving(tmp_path / "qm") as srv:
+        assert _bodies(srv.url) == []
+
+
+def test_a_range_receive_comes_back_when_its_receiver_goes_away(server: Any) -> None:
+    _fill(server.url, (b"a", R), (b"b", R))
+    gone = connect(server.url)
+    answer, _ = _raw_range(gone.queue(Q), RANGE_CONFIRM)
+    assert answer.more & HELD
+    gone.close()
+    assert _bodies(server.url) == [b"a", b"b"]
+
+
+def test_range_receives_without_data_or_confirm_take_one_phase(server: Any) -> None:
+    _fill(server.url, (b"a", R), (b"b", R))
+    q = connect(server.url).queue(Q)
+    no_data, _ = _raw_range(q, RANGE_CONFIRM | int(RangeFlags.NO_DATA))
+    assert no_data.count == 2 and not no_data.more & HELD  # nothing travels: nothing to lose
+    assert q.message_count == 0
+    _fill(server.url, (b"c", R))
+    old, got = _raw_range(q, RANGE_RECEIVE)
+    assert [m.body for m in got] == [b"c"] and not old.more & HELD
+    assert q.message_count == 0
+
+
+def test_the_client_read_range_acknowledges_before_returning(tmp_path: Path) -> None:
+    with serving(tmp_path / "qm") as srv:
+        _fill(srv.url, (b"a", R), (b"b", R), (b"c", R))
+        q = connect(srv.url).queue(Q)
+        rb = read_range(q, 0, 0, max_count=2, receive=True)
+        assert [m.body for m in rb.messages()] == [b"a", b"b"] and rb.more
+        assert connect(srv.url).queue(Q).message_count == 1  # removed, not held
+    with serving(tmp_path / "qm") as srv:
+        assert _bodies(srv.url) == [b"c"]

@@ -15,11 +15,12 @@ from typing import Final
 
 from pymsmq.client.remote import RemoteQueue, RemoteTransaction, _xact
 from pymsmq.client.transport import error_from
+from pymsmq.errors import MSMQError
 from pymsmq.model.message import Message
 from pymsmq.protocol import ErrorResponse
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.codes import RangeFlags
-from pymsmq.protocol.message_batch import decode_batch, encode_batch
+from pymsmq.protocol.codes import RR_ACK, ManyMore, RangeFlags
+from pymsmq.protocol.message_batch import decode_batch, encode_batch, first_lookup_id
 from pymsmq.qm.queue import Queue
 from pymsmq.qm.range_read import read_range as qm_read_range
 from pymsmq.qm.transaction import Transaction
@@ -63,6 +64,9 @@ def _request(
 ) -> pm.ReadRangeRequest:
     queue._check()
     flags = (RangeFlags.RECEIVE if receive else 0) | (RangeFlags.NO_DATA if no_data else 0)
+    xact = _xact(queue._qm, transaction) if receive else None
+    if receive and xact is None and not no_data:
+        flags |= RangeFlags.CONFIRM  # two-phase: recoverable messages removed once they are here
     return pm.ReadRangeRequest(
         queue._handle,
         from_lookup_id,
@@ -70,7 +74,7 @@ def _request(
         max_count,
         max_bytes,
         flags,
-        _xact(queue._qm, transaction) if receive else None,
+        xact,
         min_priority,
         max_priority,
     )
@@ -78,8 +82,31 @@ def _request(
 
 def _from_response(r: pm.ReadRangeResponse) -> RangeBatch:
     return RangeBatch(
-        r.count, bool(r.more), r.next_lookup_id, r.first_lookup_id, r.high_water, r.queue_count, r.batch
+        r.count,
+        bool(r.more & ManyMore.MORE),
+        r.next_lookup_id,
+        r.first_lookup_id,
+        r.high_water,
+        r.queue_count,
+        r.batch,
     )
+
+
+def _acknowledge(queue: RemoteQueue, r: pm.ReadRangeResponse) -> None:
+    """END_RECEIVE RR_ACK for the messages a READ_RANGE answer holds (``ManyMore.HELD``): it names
+    the batch's first message (docs/protocol.md, READ_RANGE).  An error answered is raised (the
+    messages are then back in their queue); a connection lost leaves them with the caller (the
+    server removed them or gives them back: received at least once, never lost)."""
+    head = first_lookup_id(r.batch)
+    if not r.more & ManyMore.HELD or head is None:
+        return
+    t = queue._t
+    try:
+        response = t.wait(t.send(pm.EndReceiveRequest(queue._handle, head, RR_ACK)))
+    except MSMQError:
+        return
+    if type(response) is ErrorResponse:
+        raise error_from(response)
 
 
 def read_range(
@@ -116,7 +143,9 @@ def read_range(
             max_priority,
             no_data,
         )
-        return _from_response(queue._t.call(req))
+        response = queue._t.call(req)
+        _acknowledge(queue, response)
+        return _from_response(response)
     r = qm_read_range(
         queue,
         from_lookup_id,

@@ -114,6 +114,9 @@ class RangeFlags(IntFlag):
     RECEIVE = 0x00000001
     #: Leave the MESSAGE_BATCH empty (count, positions and queue facts only).
     NO_DATA = 0x00000002
+    #: With RECEIVE, outside a transaction and with data: a two-phase receive, the recoverable
+    #: messages held until END_RECEIVE (docs/protocol.md, READ_RANGE; ``ManyMore.HELD`` in ``more``).
+    CONFIRM = 0x00000004
 
 
 class ManyFlags(IntFlag):
@@ -128,12 +131,12 @@ class ManyFlags(IntFlag):
 
 
 class ManyMore(IntFlag):
-    """RECEIVE_MANY answer's ``more`` byte; bits not listed here are reserved (0)."""
+    """The ``more`` byte of RECEIVE_MANY and READ_RANGE answers; bits not listed here are reserved (0)."""
 
     #: The answer stopped early: more messages may be waiting.
     MORE = 0x01
-    #: The answer's recoverable messages are held until END_RECEIVE names the first of them
-    #: (an answer to a request with ``ManyFlags.CONFIRM``).
+    #: The answer's recoverable messages are held until END_RECEIVE names the answer's first message
+    #: (an answer to a request with ``ManyFlags.CONFIRM`` or ``RangeFlags.CONFIRM``).
     HELD = 0x02
 
 

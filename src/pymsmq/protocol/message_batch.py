@@ -45,6 +45,7 @@ __all__ = [
     "Bits",
     "decode_batch",
     "encode_batch",
+    "first_lookup_id",
     "record_size",
     "split_batch",
 ]
@@ -93,6 +94,7 @@ RECORD_SIZE: Final = RECORD.size
 VAR_COLUMNS: Final = ("label", "body", "extension", "destination_queue", "response_queue", "admin_queue")
 NULL_LENGTH: Final = 0xFFFFFFFF
 _HEAD: Final = struct.Struct("<II")
+_U64: Final = struct.Struct("<Q")
 _NAN: Final = float("nan")
 _Z20: Final = bytes(20)
 _Z16: Final = bytes(16)
@@ -246,6 +248,14 @@ class BatchParts:
     records: tuple[int, int]
     #: Per VAR_COLUMNS entry: (lengths start, data start, data end) in the blob.
     columns: tuple[tuple[int, int, int], ...]
+
+
+def first_lookup_id(data: bytes | bytearray | memoryview) -> int | None:
+    """The lookup id of the batch's first message (its first RECORD's first field); None when empty."""
+    if len(data) < _HEAD.size + RECORD_SIZE:
+        return None
+    count, _ = _HEAD.unpack_from(data, 0)
+    return _U64.unpack_from(data, _HEAD.size)[0] if count else None
 
 
 def split_batch(data: bytes | bytearray | memoryview) -> BatchParts:

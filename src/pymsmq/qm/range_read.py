@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.transaction import Transaction
@@ -68,7 +69,7 @@ def read_range(
     max_count: int = 0xFFFFFFFF,
     max_bytes: int = 0x003F0000,
     receive: bool = False,
-    transaction: Transaction | int | None = None,
+    transaction: Transaction | Hold | int | None = None,
     min_priority: int = 0,
     max_priority: int = 7,
 ) -> RangeResult:
@@ -77,7 +78,9 @@ def read_range(
     ``to_lookup_id`` 0 means no upper bound; ``max_count`` 0 returns only the queue facts.  Messages
     locked by another transaction are skipped (a peek sees them only when received with
     "allow peek").  Raises ``MSMQError`` like ``Queue.receive``/``peek`` (closed handle, access,
-    transaction usage).
+    transaction usage).  A receive outside a transaction removes the messages with one durable
+    write; with a ``Hold`` as ``transaction`` the recoverable ones are held instead (a two-phase
+    receive, qm/hold.py) and the express ones removed.
     """
     if not 0 <= from_lookup_id < _NO_LIMIT or not 0 <= to_lookup_id < _NO_LIMIT:
         raise MSMQError("lookup ids are 64-bit unsigned", HResult.MQ_ERROR_INVALID_PARAMETER)
@@ -143,6 +146,8 @@ def read_range(
                 out.append(queue._take(index, e, tx, False))
                 taken.append(e)
         result.next_lookup_id = nxt
+    if type(tx) is Hold:  # the recoverable ones are held (Queue._take), the express ones go now
+        taken = [e for e in taken if not e.durable]
     if taken and not isinstance(tx, Transaction):
         _delete(queue, taken)
     return result

@@ -16,9 +16,10 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
-from pymsmq.protocol.codes import RR_ACK, RR_NACK, QueueFilter, RangeFlags
+from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyMore, QueueFilter, RangeFlags
 from pymsmq.protocol.message_batch import encode_batch
 from pymsmq.protocol.queue_props import properties_to_props, props_to_attrs
+from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Queue
 from pymsmq.qm.range_read import read_range
 from pymsmq.server.access import MACHINE_KEY, queue_key
@@ -293,6 +294,11 @@ class OpsMixin:
             self.check(h, needed, "receive from")
         else:
             self.check(h, _M.MQSEC_PEEK_MESSAGE, "peek at")
+        tx = self.transaction(req.transaction) if receive else None
+        no_data = bool(req.flags & RangeFlags.NO_DATA)
+        # Two-phase (CONFIRM, outside a transaction, with data): the recoverable messages are held
+        # until END_RECEIVE names the first message of the batch (holds.py, [MS-MQRR] 3.1.4.9).
+        hold = Hold() if receive and tx is None and not no_data and req.flags & RangeFlags.CONFIRM else None
         r = read_range(
             h.queue,
             req.from_lookup_id,
@@ -300,19 +306,29 @@ class OpsMixin:
             req.max_count,
             req.max_bytes,
             receive,
-            self.transaction(req.transaction) if receive else None,
+            tx if hold is None else hold,
             req.min_priority,
             req.max_priority,
         )
+        more = int(r.more)
+        try:
+            batch = b"" if no_data else encode_batch(r.messages)
+        except BaseException:
+            if hold is not None:
+                hold.release()
+            raise
+        if hold is not None and hold.held:
+            if not self.holds.add(req.handle, r.messages[0].lookup_id, hold):  # (released: gone)
+                raise MSMQError("the connection closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
+            more |= ManyMore.HELD
         counters = self.stats.queue(h.format_name)
         if receive:
             counters.received += len(r.messages)
         else:
             counters.peeked += len(r.messages)
-        batch = b"" if req.flags & RangeFlags.NO_DATA else encode_batch(r.messages)
         return pm.ReadRangeResponse(
             len(r.messages),
-            int(r.more),
+            more,
             r.next_lookup_id,
             r.first_lookup_id,
             r.high_water,
