@@ -263,3 +263,15 @@ def test_the_client_read_range_acknowledges_before_returning(tmp_path: Path) -> 
         assert connect(srv.url).queue(Q).message_count == 1  # removed, not held
     with serving(tmp_path / "qm") as srv:
         assert _bodies(srv.url) == [b"c"]
+
+
+def test_a_graceful_shutdown_with_a_batch_held_exits_0_and_keeps_it(tmp_path: Path) -> None:
+    srv = ServeProcess(tmp_path / "qm")
+    try:
+        _fill(srv.url, (b"a", R), (b"b", R), (b"c", R))
+        answer, _ = _raw_many(connect(srv.url).queue(Q), 2)
+        assert answer.more & HELD
+    finally:
+        assert srv.terminate() == 0  # SIGTERM: the held messages are given back, nothing lost
+    with serving(tmp_path / "qm") as again:
+        assert _bodies(again.url) == [b"a", b"b", b"c"]
