@@ -1,7 +1,8 @@
 """Mutated client streams against a real server: every one is handled, none escapes the event loop.
 
 Each connection sends the bytes of a real session (CLIENT_HELLO, then requests of most kinds: queues,
-sends, receives, cursors, moves, transactions, range reads, properties) with a few bytes changed and
+sends, receives, two-phase receives and END_RECEIVE, cursors, moves, transactions, range reads,
+properties) with a few bytes changed and
 maybe cut short, either all at once or after a proper handshake, then ends its stream.
 The server must deal with each (answer, refuse, or close that connection), report nothing unhandled
 to its event loop, and keep serving a well-behaved client throughout.
@@ -30,6 +31,7 @@ from pymsmq.client import connect
 from pymsmq.protocol import ClientConnection, ClientHello, ServerConnection, ServerHello, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.batch_ops import ReceiveManyRequest
+from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyFlags, RangeFlags, ReceiveFlags
 from pymsmq.protocol.fast_packet import encode_plain
 
 Q = r".\private$\fuzz"
@@ -67,6 +69,16 @@ def _session_bytes() -> tuple[bytes, bytes]:
         pm.MoveRequest(2, 1, "poison"),
         pm.ReadRangeRequest(2),
         ReceiveManyRequest(2, max_count=5, request_timeout=0),
+        # Two-phase receives (held messages) and their acknowledgements, right and wrong.
+        hot.send_request(1, packet, None),
+        pm.ReceiveRequest(2, request_timeout=0, flags=int(ReceiveFlags.CONFIRM)),
+        hot.send_request(1, packet, None),
+        ReceiveManyRequest(2, max_count=5, request_timeout=0, flags=int(ManyFlags.CONFIRM)),
+        hot.send_request(1, packet, None),
+        pm.ReadRangeRequest(2, flags=int(RangeFlags.RECEIVE | RangeFlags.CONFIRM)),
+        pm.EndReceiveRequest(2, 1, RR_ACK),
+        pm.EndReceiveRequest(2, 2, RR_NACK),
+        pm.EndReceiveRequest(2, 3, 9),
         pm.GetQueuePropertiesRequest(Q),
         pm.SetQueuePropertiesRequest(Q),
         pm.CommitTransactionRequest(xact),
