@@ -10,9 +10,11 @@ outside a transaction and acknowledges before returning.  Real ``pymsmq serve`` 
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -275,3 +277,29 @@ def test_a_graceful_shutdown_with_a_batch_held_exits_0_and_keeps_it(tmp_path: Pa
         assert srv.terminate() == 0  # SIGTERM: the held messages are given back, nothing lost
     with serving(tmp_path / "qm") as again:
         assert _bodies(again.url) == [b"a", b"b", b"c"]
+
+
+def test_stats_count_the_held_messages(server: Any) -> None:
+    _fill(server.url, (b"a", R), (b"b", R), (b"c", E))
+    c = connect(server.url)
+    _raw_many(c.queue(Q), 3)  # a and b held, c (express) removed
+
+    def stats(*extra: str) -> str:
+        cli = "from pymsmq.cli import main; main()"
+        shown = subprocess.run(
+            [sys.executable, "-c", cli, "stats", "--url", server.url, *extra],
+            capture_output=True,
+            text=True,
+            env=env(),
+            timeout=60,
+        )
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout
+
+    assert json.loads(stats("--json"))["server"]["held"] == 2
+    assert "held: 2 received messages wait for their receivers' acknowledgement" in stats()
+    c.close()  # given back (the server sees the close a moment later)
+    deadline = time.monotonic() + 10
+    while json.loads(stats("--json"))["server"]["held"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert json.loads(stats("--json"))["server"]["held"] == 0

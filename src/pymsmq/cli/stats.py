@@ -98,6 +98,8 @@ def stats(target: Target, interval: float | None, as_json: bool) -> None:
         )
         if server.get("disk_full"):
             click.echo("store: the disk is full: recoverable sends are refused, receives go on")
+        if server.get("held"):
+            click.echo(f"held: {server['held']} received messages wait for their receivers' acknowledgement")
     click.echo("")
     headers: tuple[str, ...] = ("QUEUE", "MESSAGES", "BYTES", "JOURNAL")
     if interval is not None:

@@ -31,6 +31,11 @@ class Holds:
     def __len__(self) -> int:
         return len(self._held)
 
+    def messages(self) -> int:
+        """How many messages the holds hold (a batch's hold holds several)."""
+        with self._lock:
+            return sum(len(hold) for hold in self._held.values())
+
     def add(self, handle: int, lookup_id: int, hold: Hold) -> bool:
         """Keep ``hold`` for END_RECEIVE; False (and the message released) when the connection is gone."""
         with self._lock:
