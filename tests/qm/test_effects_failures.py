@@ -112,3 +112,18 @@ def test_a_commit_returns_when_its_acknowledgements_cannot_be_stored(
     assert admin.message_count == 0
     assert len(_dropped(caplog)) == 2
     assert store.refused == 2
+
+
+def test_a_batch_of_receives_returns_its_messages_when_their_journal_copies_cannot_be_stored(
+    qm: QueueManager, store: RefusingStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    # receive_many removes its recoverable messages together and stores their journal copies in
+    # one batch: refused, the receives still return every message and the copies are dropped.
+    q = qm.create_queue(r".\private$\journaled", journal=True)
+    q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(5)])
+    _refuse(store, q.journal)
+    with caplog.at_level(logging.WARNING, logger="pymsmq.qm"):
+        assert [m.body for m in q.receive_many(5)] == [b"%d" % i for i in range(5)]
+    assert store.refused == 1  # one batch for the five copies
+    assert q.message_count == 0 and q.journal.message_count == 0
+    assert len(_dropped(caplog)) == 1

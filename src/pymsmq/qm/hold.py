@@ -80,10 +80,12 @@ class Hold:
                         index.set_state(entry, AVAILABLE)
                         queue._state.cond.notify_all()
             raise
+        effects = Batch()  # acknowledgements and journal copies: one commit for all of them
         with qm._lock:
             for queue, index, entry in held:
                 if index.remove(entry):
-                    qm._on_removed(queue._state, entry)
+                    qm._on_removed(queue._state, entry, effects)
+            qm._store_effects(effects, "journal copies and acknowledgements of received messages")
 
     def release(self) -> None:
         """RR_NACK (or the receiver is gone): the held messages are available again, in their places.

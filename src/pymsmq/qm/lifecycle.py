@@ -194,8 +194,12 @@ class Lifecycle:
             self.dead_letter(message, msg_class, message.transaction_id is not None, batch)
 
     # ------------------------------------------------------------------ removal
-    def received(self, state: QueueState, entry: Entry) -> None:
-        """``entry`` was received (Message Position Deleted, reason AckReceive)."""
+    def received(self, state: QueueState, entry: Entry, into: Batch | None = None) -> None:
+        """``entry`` was received (Message Position Deleted, reason AckReceive).
+
+        Its acknowledgement and journal copies are stored now, or added to ``into`` for the caller
+        to store with others (one commit for a batch of receives, ``QueueManager._store_effects``).
+        """
         if entry.expires_at is not None:
             self.timers.removed(entry)
         message = entry.message
@@ -215,7 +219,17 @@ class Lifecycle:
                 self.journal_copy(self.qm._system["JOURNAL"], message, batch)
 
         # The receive is durable already: a failure to store these must not fail it.
-        self.qm._effects(effects, "journal copies and acknowledgements of a received message")
+        what = "journal copies and acknowledgements of a received message"
+        if into is None:
+            self.qm._effects(effects, what)
+            return
+        own = Batch()
+        try:
+            effects(own)
+        except MSMQError as exc:  # (a block of lookup ids could not be reserved)
+            self.qm._drop_effects(own, what, exc)
+            return
+        into.absorb(own)
 
     def removed(self, state: QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
         """``entry`` left its queue unreceived (purge, queue deletion)."""

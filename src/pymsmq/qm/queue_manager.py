@@ -278,9 +278,10 @@ class QueueManager(QueueCatalog):
         self._life.check_available(state, entry)
         self._notify(state)
 
-    def _on_removed(self, state: QueueState, entry: Entry) -> None:
-        """A message left its queue for good (received/committed): acks and journal copies."""
-        self._life.received(state, entry)
+    def _on_removed(self, state: QueueState, entry: Entry, effects: Batch | None = None) -> None:
+        """A message left its queue for good (received/committed): acks and journal copies,
+        stored now or added to ``effects`` (the caller stores it: ``_store_effects``)."""
+        self._life.received(state, entry, effects)
 
     # ------------------------------------------------------------------ timers and lifecycle
     def run_timers(self) -> int:

@@ -169,7 +169,9 @@ def _delete(queue: Queue, taken: list[Entry]) -> None:
                         index.set_state(e, AVAILABLE)
                 state.cond.notify_all()
             raise
+    effects = Batch()  # acknowledgements and journal copies: one commit for all of them
     with qm._lock:
         for e in taken:
             if index.remove(e):
-                qm._on_removed(state, e)
+                qm._on_removed(state, e, effects)
+        qm._store_effects(effects, "journal copies and acknowledgements of received messages")

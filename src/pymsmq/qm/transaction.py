@@ -161,7 +161,7 @@ class Transaction:
                     life.check_available(op.queue, entry)
                 elif op.kind == RECEIVE:
                     op.index.remove(entry)
-                    qm._on_removed(op.queue, entry)
+                    qm._on_removed(op.queue, entry, effects)
                 else:
                     op.index.remove(entry)
                     message = qm._message_of(entry)

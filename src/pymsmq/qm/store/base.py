@@ -109,6 +109,19 @@ class Batch:
     last_lookup_ids: dict[int, int] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
 
+    def absorb(self, other: Batch) -> None:
+        """Add everything ``other`` changes to this batch (one commit for both)."""
+        self.upsert_queues += other.upsert_queues
+        self.delete_queues += other.delete_queues
+        self.insert += other.insert
+        self.update += other.update
+        self.delete += other.delete
+        last = self.last_lookup_ids
+        for queue_id, lookup_id in other.last_lookup_ids.items():
+            if lookup_id > last.get(queue_id, -1):
+                last[queue_id] = lookup_id
+        self.meta.update(other.meta)
+
     def __bool__(self) -> bool:
         return bool(
             self.upsert_queues
