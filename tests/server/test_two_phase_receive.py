@@ -23,6 +23,7 @@ from _serve_process import ServeProcess, env, serving
 
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
+from pymsmq.client.remote_transaction import _receive_xact
 from pymsmq.hresult import HResult
 from pymsmq.protocol import hot
 from pymsmq.protocol import messages as pm
@@ -180,3 +181,19 @@ def test_a_receiver_killed_before_its_acknowledgement_loses_nothing(server: Any)
     c = connect(server.url)
     assert c.queue(Q).receive(timeout=5).body == b"precious"
     c.close()
+
+
+def test_mq_no_transaction_and_its_kin_receive_two_phase(server: Any) -> None:
+    # For a receive, MQ_NO_TRANSACTION, MTS, XA and MQ_SINGLE_MESSAGE (0-3) mean no transaction:
+    # the server holds the message as for no XACT at all, and the client sends none of them.
+    _fill(server.url, b"zero", b"three")
+    c = connect(server.url)
+    q = c.queue(Q)
+    for xact in (0, 3):
+        request = hot.receive_request(q._handle, RECEIVE, 0, 0, 0, xact, CLIENT_RECEIVE_PROPIDS, CONFIRM)
+        answer = q._t.call(request)
+        assert is_held(answer.properties)
+    assert _receive_xact(c, 0) is None and _receive_xact(c, 3) is None
+    assert _receive_xact(c, 4) == 4  # not a receive's "no transaction": the server refuses it
+    c.close()
+    assert _count(server.url) == 2  # both given back with the connection

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from pymsmq.client.remote import RemoteQueue, RemoteTransaction, _xact
+from pymsmq.client.remote import RemoteQueue, RemoteTransaction
+from pymsmq.client.remote_transaction import _receive_xact
 from pymsmq.client.transport import error_from
 from pymsmq.errors import MSMQError
 from pymsmq.model.message import Message
@@ -64,7 +65,7 @@ def _request(
 ) -> pm.ReadRangeRequest:
     queue._check()
     flags = (RangeFlags.RECEIVE if receive else 0) | (RangeFlags.NO_DATA if no_data else 0)
-    xact = _xact(queue._qm, transaction) if receive else None
+    xact = _receive_xact(queue._qm, transaction) if receive else None
     if receive and xact is None and not no_data:
         flags |= RangeFlags.CONFIRM  # two-phase: recoverable messages removed once they are here
     return pm.ReadRangeRequest(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.client import many
 from pymsmq.client.remote_cursor import RemoteCursor
-from pymsmq.client.remote_transaction import RemoteTransaction, _xact
+from pymsmq.client.remote_transaction import RemoteTransaction, _receive_xact, _xact
 from pymsmq.client.transport import NOT_SENT, Pending, error_from
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
@@ -301,7 +301,7 @@ class RemoteQueue:
         lookup_id: int = 0,
     ) -> Pending[Message]:
         ms = _timeout_ms(timeout)
-        xact = _xact(self._qm, transaction)
+        xact = _receive_xact(self._qm, transaction)
         self._check()
         flags = _CONFIRM if xact is None and action not in _PEEKS else 0
         request = hot.receive_request(
@@ -322,7 +322,7 @@ class RemoteQueue:
         """Remove and return the first message (``timeout`` seconds; None = forever)."""
         # Fast lane: a cached payload for this (timeout, transaction), the answer decoded in one go.
         ms = self._receive_ms if timeout is self._receive_timeout else _timeout_ms(timeout)
-        xact = None if transaction is None else _xact(self._qm, transaction)
+        xact = None if transaction is None else _receive_xact(self._qm, transaction)
         if self._closed:
             self._check()
         t = self._t
@@ -396,7 +396,7 @@ class RemoteQueue:
         if not isinstance(count, int) or count < 0:
             raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
         ms = _timeout_ms(timeout)
-        xact = _xact(self._qm, transaction)
+        xact = _receive_xact(self._qm, transaction)
         self._check()
         out, self._many_chunk = many.receive_batches(
             self._t, self._handle, count, ms, xact, self._format_name, self._many_chunk

@@ -67,6 +67,14 @@ class RemoteTransaction:
             self.abort()
 
 
+def _receive_xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
+    """``_xact`` for a receive: MQ_NO_TRANSACTION, MQ_MTS_TRANSACTION, MQ_XA_TRANSACTION and
+    MQ_SINGLE_MESSAGE (0-3) all receive outside a transaction (as the queue manager reads them):
+    None, so that the receive is two-phase (docs/protocol.md END_RECEIVE)."""
+    xact = _xact(qm, transaction)
+    return None if type(xact) is int and xact <= 3 else xact
+
+
 def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
     if transaction is None:
         return None

@@ -231,7 +231,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         s.check(h, _PEEK_RIGHT, "peek at")
     else:
         s.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
-    tx = None if peek else s.transaction(req.transaction)
+    tx = None if peek else s.receive_transaction(req.transaction)
     # Outside a transaction the recoverable messages taken are held (qm/hold.py).  Two-phase
     # (CONFIRM), until END_RECEIVE names the first of them (holds.py, [MS-MQRR] 3.1.4.9); else they
     # are removed together, one durable write, before the answer is written.

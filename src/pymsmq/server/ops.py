@@ -116,6 +116,7 @@ class OpsMixin:
         def check(self, h: Handle, needed: int, what: str) -> None: ...
         def open_handle(self, queue: Queue) -> tuple[int, Handle]: ...
         def transaction(self, ref: object) -> Any: ...
+        def receive_transaction(self, ref: object) -> Any: ...
         def server_snapshot(self) -> dict[str, Any]: ...
 
     def _check_name(self, name: str, needed: int, what: str) -> None:
@@ -294,7 +295,7 @@ class OpsMixin:
             self.check(h, needed, "receive from")
         else:
             self.check(h, _M.MQSEC_PEEK_MESSAGE, "peek at")
-        tx = self.transaction(req.transaction) if receive else None
+        tx = self.receive_transaction(req.transaction) if receive else None
         no_data = bool(req.flags & RangeFlags.NO_DATA)
         # Two-phase (CONFIRM, outside a transaction, with data): the recoverable messages are held
         # until END_RECEIVE names the first message of the batch (holds.py, [MS-MQRR] 3.1.4.9).

@@ -475,6 +475,13 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             )
         return tx
 
+    def receive_transaction(self, ref: object) -> Transaction | int | None:
+        """``transaction`` for a receive: 0-3 (MQ_NO_TRANSACTION, MTS, XA, MQ_SINGLE_MESSAGE) are
+        receives outside a transaction (as the queue manager reads them), so None (two-phase
+        receives apply)."""
+        tx = self.transaction(ref)
+        return None if type(tx) is int and 0 <= tx <= 3 else tx
+
     def open_handle(self, queue: Queue) -> tuple[int, Handle]:
         """Register a QM queue handle; returns (number, handle)."""
         journal = queue.path_name.upper().endswith(";JOURNAL")
