@@ -39,7 +39,9 @@ From then on (``low_space``) such batches are refused before anything is written
 do not add messages (receives, moves, purges, deletes) go on.  After each commit in that state the
 store returns free pages to the disk (``PRAGMA incremental_vacuum``; new stores are created with
 ``auto_vacuum=INCREMENTAL``) and checkpoints, and once the disk has room for the reserve and as much
-again it takes the reserve back and accepts sends.
+again it takes the reserve back and accepts sends.  A store made before that mode existed is
+converted when it is opened holding at most ``CONVERT_LIVE_MAX`` bytes of live data with room on its
+disk (a VACUUM: it rewrites the live pages), else at a later open.
 
 *Lookup ids are unsigned 64-bit, SQLite integers signed.*  Columns hold ``lookup_id - 2**63``, a
 mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right over the whole range.
@@ -51,8 +53,10 @@ import json
 import logging
 import os
 import queue
+import shutil
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
@@ -63,12 +67,17 @@ from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMe
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
-__all__ = ["BIG_PACKET", "SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["BIG_PACKET", "CONVERT_LIVE_MAX", "SCHEMA_VERSION", "SQLiteStore"]
 
 #: Packets longer than this many bytes are stored in files beside the database, not in the rows.
 BIG_PACKET = 64 * 1024
 #: ``PRAGMA user_version`` of the schema below.
 SCHEMA_VERSION = 1
+#: A store made before ``auto_vacuum=INCREMENTAL`` is converted at open when it holds at most this
+#: much live data (a VACUUM of 64 MiB took 0.5 s on the 2026-11-26 test host).
+CONVERT_LIVE_MAX: Final = 64 * 1024 * 1024
+#: Free disk kept beyond twice the live data and the reserve for that conversion.
+_CONVERT_MARGIN: Final = 16 * 1024 * 1024
 
 log = logging.getLogger("pymsmq.store")
 
@@ -293,6 +302,8 @@ class SQLiteStore:
             if version == 0:  # a new store: opening an existing one writes nothing (a full disk)
                 self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
             self._incremental = self._writer.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+            if not self._incremental:
+                self._make_incremental()
             self._remove_orphan_files()
             if self._reserve.size and not self._reserve.acquire():
                 self.low_space = True
@@ -311,6 +322,47 @@ class SQLiteStore:
             self._owner.release()
             raise
         self._cursor = self._writer.cursor()
+
+    def _make_incremental(self) -> None:
+        """At open: convert a store made before ``auto_vacuum=INCREMENTAL`` when that is cheap.
+
+        A VACUUM rewrites the live pages (through the WAL): it needs free disk of about twice their
+        size and takes time in proportion to it, so it runs only when the live data is at most
+        ``CONVERT_LIVE_MAX`` bytes and the disk has room for it, the reserve and a margin.
+        Otherwise, or if it fails, the store opens as it is (a full disk can still be drained, but
+        sends come back only once space is freed elsewhere) and the next open tries again.
+        """
+        cur = self._writer
+        page_size = cur.execute("PRAGMA page_size").fetchone()[0]
+        pages = cur.execute("PRAGMA page_count").fetchone()[0]
+        live = (pages - cur.execute("PRAGMA freelist_count").fetchone()[0]) * page_size
+        try:
+            free = shutil.disk_usage(os.path.dirname(os.path.abspath(self.path))).free
+        except OSError:
+            return
+        if live > CONVERT_LIVE_MAX or free < 2 * live + self._reserve.size + _CONVERT_MARGIN:
+            log.info(
+                "%s: not converted to auto_vacuum=INCREMENTAL yet (%d bytes of live data, %d free)",
+                self.path,
+                live,
+                free,
+            )
+            return
+        started = time.monotonic()
+        try:
+            cur.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            cur.execute("VACUUM")
+            cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as e:
+            log.warning("%s: cannot convert to auto_vacuum=INCREMENTAL: %s", self.path, e)
+        self._incremental = cur.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        if self._incremental:
+            log.info(
+                "%s: converted to auto_vacuum=INCREMENTAL (%d bytes of live data, %.1f s)",
+                self.path,
+                live,
+                time.monotonic() - started,
+            )
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves.  check_same_thread=False: the write
