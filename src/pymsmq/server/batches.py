@@ -306,6 +306,10 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
 
     def finish() -> ReceiveManyResponse:
         nonlocal registered
+        if hold is not None and hold.held and not two_phase:
+            # One-phase: removed before the answer (off the loop: the fast path below holds
+            # nothing one-phase).  A failure puts them back, and the error is the answer.
+            hold.confirm()
         if peek:
             counters.peeked += n
         else:
@@ -316,10 +320,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
             elif h.durable_hint:  # as receive.py counts down its peeks that met express messages
                 h.durable_hint = max(h.durable_hint - n, 0)
         parts.insert(0, pack(n))
-        if hold is None or not hold.held:
-            return _receive_many_response(more, hresult, text, b"".join(parts))
-        if not two_phase:  # (off the loop: the fast path below holds nothing one-phase)
-            hold.confirm()  # a failure puts them back, and the error is the answer
+        if hold is None or not hold.held:  # (a one-phase hold is empty once confirmed)
             return _receive_many_response(more, hresult, text, b"".join(parts))
         answer = _receive_many_response(more | _HELD, hresult, text, b"".join(parts))
         registered = s.holds.add(req.handle, first_id, hold)
