@@ -222,45 +222,50 @@ def receive_batches(
     # A first request that may wait goes alone (later ones must not overtake it); after that,
     # windows of requests of the size one answer holds, each asking with timeout 0.
     wait_ms = ms
-    while remaining > 0 and first is None:
-        chunk = learned
-        if wait_ms:
-            asks = [remaining]
-        else:
-            asks = [min(chunk, remaining - i) for i in range(0, min(remaining, chunk * _WINDOW), chunk)]
-        requests: list[pm.Request] = [_receive_many_request(handle, n, wait_ms, xact) for n in asks]
-        wait_ms = 0
-        exhausted = False
-        for rid, asked in zip(t.send_many(requests), asks, strict=True):
-            response = t.wait(rid)
-            if type(response) is ErrorResponse:
-                if response.hresult in _NO_MESSAGE:
+    try:
+        while remaining > 0 and first is None:
+            chunk = learned
+            if wait_ms:
+                asks = [remaining]
+            else:
+                asks = [min(chunk, remaining - i) for i in range(0, min(remaining, chunk * _WINDOW), chunk)]
+            requests: list[pm.Request] = [_receive_many_request(handle, n, wait_ms, xact) for n in asks]
+            wait_ms = 0
+            exhausted = False
+            for rid, asked in zip(t.send_many(requests), asks, strict=True):
+                response = t.wait(rid)
+                if type(response) is ErrorResponse:
+                    if response.hresult in _NO_MESSAGE:
+                        exhausted = True
+                    else:
+                        first = first or error_from(response)
+                    continue
+                got = cast(ReceiveManyResponse, response)
+                try:
+                    items = decode_received(got.messages, fmt)
+                except WireError as exc:
+                    first = first or MSMQError(f"malformed RECEIVE_MANY answer: {exc}", HResult.MQ_ERROR)
+                    continue
+                out.extend(items)
+                remaining -= len(items)
+                if got.more & _HELD and items:
+                    held.append(items[0].lookup_id or 0)
+                if got.hresult:
+                    first = first or error_from(ErrorResponse(got.hresult, got.text))
+                elif got.more & _MORE:
+                    if items and len(items) < asked:
+                        learned = len(items)  # what one answer holds
+                elif len(items) < asked:
                     exhausted = True
-                else:
-                    first = first or error_from(response)
-                continue
-            got = cast(ReceiveManyResponse, response)
-            try:
-                items = decode_received(got.messages, fmt)
-            except WireError as exc:
-                first = first or MSMQError(f"malformed RECEIVE_MANY answer: {exc}", HResult.MQ_ERROR)
-                continue
-            out.extend(items)
-            remaining -= len(items)
-            if got.more & _HELD and items:
-                held.append(items[0].lookup_id or 0)
-            if got.hresult:
-                first = first or error_from(ErrorResponse(got.hresult, got.text))
-            elif got.more & _MORE:
-                if items and len(items) < asked:
-                    learned = len(items)  # what one answer holds
-            elif len(items) < asked:
-                exhausted = True
-            elif asked == chunk < _GROW_BELOW:
-                # Full, not cut: after very large messages, small ones fit again.
-                learned = chunk * 2
-        if exhausted:
-            break
+                elif asked == chunk < _GROW_BELOW:
+                    # Full, not cut: after very large messages, small ones fit again.
+                    learned = chunk * 2
+            if exhausted:
+                break
+    except BaseException:
+        if held:  # (an interrupt, or the connection lost: then these END_RECEIVEs are not written)
+            _end_receives(t, handle, held, RR_NACK)  # the caller gets none of them: back they go
+        raise
     if held:
         # Messages the caller gets are removed (RR_ACK); when an error is raised instead, the held
         # ones go back to their queue (RR_NACK) rather than be lost with the express ones.
