@@ -197,3 +197,20 @@ def test_mq_no_transaction_and_its_kin_receive_two_phase(server: Any) -> None:
     assert _receive_xact(c, 4) == 4  # not a receive's "no transaction": the server refuses it
     c.close()
     assert _count(server.url) == 2  # both given back with the connection
+
+
+def test_closing_the_queue_handle_gives_its_held_messages_back(server: Any) -> None:
+    # [MS-MQRR] 3.1.4.9: END_RECEIVE names a handle not closed; a closed handle's held messages go
+    # back to their queue at once (the connection goes on), and END_RECEIVE on it is refused.
+    _fill(server.url, b"held", b"other")
+    c = connect(server.url)
+    q = c.queue(Q)
+    held = decode_message(*_unpack(_raw_receive(q)))
+    handle = q._handle
+    q.close()
+    with pytest.raises(MSMQError) as closed:
+        c._t.call(pm.EndReceiveRequest(handle, held.lookup_id, RR_ACK))
+    assert closed.value.hresult == HResult.MQ_ERROR_INVALID_HANDLE
+    again = c.queue(Q).receive(timeout=5)  # the same connection: back in its place
+    assert again.body == b"held" and again.lookup_id == held.lookup_id
+    c.close()

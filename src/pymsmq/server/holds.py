@@ -13,11 +13,15 @@ of its own, and a hold that arrives after the close is released at once instead 
 
 from __future__ import annotations
 
+import logging
 import threading
 
+from pymsmq.errors import MSMQError
 from pymsmq.qm.hold import Hold
 
-__all__ = ["Holds"]
+__all__ = ["Holds", "release_all"]
+
+log = logging.getLogger("pymsmq.server")
 
 
 class Holds:
@@ -27,6 +31,7 @@ class Holds:
         self._lock = threading.Lock()
         self._held: dict[tuple[int, int], Hold] = {}
         self._closed = False
+        self._closed_handles: set[int] = set()  # (handle numbers are never reused on a connection)
 
     def __len__(self) -> int:
         return len(self._held)
@@ -39,7 +44,7 @@ class Holds:
     def add(self, handle: int, lookup_id: int, hold: Hold) -> bool:
         """Keep ``hold`` for END_RECEIVE; False (and the message released) when the connection is gone."""
         with self._lock:
-            if not self._closed:
+            if not self._closed and handle not in self._closed_handles:
                 self._held[(handle, lookup_id)] = hold
                 return True
         hold.release()
@@ -50,6 +55,14 @@ class Holds:
         with self._lock:
             return self._held.pop((handle, lookup_id), None)
 
+    def close_handle(self, handle: int) -> list[Hold]:
+        """CLOSE_QUEUE of ``handle``: its holds, to release; later ones are released as they come
+        ([MS-MQRR] 3.1.4.9: END_RECEIVE needs a handle not closed)."""
+        with self._lock:
+            self._closed_handles.add(handle)
+            keys = [key for key in self._held if key[0] == handle]
+            return [self._held.pop(key) for key in keys]
+
     def close(self) -> list[Hold]:
         """The connection is gone: every hold, to release; later ones are released as they come."""
         with self._lock:
@@ -57,3 +70,12 @@ class Holds:
             held = list(self._held.values())
             self._held.clear()
         return held
+
+
+def release_all(held: list[Hold]) -> None:
+    """Give every message of ``held`` back to its queue (on the work pool: it may write)."""
+    for hold in held:
+        try:
+            hold.release()
+        except MSMQError as exc:
+            log.warning("release of a held message failed: %s", exc)

@@ -118,6 +118,7 @@ class OpsMixin:
         def transaction(self, ref: object) -> Any: ...
         def receive_transaction(self, ref: object) -> Any: ...
         def server_snapshot(self) -> dict[str, Any]: ...
+        def release_later(self, held: list[Hold]) -> None: ...
 
     def _check_name(self, name: str, needed: int, what: str) -> None:
         if self.policy.rights_of(self.identity, "") == 0xFFFFFFFF:
@@ -194,6 +195,9 @@ class OpsMixin:
         for c in h.cursors:
             self.cursors.pop(c, None)
         h.queue.close()
+        held = self.holds.close_handle(req.handle)
+        if held:  # never acknowledged, and END_RECEIVE needs an open handle: back in their queues
+            self.release_later(held)
         return pm.CloseQueueResponse()
 
     def op_get_queue_properties(self, req: pm.GetQueuePropertiesRequest) -> pm.Response:
@@ -254,6 +258,8 @@ class OpsMixin:
             raise MSMQError(
                 f"END_RECEIVE ack {req.ack} is neither RR_ACK nor RR_NACK", HResult.MQ_ERROR_INVALID_PARAMETER
             )
+        if req.handle not in self.handles:  # [MS-MQRR] 3.1.4.9: a handle not closed
+            raise MSMQError(f"no queue handle {req.handle}", HResult.MQ_ERROR_INVALID_HANDLE)
         hold = self.holds.pop(req.handle, req.lookup_id)
         if hold is None:
             raise MSMQError(

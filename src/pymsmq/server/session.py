@@ -39,12 +39,11 @@ from pymsmq.protocol import (
 )
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
-from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server import batches
 from pymsmq.server.access import queue_key
-from pymsmq.server.holds import Holds
+from pymsmq.server.holds import Holds, release_all
 from pymsmq.server.ops import OpsMixin
 from pymsmq.server.receive import ReceiveMixin
 from pymsmq.server.send import SendMixin
@@ -53,6 +52,7 @@ from pymsmq.server.workers import chain_future
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
+    from pymsmq.qm.hold import Hold
     from pymsmq.server.app import Server
 
 __all__ = ["Session"]
@@ -313,7 +313,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         held = self.holds.close()
         if held:  # never acknowledged: back in their queues, in place
             log.info("%s went away holding %d message(s): releasing them", self.peer, len(held))
-            self.server.run_work(lambda: _release_all(held))
+            self.release_later(held)
         for handle in self.handles.values():
             handle.queue.close()
         self.handles.clear()
@@ -482,6 +482,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         tx = self.transaction(ref)
         return None if type(tx) is int and 0 <= tx <= 3 else tx
 
+    def release_later(self, held: list[Hold]) -> None:
+        """Give the messages of ``held`` back to their queues, on the work pool."""
+        self.server.run_work(lambda: release_all(held))
+
     def open_handle(self, queue: Queue) -> tuple[int, Handle]:
         """Register a QM queue handle; returns (number, handle)."""
         journal = queue.path_name.upper().endswith(";JOURNAL")
@@ -495,14 +499,6 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def server_snapshot(self) -> dict[str, Any]:
         """The server's statistics (for STATS)."""
         return self.server.snapshot()
-
-
-def _release_all(held: list[Hold]) -> None:
-    for hold in held:
-        try:
-            hold.release()
-        except MSMQError as exc:
-            log.warning("release of a held message failed: %s", exc)
 
 
 def _abort_all(transactions: list[Transaction]) -> None:
