@@ -3,9 +3,10 @@
 A RECEIVE with ``ReceiveFlags.CONFIRM`` outside a transaction leaves a recoverable message locked in
 its queue (``qm.hold.Hold``) and says so in its answer (``PROPID_PYMSMQ_HELD``); the client then
 sends END_RECEIVE with RR_ACK (remove it) or RR_NACK (put it back), [MS-MQRR] 3.1.4.9.  A
-RECEIVE_MANY with ``ManyFlags.CONFIRM`` holds its answer's recoverable messages in one ``Hold``,
-kept under the lookup id of the answer's first message (``ManyMore.HELD`` in its answer).  A connection
-that closes first gives back every message it holds, so a message is never lost in transit.
+RECEIVE_MANY with ``ManyFlags.CONFIRM`` (or a READ_RANGE receive with ``RangeFlags.CONFIRM``) holds
+its answer's recoverable messages in one ``Hold``, kept under the lookup id of the answer's first
+message (``ManyMore.HELD`` in its answer).  A connection that closes first gives back every message
+it holds, and a CLOSE_QUEUE those of its handle, so a message is never lost in transit.
 
 Receives answer from pool threads and connections close on the event loop: the registry has a lock
 of its own, and a hold that arrives after the close is released at once instead of kept.
