@@ -7,8 +7,9 @@ consumer reconnects and goes on.  Every message sent must be received: a message
 whose connection was cut goes back to its queue (two-phase receive, docs/protocol.md END_RECEIVE).
 Before two-phase receives, 12-18% of the messages were lost this way one at a time; in batches of
 10, 30% with RECEIVE_MANY (300 and 306 of 1,000 in two runs) and 19% with READ_RANGE (186 and 188).
-A message may be received twice (a connection cut after the answer arrived and before the server
-read its END_RECEIVE): 12-17 of 1,000 in the batch modes, none one at a time, in two runs each.
+A message may be received twice when a connection is cut after its END_RECEIVE was written and
+before the server read it: none were in two runs of each mode (12-17 of 1,000 in the batch modes
+while the client still kept messages whose END_RECEIVE it could not write).
 """
 
 from __future__ import annotations

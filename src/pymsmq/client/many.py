@@ -33,7 +33,7 @@ from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyFlags, ManyMore
 from pymsmq.protocol.fast_packet import encode_plain, encode_simple, guid_bytes_le
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
 
-__all__ = ["FIRST_CHUNK", "receive_batches", "send_batches"]
+__all__ = ["FIRST_CHUNK", "end_receives", "receive_batches", "send_batches"]
 
 #: RECEIVE_MANY messages asked per request before an answer has shown how many one holds.
 FIRST_CHUNK: Final = 256
@@ -264,30 +264,32 @@ def receive_batches(
                 break
     except BaseException:
         if held:  # (an interrupt, or the connection lost: then these END_RECEIVEs are not written)
-            _end_receives(t, handle, held, RR_NACK)  # the caller gets none of them: back they go
+            end_receives(t, handle, held, RR_NACK)  # the caller gets none of them: back they go
         raise
     if held:
         # Messages the caller gets are removed (RR_ACK); when an error is raised instead, the held
         # ones go back to their queue (RR_NACK) rather than be lost with the express ones.
-        refused = _end_receives(t, handle, held, RR_ACK if first is None else RR_NACK)
+        refused = end_receives(t, handle, held, RR_ACK if first is None else RR_NACK)
         first = first or refused
     if first is not None:
         raise first
     return out, learned
 
 
-def _end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQError | None:
-    """END_RECEIVE ``ack`` for each RECEIVE_MANY answer that holds messages (each names its
-    answer's first message, docs/protocol.md 11.y), written at once; the first error answered.
+def end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQError | None:
+    """END_RECEIVE ``ack`` ([MS-MQRR] 3.1.4.9) for each of ``heads``, written at once: the lookup
+    id of a held message, or of the first message of an answer that holds several (RECEIVE_MANY,
+    READ_RANGE; docs/protocol.md).  Returns the first error, for the caller to raise.
 
-    An error answered means those messages are back in their queue.  A connection lost before or
-    after the requests were written leaves the messages with the caller: the server either removed
-    them or gives them back -- received at least once, never lost.
+    An error answered means those messages are back in their queue; so does an END_RECEIVE that
+    cannot be written (the server gives them back when the connection closes).  A connection lost
+    after they were written leaves the messages with the caller: the server either removed them or
+    gives them back -- received at least once, never lost.
     """
     try:
         rids = t.send_many([pm.EndReceiveRequest(handle, head, ack) for head in heads])
-    except MSMQError:
-        return None  # the connection is gone: the server gives the held messages back
+    except MSMQError as exc:
+        return exc  # the connection is gone: the server gives the held messages back
     refused: MSMQError | None = None
     for rid in rids:
         try:

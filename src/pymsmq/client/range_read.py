@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from pymsmq.client.many import end_receives
 from pymsmq.client.remote import RemoteQueue, RemoteTransaction
 from pymsmq.client.remote_transaction import _receive_xact
 from pymsmq.client.transport import error_from
-from pymsmq.errors import MSMQError
 from pymsmq.model.message import Message
 from pymsmq.protocol import ErrorResponse
 from pymsmq.protocol import messages as pm
@@ -95,19 +95,14 @@ def _from_response(r: pm.ReadRangeResponse) -> RangeBatch:
 
 def _acknowledge(queue: RemoteQueue, r: pm.ReadRangeResponse) -> None:
     """END_RECEIVE RR_ACK for the messages a READ_RANGE answer holds (``ManyMore.HELD``): it names
-    the batch's first message (docs/protocol.md, READ_RANGE).  An error answered is raised (the
-    messages are then back in their queue); a connection lost leaves them with the caller (the
-    server removed them or gives them back: received at least once, never lost)."""
+    the batch's first message (docs/protocol.md, READ_RANGE); raised when refused or not written
+    (the messages are then back in their queue; ``many.end_receives``)."""
     head = first_lookup_id(r.batch)
     if not r.more & ManyMore.HELD or head is None:
         return
-    t = queue._t
-    try:
-        response = t.wait(t.send(pm.EndReceiveRequest(queue._handle, head, RR_ACK)))
-    except MSMQError:
-        return
-    if type(response) is ErrorResponse:
-        raise error_from(response)
+    refused = end_receives(queue._t, queue._handle, [head], RR_ACK)
+    if refused is not None:
+        raise refused
 
 
 def read_range(

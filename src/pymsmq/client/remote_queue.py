@@ -359,21 +359,11 @@ class RemoteQueue:
         return m
 
     def _end_receive(self, m: Message) -> None:
-        """END_RECEIVE RR_ACK for a message the server holds ([MS-MQRR] 3.1.4.9): it is removed.
-
-        Raised when the server answers with an error (the message is then back in its queue), or
-        when the END_RECEIVE cannot be written (the server gives the message back when the
-        connection closes).  A connection lost after it was written leaves the message with the
-        caller: the server either removed it or gives it back -- received at least once, never lost.
-        """
-        t = self._t
-        rid = t.send(pm.EndReceiveRequest(self._handle, m.lookup_id or 0, RR_ACK))
-        try:
-            response = t.wait(rid)
-        except MSMQError:
-            return
-        if type(response) is ErrorResponse:
-            raise error_from(response)
+        """END_RECEIVE RR_ACK for a message the server holds: it is removed (``many.end_receives``;
+        raised when refused or not written: the message is then back in its queue)."""
+        refused = many.end_receives(self._t, self._handle, [m.lookup_id or 0], RR_ACK)
+        if refused is not None:
+            raise refused
 
     def receive_async(
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
