@@ -219,17 +219,7 @@ class Lifecycle:
                 self.journal_copy(self.qm._system["JOURNAL"], message, batch)
 
         # The receive is durable already: a failure to store these must not fail it.
-        what = "journal copies and acknowledgements of a received message"
-        if into is None:
-            self.qm._effects(effects, what)
-            return
-        own = Batch()
-        try:
-            effects(own)
-        except MSMQError as exc:  # (a block of lookup ids could not be reserved)
-            self.qm._drop_effects(own, what, exc)
-            return
-        into.absorb(own)
+        self.qm._effects(effects, "journal copies and acknowledgements of a received message", into)
 
     def removed(self, state: QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
         """``entry`` left its queue unreceived (purge, queue deletion)."""

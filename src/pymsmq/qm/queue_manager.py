@@ -315,10 +315,11 @@ class QueueManager(QueueCatalog):
         # Under the lock: positive arrival events (ack, trace report, source journal).
         self._effects(lambda batch: self._life.arrived(state, message, batch), "arrival events")
 
-    def _effects(self, build: Callable[[Batch], object], what: str) -> None:
+    def _effects(self, build: Callable[[Batch], object], what: str, into: Batch | None = None) -> None:
         """Under the lock: build and store the side effects (acknowledgements, trace reports,
         journal copies) of an operation that is already durable -- a send stored, a receive's
-        delete committed.
+        delete committed.  With ``into``, they are added to it instead, for the caller to store
+        with others (``_store_effects``: one commit for a batch of receives).
 
         A store failure here (a full disk, an I/O error) must not fail that operation: the caller
         of a receive would lose the message it received, the sender of a stored message would send
@@ -331,7 +332,10 @@ class QueueManager(QueueCatalog):
         except MSMQError as exc:  # (a block of lookup ids could not be reserved)
             self._drop_effects(batch, what, exc)
             return
-        self._store_effects(batch, what)
+        if into is None:
+            self._store_effects(batch, what)
+        else:
+            into.absorb(batch)
 
     def _store_effects(self, batch: Batch, what: str) -> None:
         """Under the lock: store side effects already built into ``batch`` (see ``_effects``)."""
