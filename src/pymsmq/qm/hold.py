@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.index import Entry, MessageIndex
     from pymsmq.qm.queue import Queue
 
-__all__ = ["Hold"]
+__all__ = ["Hold", "remove_taken"]
 
 
 class Hold:
@@ -69,23 +69,11 @@ class Hold:
     def confirm(self) -> None:
         """RR_ACK: remove the held messages, durably (one batch); on a store failure they are
         available again."""
-        held = self._taken()
-        qm = held[0][0]._qm
-        try:
-            qm._apply(Batch(delete=[MessageKey(q._state.queue_id, e.lookup_id) for q, _, e in held]))
-        except BaseException:
-            with qm._lock:
-                for queue, index, entry in held:
-                    if index.get(entry.lookup_id) is entry:
-                        index.set_state(entry, AVAILABLE)
-                        queue._state.cond.notify_all()
-            raise
-        effects = Batch()  # acknowledgements and journal copies: one commit for all of them
-        with qm._lock:
-            for queue, index, entry in held:
-                if index.remove(entry):
-                    qm._on_removed(queue._state, entry, effects)
-            qm._store_effects(effects, "journal copies and acknowledgements of received messages")
+        groups: dict[int, tuple[Queue, MessageIndex, list[Entry]]] = {}  # (one, from one receive)
+        for queue, index, entry in self._taken():
+            groups.setdefault(id(index), (queue, index, []))[2].append(entry)
+        for queue, index, entries in groups.values():
+            remove_taken(queue, index, entries)
 
     def release(self) -> None:
         """RR_NACK (or the receiver is gone): the held messages are available again, in their places.
@@ -110,3 +98,31 @@ class Hold:
                     qm._put_back(queue._state, index, entry, batch)
             if batch:
                 qm._apply(batch)
+
+
+def remove_taken(queue: Queue, index: MessageIndex, taken: list[Entry]) -> None:
+    """Outside the lock: remove messages of ``queue`` that a receive took (locked in ``index``).
+
+    Like ``Queue._finish_take``, with one durable write for all of them: the recoverable ones are
+    deleted first (on a store failure every one is available again, and the error is raised), then
+    their acknowledgements and journal copies are stored in one more commit.
+    """
+    qm = queue._qm
+    state = queue._state
+    keys = [MessageKey(state.queue_id, e.lookup_id) for e in taken if e.durable]
+    if keys:
+        try:
+            qm._apply(Batch(delete=keys))
+        except BaseException:
+            with qm._lock:
+                for e in taken:
+                    if index.get(e.lookup_id) is e and e.state == LOCKED:
+                        index.set_state(e, AVAILABLE)
+                state.cond.notify_all()
+            raise
+    effects = Batch()  # acknowledgements and journal copies: one commit for all of them
+    with qm._lock:
+        for e in taken:
+            if index.remove(e):
+                qm._on_removed(state, e, effects)
+        qm._store_effects(effects, "journal copies and acknowledgements of received messages")

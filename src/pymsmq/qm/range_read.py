@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.qm.hold import Hold
-from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry
-from pymsmq.qm.store.base import Batch, MessageKey
+from pymsmq.qm.hold import Hold, remove_taken
+from pymsmq.qm.index import PENDING, Entry
 from pymsmq.qm.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -149,29 +148,5 @@ def read_range(
     if type(tx) is Hold:  # the recoverable ones are held (Queue._take), the express ones go now
         taken = [e for e in taken if not e.durable]
     if taken and not isinstance(tx, Transaction):
-        _delete(queue, taken)
+        remove_taken(queue, queue._index(), taken)
     return result
-
-
-def _delete(queue: Queue, taken: list[Entry]) -> None:
-    # Outside the lock, like Queue._finish_take but with one durable write for all of them.
-    qm = queue._qm
-    state = queue._state
-    index = queue._index()
-    keys = [MessageKey(state.queue_id, e.lookup_id) for e in taken if e.durable]
-    if keys:
-        try:
-            qm._apply(Batch(delete=keys))
-        except BaseException:
-            with qm._lock:
-                for e in taken:
-                    if index.get(e.lookup_id) is e and e.state == LOCKED:
-                        index.set_state(e, AVAILABLE)
-                state.cond.notify_all()
-            raise
-    effects = Batch()  # acknowledgements and journal copies: one commit for all of them
-    with qm._lock:
-        for e in taken:
-            if index.remove(e):
-                qm._on_removed(state, e, effects)
-        qm._store_effects(effects, "journal copies and acknowledgements of received messages")
