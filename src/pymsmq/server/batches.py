@@ -323,9 +323,8 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         if hold is None or not hold.held:  # (a one-phase hold is empty once confirmed)
             return _receive_many_response(more, hresult, text, b"".join(parts))
         answer = _receive_many_response(more | _HELD, hresult, text, b"".join(parts))
-        registered = s.holds.add(req.handle, first_id, hold)
-        if not registered:  # the connection is gone: released (holds.py)
-            raise MSMQError("the connection closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
+        s.holds.keep(req.handle, first_id, hold)  # (if it raises, the hold is released already)
+        registered = True
         return answer
 
     def given_back(fn: Callable[[], _T]) -> Callable[[], _T]:

@@ -18,6 +18,7 @@ import logging
 import threading
 
 from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
 from pymsmq.qm.hold import Hold
 
 __all__ = ["Holds", "release_all"]
@@ -50,6 +51,12 @@ class Holds:
                 return True
         hold.release()
         return False
+
+    def keep(self, handle: int, lookup_id: int, hold: Hold) -> None:
+        """``add`` for an answer still to be written: MQ_ERROR_OPERATION_CANCELLED when the
+        connection or the handle is gone (the messages are then released already)."""
+        if not self.add(handle, lookup_id, hold):
+            raise MSMQError("the connection closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
 
     def pop(self, handle: int, lookup_id: int) -> Hold | None:
         """The hold END_RECEIVE names, no longer kept; None if there is none."""

@@ -325,8 +325,7 @@ class OpsMixin:
                 hold.release()
             raise
         if hold is not None and hold.held:
-            if not self.holds.add(req.handle, r.messages[0].lookup_id, hold):  # (released: gone)
-                raise MSMQError("the connection closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
+            self.holds.keep(req.handle, r.messages[0].lookup_id, hold)
             more |= ManyMore.HELD
         counters = self.stats.queue(h.format_name)
         if receive:

@@ -162,8 +162,7 @@ class ReceiveMixin:
                 counters.bytes_out += len(message.body)
             props = fact_properties(message, propids)
             if hold is not None and hold.held:
-                if not self.holds.add(req.handle, message.lookup_id, hold):  # (released: gone)
-                    raise MSMQError("the connection closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
+                self.holds.keep(req.handle, message.lookup_id, hold)
                 props = held_properties(props)
             return hot.receive_response(None if no_packet else packet, props)
 
