@@ -384,6 +384,26 @@ def _send_batches(url: str) -> tuple[int, int]:
         qm.close()
 
 
+def _server_event_loop(url: str) -> str:
+    """What the server at ``url`` runs on: "uvloop 0.23.0" or "asyncio" (STATS)."""
+    from pymsmq.client import connect
+
+    qm = connect(url)
+    try:
+        return str(qm.server_stats().get("event_loop", "?"))
+    finally:
+        qm.close()
+
+
+def _bench_loop() -> str:
+    """The loop of this script's own servers (floors, prototype): uvloop when it imports."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio's loop (uvloop is not installed)"
+    return "uvloop"
+
+
 # ---------------------------------------------------------------------------- Redis
 
 
@@ -690,8 +710,8 @@ def main() -> None:
     )
     notes.append(
         f"Concurrency floor (32 blocking Python clients, one request in flight each, against a "
-        f"uvloop server that answers at once): {floor_rate / 1000:.1f}k round trips/s; CPU per round "
-        f"trip {floor_server:.0f} us in the server and {floor_client:.0f} us in the clients"
+        f"server on {_bench_loop()} that answers at once): {floor_rate / 1000:.1f}k round trips/s; "
+        f"CPU per round trip {floor_server:.0f} us in the server and {floor_client:.0f} us in the clients"
     )
     for n, (rate, server_us, client_us) in prototype(tmp, (1, 8, 32), secs, concurrent).items():
         results["prototype"][f"recoverable sends, {n} clients"] = rate
@@ -703,6 +723,14 @@ def main() -> None:
     proc, url = start_pymsmq(os.path.join(tmp, "qm"))
     try:
         pymsmq_prepare(url)
+        loop_name = _server_event_loop(url)
+        notes.append(
+            f"`pymsmq serve` ran on {loop_name} (`--event-loop auto`); the floors' servers and the "
+            f"prototype on {_bench_loop()}"
+        )
+        if not loop_name.startswith("uvloop"):
+            notes.append("uvloop is not installed here: pip install '.[server]' gives the server its loop")
+        print(notes[-1], flush=True)
         results["pymsmq"].update(pymsmq_express(url, secs))
         for n in (1, 8, 32):
             cpu: dict[str, float] = {}
@@ -756,6 +784,22 @@ def main() -> None:
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
+    # The same server on asyncio's own loop: what uvloop (--event-loop auto) gives the express paths.
+    proc, url = start_pymsmq(os.path.join(tmp, "qm-asyncio"), None, "--event-loop", "asyncio")
+    try:
+        pymsmq_prepare(url)
+        on_asyncio = pymsmq_express(url, secs)
+        for key, rate in on_asyncio.items():
+            results["pymsmq"][f"{key}, --event-loop asyncio"] = rate
+        notes.append(
+            "pymsmq express on asyncio's loop (`--event-loop asyncio`): 1 in flight "
+            f"{on_asyncio['express 1 in flight'] / 1000:.1f}k/s, pipelined "
+            f"{on_asyncio['express pipelined'] / 1000:.1f}k/s"
+        )
+        print(notes[-1], flush=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
     for mode, (idle, busy) in latency.items():
         notes.append(
             f"Express send + receive round trip (one client, its own queue), `--durable-writes {mode}`: "
@@ -893,6 +937,9 @@ def report(
     for mode in ("loop", "thread"):
         other = p.get(f"recoverable sends, 32 clients, --durable-writes {mode}")
         ratio(f"recoverable 32 clients: --durable-writes {mode} / auto (the default)", other, r32, "")
+    for row in rows[:2]:
+        other = p.get(f"{row}, --event-loop asyncio")
+        ratio(f"{row}: --event-loop asyncio / auto (the default)", other, p.get(row), "")
     # The issue asks >= 4x RabbitMQ and >= 3x Redis at each concurrency; the prototype's own ratios
     # show what a server with no queue manager at all makes against the same peers.
     proto = results["prototype"]

@@ -15,9 +15,11 @@ from pymsmq.errors import MSMQError
 from pymsmq.server import (
     DEFAULT_PORT,
     DURABLE_WRITES,
+    EVENT_LOOPS,
     AccessPolicy,
     ConfigError,
     DurableWrites,
+    EventLoop,
     ServerConfig,
     run,
 )
@@ -71,6 +73,14 @@ __all__ = ["serve"]
     "thread while other requests do), loop (always on the loop) or thread (always on a thread).",
 )
 @click.option(
+    "--event-loop",
+    default="auto",
+    show_default=True,
+    type=click.Choice(list(EVENT_LOOPS)),
+    help="auto: uvloop when installed (pip install 'pymsmq[server]'), else asyncio's loop; uvloop: "
+    "uvloop or refuse to start; asyncio: asyncio's loop.",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -88,6 +98,7 @@ def serve(
     max_connections: int,
     idle_timeout: float,
     durable_writes: DurableWrites,
+    event_loop: EventLoop,
     log_level: str,
 ) -> None:
     """Run a queue manager server on DIR's store (client protocol, docs/protocol.md).
@@ -121,6 +132,7 @@ def serve(
         max_connections=max_connections,
         idle_timeout=idle_timeout,
         durable_writes=durable_writes,
+        event_loop=event_loop,
     )
     try:
         os.makedirs(data, exist_ok=True)

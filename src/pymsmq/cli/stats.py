@@ -96,6 +96,8 @@ def stats(target: Target, interval: float | None, as_json: bool) -> None:
             f"{conns.get('total')} total  requests: {server.get('requests')}  "
             f"rates/s: sent {rates.get('sent_per_s')}, received {rates.get('received_per_s')}"
         )
+        if server.get("event_loop"):
+            click.echo(f"event loop: {server['event_loop']}")
         if server.get("disk_full"):
             click.echo("store: the disk is full: recoverable sends are refused, receives go on")
         if server.get("held"):

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from pymsmq.server.access import AccessPolicy, parse_rights, queue_key
 from pymsmq.server.app import DEFAULT_PORT, ConfigError, Server, ServerConfig, is_loopback, run
+from pymsmq.server.event_loop import EVENT_LOOPS, EventLoop
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites
 from pymsmq.server.stats import QueueCounters, ServerStats
 
 __all__ = [
     "DEFAULT_PORT",
     "DURABLE_WRITES",
+    "EVENT_LOOPS",
     "AccessPolicy",
     "ConfigError",
     "DurableWrites",
+    "EventLoop",
     "QueueCounters",
     "Server",
     "ServerConfig",

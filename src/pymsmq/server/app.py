@@ -29,6 +29,7 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
+from pymsmq.server.event_loop import EVENT_LOOPS, EventLoop, UvloopMissing, describe, loop_factory
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
@@ -108,6 +109,9 @@ class ServerConfig:
     #: arrive, on a writer thread while other requests do), "loop" (always on the loop) or "thread"
     #: (always on the batch thread); see ``pymsmq.server.send_batcher``.
     durable_writes: DurableWrites = "auto"
+    #: The event loop ``run`` serves on: "auto" (uvloop when installed), "uvloop" or "asyncio"; see
+    #: ``pymsmq.server.event_loop``.  A ``Server`` runs on whatever loop it is started in.
+    event_loop: EventLoop = "auto"
 
     def validate(self) -> None:
         """Raise ``ConfigError`` for an unsafe or impossible configuration."""
@@ -126,6 +130,12 @@ class ServerConfig:
             )
         if self.max_connections < 1 or self.max_in_flight < 1:
             raise ConfigError("connection and in-flight limits must be at least 1")
+        if self.event_loop not in EVENT_LOOPS:
+            raise ConfigError(f"the event loop is one of {', '.join(EVENT_LOOPS)}, not {self.event_loop!r}")
+        try:
+            loop_factory(self.event_loop)
+        except UvloopMissing as exc:
+            raise ConfigError(f"--event-loop uvloop: {exc}") from None
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The server TLS context, or None."""
@@ -158,6 +168,8 @@ class Server:
         self._housekeeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[Any]] = set()
         self.addresses: list[tuple[str, int]] = []
+        #: What the server runs on, once started: "uvloop 0.23.0" or "asyncio" (``event_loop.describe``).
+        self.event_loop = ""
 
     async def start(self) -> list[tuple[str, int]]:
         """Bind and start accepting; returns the bound (host, port) pairs."""
@@ -168,8 +180,10 @@ class Server:
         )
         self.addresses = [s.getsockname()[:2] for s in self._server.sockets]
         self._housekeeper = self.loop.create_task(self._housekeeping())
+        self.event_loop = describe(self.loop)
         for host, port in self.addresses:
-            log.info("listening on %s:%d (tls=%s)", host, port, cfg.tls_cert is not None)
+            tls = cfg.tls_cert is not None
+            log.info("listening on %s:%d (tls=%s, event loop %s)", host, port, tls, self.event_loop)
         return self.addresses
 
     @property
@@ -200,6 +214,7 @@ class Server:
         snap["disk_full"] = qm.disk_full
         # Recoverable messages received two-phase whose receivers have not acknowledged them yet.
         snap["held"] = sum(s.holds.messages() for s in list(self.sessions))
+        snap["event_loop"] = self.event_loop
         return snap
 
     async def _housekeeping(self) -> None:
@@ -254,14 +269,6 @@ class Server:
         self.wait_pool.shutdown(wait=False, cancel_futures=True)
         self.qm.close()
         log.info("stopped")
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    return uvloop.new_event_loop  # type: ignore[no-any-return,unused-ignore]
 
 
 @contextlib.contextmanager
@@ -320,5 +327,5 @@ def run(
         await server.shutdown()
         return 0
 
-    with server_gc(), asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with server_gc(), asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
         return runner.run(main())
