@@ -8,15 +8,21 @@ from typing import Any
 
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server import Server, ServerConfig
+from pymsmq.server.event_loop import EventLoop, loop_factory
 
 
 class ThreadServer:
-    """Start with ``ThreadServer(data_dir, config).start()``; ``url``; ``stop()``."""
+    """Start with ``ThreadServer(data_dir, config).start()``; ``url``; ``stop()``.
 
-    def __init__(self, data: Any, config: ServerConfig | None = None) -> None:
+    ``loop``: the event loop it serves on; asyncio's by default (``pymsmq serve`` processes run on
+    uvloop when it is installed, so the suite covers both), "uvloop" for uvloop (``UvloopMissing``
+    where it is not installed).
+    """
+
+    def __init__(self, data: Any, config: ServerConfig | None = None, loop: EventLoop = "asyncio") -> None:
         self.data = data
         self.config = config or ServerConfig(port=0)
-        self.loop = asyncio.new_event_loop()
+        self.loop = (loop_factory(loop) or asyncio.new_event_loop)()
         self.server: Server | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None

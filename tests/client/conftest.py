@@ -17,15 +17,20 @@ from pymsmq import connect
 from pymsmq.qm.queue_manager import QueueManager
 
 
-@pytest.fixture(params=["embedded", "remote"])
+@pytest.fixture(params=["embedded", "remote", "remote-uvloop"])
 def qm(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    """A fresh queue manager: ``QueueManager.open(dir)`` or ``connect(msmq://127.0.0.1:<port>)``."""
+    """A fresh queue manager: ``QueueManager.open(dir)`` or ``connect(msmq://127.0.0.1:<port>)`` to a
+    server on asyncio's event loop or on uvloop (the loop ``pymsmq serve`` runs on when installed)."""
     if request.param == "embedded":
         manager = QueueManager.open(tmp_path / "qm")
         yield manager
         manager.close()
         return
-    server = ThreadServer(tmp_path / "qm").start()
+    if request.param == "remote-uvloop":
+        pytest.importorskip("uvloop", reason="the server extra (uvloop) is not installed")
+    server = ThreadServer(
+        tmp_path / "qm", loop="uvloop" if request.param == "remote-uvloop" else "asyncio"
+    ).start()
     client = connect(server.url)
     yield client
     client.close()

@@ -38,9 +38,12 @@ Q = r".\private$\fuzz"
 CONNECTIONS = 150
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
+@pytest.fixture(params=["asyncio", "uvloop"])
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ThreadServer]:
+    """A server on asyncio's event loop, and one on uvloop (``pymsmq serve``'s loop when installed)."""
+    if request.param == "uvloop":
+        pytest.importorskip("uvloop", reason="the server extra (uvloop) is not installed")
+    s = ThreadServer(tmp_path / "qm", loop=request.param).start()
     yield s
     s.stop()
 
