@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server import Server, ServerConfig
@@ -14,15 +17,18 @@ from pymsmq.server.event_loop import EventLoop, loop_factory
 class ThreadServer:
     """Start with ``ThreadServer(data_dir, config).start()``; ``url``; ``stop()``.
 
-    ``loop``: the event loop it serves on; asyncio's by default (``pymsmq serve`` processes run on
-    uvloop when it is installed, so the suite covers both), "uvloop" for uvloop (``UvloopMissing``
+    ``loop``: the event loop it serves on; by default ``ThreadServer.default_loop``, asyncio's
+    (``pymsmq serve`` processes run on uvloop when it is installed, so the suite covers both; a module
+    that imports ``each_event_loop`` runs every test on both), "uvloop" for uvloop (``UvloopMissing``
     where it is not installed).
     """
 
-    def __init__(self, data: Any, config: ServerConfig | None = None, loop: EventLoop = "asyncio") -> None:
+    default_loop: EventLoop = "asyncio"
+
+    def __init__(self, data: Any, config: ServerConfig | None = None, loop: EventLoop | None = None) -> None:
         self.data = data
         self.config = config or ServerConfig(port=0)
-        self.loop = (loop_factory(loop) or asyncio.new_event_loop)()
+        self.loop = (loop_factory(loop or self.default_loop) or asyncio.new_event_loop)()
         self.server: Server | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -64,3 +70,13 @@ class ThreadServer:
         fut.result(30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+
+
+@pytest.fixture(autouse=True, params=["asyncio", "uvloop"])
+def each_event_loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Imported into a test module: each of its tests runs with its ``ThreadServer``s on asyncio's
+    event loop and again on uvloop (the loop ``pymsmq serve`` runs on when it is installed)."""
+    if request.param == "uvloop":
+        pytest.importorskip("uvloop", reason="the server extra (uvloop) is not installed")
+    monkeypatch.setattr(ThreadServer, "default_loop", request.param)
+    yield request.param

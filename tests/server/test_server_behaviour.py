@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
-from _pymsmq_server import ThreadServer
+from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every test on both loops)
 from _serve_process import SERVE, ServeProcess, env
 
 from pymsmq import Message, MSMQError

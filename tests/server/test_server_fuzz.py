@@ -24,7 +24,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
-from _pymsmq_server import ThreadServer
+from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every test on both loops)
 
 from pymsmq import Message
 from pymsmq.client import connect
@@ -38,12 +38,9 @@ Q = r".\private$\fuzz"
 CONNECTIONS = 150
 
 
-@pytest.fixture(params=["asyncio", "uvloop"])
-def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ThreadServer]:
-    """A server on asyncio's event loop, and one on uvloop (``pymsmq serve``'s loop when installed)."""
-    if request.param == "uvloop":
-        pytest.importorskip("uvloop", reason="the server extra (uvloop) is not installed")
-    s = ThreadServer(tmp_path / "qm", loop=request.param).start()
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ThreadServer]:
+    s = ThreadServer(tmp_path / "qm").start()
     yield s
     s.stop()
 

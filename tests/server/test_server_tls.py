@@ -22,7 +22,7 @@ from click.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
-from _pymsmq_server import ThreadServer
+from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every test on both loops)
 from _serve_process import SERVE, env
 
 from pymsmq import Message, MSMQError

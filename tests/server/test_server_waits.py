@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
-from _pymsmq_server import ThreadServer
+from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every test on both loops)
 
 from pymsmq import Message, MSMQError, connect
 from pymsmq.hresult import HResult

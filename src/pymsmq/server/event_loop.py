@@ -5,7 +5,8 @@ uvloop cuts the server's CPU per request: interleaved runs of 2026-11-26 (one cl
 receive, one request in flight, the same code) took 230-270 us of server CPU per message on uvloop
 against 317-358 us on asyncio's loop, and made 1.0-1.3x the messages per second.  The protocol and
 its behaviour are the same on both; the test suite runs servers on both (``pymsmq serve`` processes
-on uvloop, most in-process servers on asyncio's loop, the shared client suite and the fuzzer on each).
+on uvloop, most in-process servers on asyncio's loop; the shared client suite and the tests of the
+server's limits, timeouts, security, TLS, waiting receives and malformed frames on each).
 """
 
 from __future__ import annotations
