@@ -10,6 +10,7 @@ with only the first request of a call allowed to wait.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Final, cast
 
 from pymsmq.client.transport import Transport, error_from
@@ -31,9 +32,10 @@ from pymsmq.protocol.batch_ops import (
 )
 from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyFlags, ManyMore
 from pymsmq.protocol.fast_packet import encode_plain, encode_simple, guid_bytes_le
-from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, encode_packet
+from pymsmq.protocol.message_batch import first_lookup_id
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, PROPID_M_LOOKUPID, encode_packet, is_held
 
-__all__ = ["FIRST_CHUNK", "end_receives", "receive_batches", "send_batches"]
+__all__ = ["FIRST_CHUNK", "end_receives", "give_back", "held_head", "receive_batches", "send_batches"]
 
 #: RECEIVE_MANY messages asked per request before an answer has shown how many one holds.
 FIRST_CHUNK: Final = 256
@@ -215,6 +217,8 @@ def receive_batches(
     """
     if count <= 0:
         return [], learned
+    rids: list[int] = []
+    unread = 0
     out: list[Message] = []
     first: MSMQError | None = None
     remaining = count
@@ -232,8 +236,12 @@ def receive_batches(
             requests: list[pm.Request] = [_receive_many_request(handle, n, wait_ms, xact) for n in asks]
             wait_ms = 0
             exhausted = False
-            for rid, asked in zip(t.send_many(requests), asks, strict=True):
+            rids = t.send_many(requests)
+            for unread, (rid, asked) in enumerate(zip(rids, asks, strict=True)):
+                # An interrupt while waiting abandons this answer and the later ones of the window:
+                # the messages they hold go back when they arrive (``give_back``).
                 response = t.wait(rid)
+                unread += 1
                 if type(response) is ErrorResponse:
                     if response.hresult in _NO_MESSAGE:
                         exhausted = True
@@ -263,6 +271,8 @@ def receive_batches(
             if exhausted:
                 break
     except BaseException:
+        if rids[unread:]:  # answers not read yet: back when they come (nobody waits for them)
+            t.abandon(rids[unread:], give_back(t, handle))
         if held:  # (an interrupt, or the connection lost: then these END_RECEIVEs are not written)
             end_receives(t, handle, held, RR_NACK)  # the caller gets none of them: back they go
         raise
@@ -274,6 +284,39 @@ def receive_batches(
     if first is not None:
         raise first
     return out, learned
+
+
+def held_head(response: object) -> int | None:
+    """The lookup id END_RECEIVE names for the messages a receive's answer holds (two-phase, outside
+    a transaction): the held message of a RECEIVE answer, the first message of a RECEIVE_MANY or
+    READ_RANGE answer marked ``ManyMore.HELD``; None when the answer holds nothing."""
+    if type(response) is pm.ReceiveResponse:
+        if is_held(response.properties):
+            for pid, value in response.properties:
+                if pid == PROPID_M_LOOKUPID and type(value.value) is int:
+                    return value.value
+        return None
+    if type(response) is ReceiveManyResponse:
+        if response.more & _HELD:
+            items = decode_received(response.messages, "")
+            return items[0].lookup_id if items else None
+        return None
+    if type(response) is pm.ReadRangeResponse and response.more & _HELD:
+        return first_lookup_id(response.batch)
+    return None
+
+
+def give_back(t: Transport, handle: int) -> Callable[[object], None]:
+    """``Transport.abandon``'s handler for the answers of receives on ``handle`` that nobody will
+    take (an interrupted call): what an answer holds goes back to its queue, in place (END_RECEIVE
+    RR_NACK, written without waiting for its answer, which is dropped)."""
+
+    def handler(response: object) -> None:
+        head = held_head(response)
+        if head is not None:
+            t.abandon(t.send_many([pm.EndReceiveRequest(handle, head, RR_NACK)]))
+
+    return handler
 
 
 def end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQError | None:

@@ -139,7 +139,13 @@ def read_range(
             max_priority,
             no_data,
         )
-        response = queue._t.call(req)
+        t = queue._t
+        # Interrupted while waiting, the answer is abandoned: what it holds goes back (give_back).
+        give_back = queue._give_back() if req.flags & RangeFlags.CONFIRM else None
+        response = t.wait(t.send(req), None, give_back, abandon=True)
+        if type(response) is ErrorResponse:
+            raise error_from(response)
+        assert isinstance(response, pm.ReadRangeResponse)
         _acknowledge(queue, response)
         return _from_response(response)
     r = qm_read_range(
@@ -212,22 +218,29 @@ def iter_range(
         req = _request(queue, a, b, 0xFFFFFFFF, max_bytes, False, None, min_priority, max_priority, False)
         pending.append((t.send(req), b))
 
-    while position < len(bounds) and len(pending) < depth:
-        submit()
-    while pending:
-        rid, b = pending.pop(0)
-        resp = t.wait(rid)
-        if type(resp) is ErrorResponse:
-            raise error_from(resp)
-        assert isinstance(resp, pm.ReadRangeResponse)
-        rb = _from_response(resp)
-        if position < len(bounds):
+    try:
+        while position < len(bounds) and len(pending) < depth:
             submit()
-        if rb.count:
-            yield rb
-        a = rb.next_lookup_id
-        while rb.more and a < b:
-            rb = read_range(queue, a, b, **kw)  # type: ignore[arg-type]
+        while pending:
+            rid, b = pending[0]
+            resp = t.wait(rid)
+            pending.pop(0)
+            if type(resp) is ErrorResponse:
+                raise error_from(resp)
+            assert isinstance(resp, pm.ReadRangeResponse)
+            rb = _from_response(resp)
+            if position < len(bounds):
+                submit()
             if rb.count:
                 yield rb
             a = rb.next_lookup_id
+            while rb.more and a < b:
+                rb = read_range(queue, a, b, **kw)  # type: ignore[arg-type]
+                if rb.count:
+                    yield rb
+                a = rb.next_lookup_id
+    finally:
+        # Left early (the caller stopped iterating, or an error): the answers still on the way are
+        # dropped as they come, not kept for nobody.
+        if pending:
+            t.abandon([rid for rid, _ in pending])

@@ -46,14 +46,14 @@ class RemoteCursor:
 
     def peek_current(self, timeout: float | None = None) -> Message:
         """Peek the message at the cursor (the first one when Unread)."""
-        return self._queue._read(_A.MQ_ACTION_PEEK_CURRENT, timeout, None, self._cursor_id()).result()
+        return self._queue._read(_A.MQ_ACTION_PEEK_CURRENT, timeout, None, self._cursor_id()).take()
 
     def peek_next(self, timeout: float | None = None) -> Message:
         """Move to the next message and peek it."""
-        return self._queue._read(_A.MQ_ACTION_PEEK_NEXT, timeout, None, self._cursor_id()).result()
+        return self._queue._read(_A.MQ_ACTION_PEEK_NEXT, timeout, None, self._cursor_id()).take()
 
     def receive_current(
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
     ) -> Message:
         """Receive the message at the cursor."""
-        return self._queue._read(_A.MQ_ACTION_RECEIVE, timeout, transaction, self._cursor_id()).result()
+        return self._queue._read(_A.MQ_ACTION_RECEIVE, timeout, transaction, self._cursor_id()).take()

@@ -7,7 +7,7 @@ docs/protocol.md; ``send``/``receive`` take the one-request-in-flight fast lane 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.client import many
@@ -102,6 +102,7 @@ class RemoteQueue:
         self._receive_ms = -1
         self._receive_timeout: object = _MISSING
         self._receive_xact: TransactionRef = None
+        self._give_back_handler: Callable[[object], None] | None = None
 
     def __repr__(self) -> str:
         return f"<RemoteQueue {self._format_name}{' closed' if self._closed else ''}>"
@@ -314,7 +315,16 @@ class RemoteQueue:
             m.destination_queue = m.destination_queue or fmt
             return m
 
-        return self._t.submit(request, convert)
+        # ``Pending.take`` (the synchronous reads): an answer abandoned by an interrupt gives back
+        # the message it holds.
+        return self._t.submit(request, convert, None if flags == 0 else self._give_back())
+
+    def _give_back(self) -> Callable[[object], None]:
+        """``Transport.abandon``'s handler for this handle's receives (``many.give_back``)."""
+        handler = self._give_back_handler
+        if handler is None:
+            handler = self._give_back_handler = many.give_back(self._t, self._handle)
+        return handler
 
     def receive(
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
@@ -333,14 +343,19 @@ class RemoteQueue:
             )
             self._receive_ms, self._receive_xact = ms, xact
             self._receive_timeout = timeout
-        response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer)
+        # Interrupted while waiting, the answer is abandoned: a message it holds goes back.
+        give_back = None if flags == 0 else self._give_back_handler or self._give_back()
+        response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer, give_back)
         if response is NOT_SENT:
             response = t.wait(
                 t.send(
                     hot.receive_request(
                         self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS, flags
                     )
-                )
+                ),
+                None,
+                give_back,
+                abandon=True,
             )
         if type(response) is Message:
             m = response
@@ -395,7 +410,7 @@ class RemoteQueue:
 
     def peek(self, timeout: float | None = None) -> Message:
         """Return the first message without removing it."""
-        return self._read(_A.MQ_ACTION_PEEK_CURRENT, timeout).result()
+        return self._read(_A.MQ_ACTION_PEEK_CURRENT, timeout).take()
 
     def cursor(self) -> RemoteCursor:
         """A new cursor on this handle."""
@@ -428,7 +443,7 @@ class RemoteQueue:
 
     # ------------------------------------------------------------------ lookup ids
     def _lookup(self, action: int, lookup_id: int = 0, transaction: object = None) -> Message:
-        return self._read(action, 0, transaction, 0, lookup_id).result()
+        return self._read(action, 0, transaction, 0, lookup_id).take()
 
     def peek_by_lookup_id(self, lookup_id: int) -> Message:
         """The message with ``lookup_id``."""

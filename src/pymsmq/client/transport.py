@@ -11,6 +11,13 @@ collect their results to pipeline.
 ``receive``): the caller's payload bytes go straight into a frame, and an answer that arrives alone
 goes to ``parse`` as payload bytes, without events or response objects
 (``ClientConnection.request_frame``/``response_payload``); anything else takes the general path.
+
+A call interrupted while it waits (Ctrl-C, or any exception raised in the waiting thread) leaves
+its answer on the way.  ``wait``/``roundtrip`` given ``on_abandon`` then *abandon* it: whichever
+thread reads that answer later hands it to ``on_abandon`` once it stops reading (the client gives
+back the messages a two-phase receive holds, ``many.give_back``), and ``abandon`` drops the answers
+of requests nobody will wait for, so they neither pile up nor keep messages held until the
+connection closes.
 """
 
 from __future__ import annotations
@@ -36,13 +43,15 @@ from pymsmq.protocol import (
 )
 from pymsmq.protocol import messages as pm
 
-__all__ = ["DEFAULT_PORT", "NOT_SENT", "Pending", "Transport", "error_from", "parse_url"]
+__all__ = ["DEFAULT_PORT", "NOT_SENT", "OnAbandon", "Pending", "Transport", "error_from", "parse_url"]
 
 DEFAULT_PORT: Final = 2103
 _RECV: Final = 1 << 18
 #: Requests per write in send_many.
 _CHUNK: Final = 64
 _MISSING: Final = object()
+#: What ``abandon`` does with an answer nobody waits for: ``on_answer(response)``, or None to drop it.
+OnAbandon = Callable[[object], None] | None
 #: What ``Transport.roundtrip`` returns when the request did not take the fast lane (nothing sent).
 NOT_SENT: Final = object()
 _NAME_ERRORS: Final = frozenset(
@@ -73,16 +82,26 @@ def parse_url(url: str) -> tuple[str, int, bool]:
 class Pending(Generic[T]):
     """The answer to one submitted request; ``result()`` waits for it."""
 
-    __slots__ = ("_convert", "_rid", "_transport")
+    __slots__ = ("_convert", "_on_abandon", "_rid", "_transport")
 
-    def __init__(self, transport: Transport, rid: int, convert: Callable[[Any], T]) -> None:
+    def __init__(
+        self, transport: Transport, rid: int, convert: Callable[[Any], T], on_abandon: OnAbandon = None
+    ) -> None:
         self._transport = transport
         self._rid = rid
         self._convert = convert
+        self._on_abandon = on_abandon
 
     def result(self) -> T:
         """The converted response, or the ``MSMQError`` of an ERROR frame / a lost connection."""
-        response = self._transport.wait(self._rid)
+        return self._converted(self._transport.wait(self._rid))
+
+    def take(self) -> T:
+        """``result()`` for a caller that will not ask again (the synchronous calls built on
+        ``submit``): interrupted while waiting, the answer is abandoned (``Transport.wait``)."""
+        return self._converted(self._transport.wait(self._rid, None, self._on_abandon, abandon=True))
+
+    def _converted(self, response: object) -> T:
         if type(response) is ErrorResponse:
             raise error_from(response)
         return self._convert(response)
@@ -126,6 +145,12 @@ class Transport:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._done: dict[int, object] = {}
+        #: Requests whose answers nobody waits for (``abandon``): what to do with each when it comes.
+        self._abandoned: dict[int, OnAbandon] = {}
+        #: Abandoned answers read, for the reader to hand over once it stops reading.
+        self._orphans: list[tuple[Callable[[object], None], object]] = []
+        #: What ``abandon`` noted, for the reader to take in (appended without a lock).
+        self._to_abandon: list[tuple[int, OnAbandon]] = []
         self._reading = False
         #: Threads blocked in ``_cond.wait`` (the reader notifies only when there are some).
         self._waiters = 0
@@ -163,9 +188,12 @@ class Transport:
         """True once the connection is gone."""
         return self._error is not None
 
-    def submit(self, request: pm.Request, convert: Callable[[Any], T]) -> Pending[T]:
-        """Write ``request`` now; its answer comes from the returned ``Pending``."""
-        return Pending(self, self.send(request), convert)
+    def submit(
+        self, request: pm.Request, convert: Callable[[Any], T], on_abandon: OnAbandon = None
+    ) -> Pending[T]:
+        """Write ``request`` now; its answer comes from the returned ``Pending`` (``on_abandon``: for
+        ``Pending.take``)."""
+        return Pending(self, self.send(request), convert, on_abandon)
 
     def call(self, request: pm.Request) -> Any:
         """Send ``request`` and wait for its response (``MSMQError`` for an ERROR frame)."""
@@ -184,6 +212,8 @@ class Transport:
                     rid, data = conn.send_request(request)
                 except ProtocolError as exc:
                     raise MSMQError(str(exc), HResult.MQ_ERROR_INVALID_PARAMETER) from None
+                if self._abandoned:
+                    self._abandoned.pop(rid, None)  # a request id used again: its old entry is stale
                 try:
                     self._sock.sendall(data)
                 except OSError as exc:
@@ -209,6 +239,8 @@ class Transport:
                         rid, data = self._conn.send_request(requests[i])
                     except ProtocolError as exc:
                         raise MSMQError(str(exc), HResult.MQ_ERROR_INVALID_PARAMETER) from None
+                    if self._abandoned:
+                        self._abandoned.pop(rid, None)
                     ids.append(rid)
                     chunk.append(data)
                     room -= 1
@@ -225,13 +257,16 @@ class Transport:
                 self._pump(None)
         return ids
 
-    def roundtrip(self, op: int, body: bytes, parse: Callable[[bytes], T | None]) -> T | object:
+    def roundtrip(
+        self, op: int, body: bytes, parse: Callable[[bytes], T | None], on_abandon: OnAbandon = None
+    ) -> T | object:
         """Fast lane of ``call``: write the REQUEST of ``op`` with payload ``body`` and wait for its answer.
 
         ``body`` must encode a valid request of ``op`` (``ClientConnection.request_frame``).  Returns
         ``parse(payload)`` when the answer arrives alone and ``parse`` takes it, else the decoded
         ``Response`` or ``ErrorResponse`` (as ``wait``); ``NOT_SENT`` when the request could not
         take the lane (window full, connection not ready or gone): then use ``send``/``wait``.
+        Interrupted while waiting, the answer is abandoned to ``on_abandon`` (``wait``).
         """
         with self._send_lock:
             if self._error is not None:
@@ -240,6 +275,8 @@ class Transport:
             if framed is None:
                 return NOT_SENT
             rid, data = framed
+            if self._abandoned:
+                self._abandoned.pop(rid, None)
             try:
                 self._sock.sendall(data)
             except OSError as exc:
@@ -251,13 +288,72 @@ class Transport:
             if lead:
                 self._reading = True
         if lead:
-            response = self._read_until(rid, parse)
+            try:
+                response = self._read_until(rid, parse)
+            except BaseException:
+                self._abandon(rid, on_abandon)
+                raise
             if response is not _MISSING:
                 return response
-        return self.wait(rid, parse)
+        return self.wait(rid, parse, on_abandon, abandon=True)
 
-    def wait(self, rid: int, parse: Callable[[bytes], object | None] | None = None) -> object:
-        """The response (or ``ErrorResponse``) to request ``rid`` (``parse``: see ``roundtrip``)."""
+    def wait(
+        self,
+        rid: int,
+        parse: Callable[[bytes], object | None] | None = None,
+        on_abandon: OnAbandon = None,
+        abandon: bool = False,
+    ) -> object:
+        """The response (or ``ErrorResponse``) to request ``rid`` (``parse``: see ``roundtrip``).
+
+        ``abandon``: interrupted while waiting (any exception but the connection's own error), the
+        caller will not ask again: the answer goes to ``on_abandon`` when it comes (``abandon``).
+        """
+        if not abandon:
+            return self._wait(rid, parse)
+        try:
+            return self._wait(rid, parse)
+        except BaseException as exc:
+            if exc is not self._error:
+                self._abandon(rid, on_abandon)
+            raise
+
+    def abandon(self, rids: list[int], on_answer: OnAbandon = None) -> None:
+        """Nobody will wait for the answers to ``rids`` (requests written, answers not taken): each
+        goes to ``on_answer`` as it arrives (None: dropped).
+
+        ``on_answer`` runs in the thread that reads the answer (an answer already read: the next
+        thread that reads), once it has stopped reading; it may write requests (``send``,
+        ``send_many``) but must not wait for answers.  Its exceptions are swallowed.  Takes no lock,
+        so it is safe anywhere (a generator's ``finally`` run by the garbage collector included).
+        """
+        self._to_abandon.extend((rid, on_answer) for rid in rids)
+
+    def _abandon(self, rid: int, on_answer: OnAbandon) -> None:
+        self._to_abandon.append((rid, on_answer))
+
+    def _take_abandoned(self) -> None:
+        # Under ``_lock``, by the reader: what ``abandon`` noted, into ``_abandoned`` (answers to
+        # come) or ``_orphans`` (answers already here).
+        todo = self._to_abandon
+        while todo:
+            rid, on_answer = todo.pop()
+            response = self._done.pop(rid, _MISSING)
+            if response is _MISSING:
+                if self._error is None:
+                    self._abandoned[rid] = on_answer
+            elif on_answer is not None:
+                self._orphans.append((on_answer, response))
+
+    @staticmethod
+    def _hand_over(orphans: list[tuple[Callable[[object], None], object]]) -> None:
+        for on_answer, response in orphans:
+            try:
+                on_answer(response)
+            except Exception:  # the connection may be gone; nothing waits for these
+                pass
+
+    def _wait(self, rid: int, parse: Callable[[bytes], object | None] | None) -> object:
         cond = self._cond
         while True:
             with cond:
@@ -327,11 +423,18 @@ class Transport:
                     return mine
                 got = False
                 with cond:
+                    if self._to_abandon:
+                        self._take_abandoned()
+                    abandoned = self._abandoned
                     for event in events:
                         if type(event) is ResponseReceived:
                             if event.request_id == rid:
                                 mine = event.response
                                 got = True
+                            elif abandoned and event.request_id in abandoned:
+                                on_answer = abandoned.pop(event.request_id)
+                                if on_answer is not None:  # handed over when this thread stops reading
+                                    self._orphans.append((on_answer, event.response))
                             else:
                                 self._done[event.request_id] = event.response
                                 got = got or rid is None
@@ -351,11 +454,17 @@ class Transport:
                 self._reading = False
                 if self._waiters:
                     cond.notify_all()
+                orphans = self._orphans
+                if orphans:
+                    self._orphans = []
+            if orphans:
+                self._hand_over(orphans)
 
     def _fail(self, error: MSMQError) -> None:
         with self._cond:
             if self._error is None:
                 self._error = error
+            self._abandoned.clear()  # no answer comes any more
             self._cond.notify_all()
         self._close_socket()
 

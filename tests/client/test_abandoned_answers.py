@@ -1,0 +1,220 @@
+"""A call interrupted while it waits (Ctrl-C in the waiting thread) abandons its answer: the messages
+a two-phase receive's answer holds go back to their queue as soon as the connection reads that
+answer, and answers nobody waits for are not kept (``Transport.abandon``).
+
+Before, such answers stayed in the client's table forever and their held messages stayed locked until
+the connection or its queue handle closed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pymsmq_server import ThreadServer
+
+from pymsmq import Message
+from pymsmq.client import connect
+from pymsmq.client.range_read import iter_range, read_range
+
+Q = r".\private$\abandon"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ThreadServer]:
+    s = ThreadServer(tmp_path / "qm").start()
+    yield s
+    s.stop()
+
+
+def _fill(url: str, count: int, delivery: int = 1) -> None:
+    qm = connect(url)
+    if not qm.queue_exists(Q):
+        qm.create_queue(Q).close()
+    qm.queue(Q).send_many([Message(body=b"m%04d" % i, delivery=delivery) for i in range(count)])
+    qm.close()
+
+
+def _interrupt_once(t: Any, name: str, monkeypatch: pytest.MonkeyPatch, at_call: int = 1) -> None:
+    """The ``at_call``-th call of ``t.<name>`` raises KeyboardInterrupt, as Ctrl-C in a waiting thread."""
+    real: Callable[..., Any] = getattr(t, name)
+    calls = 0
+
+    def patched(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == at_call:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(t, name, patched)
+
+
+class _InterruptedSocket:
+    """The transport's socket, whose next ``recv_into`` raises KeyboardInterrupt: Ctrl-C while the
+    calling thread waits for an answer."""
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = sock
+        self._armed = True
+
+    def recv_into(self, view: Any) -> int:
+        if self._armed:
+            self._armed = False
+            raise KeyboardInterrupt
+        return int(self._sock.recv_into(view))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+def _interrupt_next_read(t: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(t, "_sock", _InterruptedSocket(t._sock))
+
+
+def _settle(qm: Any) -> None:
+    """Calls on the interrupted connection until it has read every abandoned answer (and the
+    answers of the END_RECEIVEs that gave their messages back): a call reads what has arrived."""
+    deadline = time.monotonic() + 10
+    while True:
+        assert qm.ping(b"after") == b"after"
+        if not qm._t._abandoned and not qm._t._to_abandon:
+            break
+        assert time.monotonic() < deadline, qm._t._abandoned
+        time.sleep(0.01)
+    assert not qm._t._done  # nothing kept for nobody
+
+
+def _held(url: str) -> int:
+    qm = connect(url)
+    try:
+        return int(qm.server_stats()["held"])
+    finally:
+        qm.close()
+
+
+def _all_back(url: str, expected: list[bytes], within: float = 10.0) -> None:
+    """Every message of ``expected`` can be received by another client (nothing is held), in order."""
+    deadline = time.monotonic() + within
+    while _held(url) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _held(url) == 0
+    other = connect(url)
+    try:
+        got = [m.body for m in other.queue(Q).receive_many(len(expected) + 1, timeout=1)]
+    finally:
+        other.close()
+    assert got == expected
+
+
+def test_receive_many_interrupted_in_its_window_gives_every_held_message_back(
+    server: ThreadServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(server.url, 600)  # a window of three RECEIVE_MANY requests (256 + 256 + 88)
+    qm = connect(server.url)
+    q = qm.queue(Q)
+    _interrupt_once(qm._t, "wait", monkeypatch, at_call=2)  # waiting for the second answer
+    with pytest.raises(KeyboardInterrupt):
+        q.receive_many(600)
+    # The first answer was given back at once (RR_NACK); the two not read are held until this
+    # connection reads them: later calls do, and give them back.
+    _settle(qm)
+    _all_back(server.url, [b"m%04d" % i for i in range(600)])
+    qm.close()
+
+
+def test_receive_interrupted_before_its_answer_is_read_gives_the_message_back(
+    server: ThreadServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(server.url, 3)
+    qm = connect(server.url)
+    q = qm.queue(Q)
+    q.peek(0)  # the handle is open and the lane warm
+    _interrupt_next_read(qm._t, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        q.receive(timeout=5)
+    _settle(qm)
+    _all_back(server.url, [b"m0000", b"m0001", b"m0002"])
+    qm.close()
+
+
+def test_a_waiting_receive_interrupted_gives_back_the_message_it_gets_later(
+    server: ThreadServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(server.url, 0)
+    qm = connect(server.url)
+    q = qm.queue(Q)
+    _interrupt_next_read(qm._t, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        q.receive(timeout=30)  # parked on the server; this client stopped waiting
+    _fill(server.url, 1)  # the parked receive takes it, held, and answers nobody who waits
+    deadline = time.monotonic() + 10
+    while not _held(server.url) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _settle(qm)
+    _all_back(server.url, [b"m0000"])
+    qm.close()
+
+
+def test_cursor_receive_interrupted_gives_the_message_back(
+    server: ThreadServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(server.url, 2)
+    qm = connect(server.url)
+    q = qm.queue(Q)
+    cursor = q.cursor()
+    assert cursor.peek_current(0).body == b"m0000"  # the cursor exists on the server
+    _interrupt_next_read(qm._t, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        cursor.receive_current(timeout=5)
+    _settle(qm)
+    _all_back(server.url, [b"m0000", b"m0001"])
+    qm.close()
+
+
+def test_read_range_receive_interrupted_gives_the_batch_back(
+    server: ThreadServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(server.url, 50)
+    qm = connect(server.url)
+    q = qm.queue(Q)
+    _interrupt_next_read(qm._t, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        read_range(q, 0, 0, receive=True)
+    _settle(qm)
+    _all_back(server.url, [b"m%04d" % i for i in range(50)])
+    qm.close()
+
+
+def test_an_express_receive_interrupted_leaves_no_answer_behind(
+    server: ThreadServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(server.url, 2, delivery=0)
+    qm = connect(server.url)
+    q = qm.queue(Q)
+    q.peek(0)
+    _interrupt_next_read(qm._t, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        q.receive(timeout=5)
+    _settle(qm)
+    # An express message is removed as it is answered (one-phase): the interrupted call's is gone
+    # with its answer, which is dropped, not kept; the next receive gets the next message.
+    assert q.receive(timeout=5).body == b"m0001"
+    qm.close()
+
+
+def test_iter_range_left_early_keeps_no_answers(server: ThreadServer) -> None:
+    _fill(server.url, 200)
+    qm = connect(server.url)
+    q = qm.queue(Q)
+    first = q.peek(0).lookup_id
+    assert first is not None
+    batches = iter_range(q, first, first + 200, chunk=10, depth=8)
+    assert next(batches).count == 10
+    batches.close()  # seven requests still on the way
+    _settle(qm)
+    assert q.message_count == 200  # peeks: nothing taken
+    qm.close()
