@@ -17,6 +17,7 @@ from pymsmq.protocol import (
     MAX_PAYLOAD,
     TRANSITIONS,
     Action,
+    CancelReceiveRequest,
     ClientConnection,
     ClientHello,
     ConnectionClosed,
@@ -59,10 +60,10 @@ def handshake(
     c, s = ClientConnection(), ServerConnection()
     assert (c.state, s.state) == (State.SEND_HELLO, State.AWAIT_HELLO)
     (hello,) = s.receive_data(c.send(ClientHello(token=b"t", client_name="me")))
-    assert hello == ClientHello((1,), b"t", "me") == s.client_hello
+    assert hello == ClientHello((1, 2), b"t", "me") == s.client_hello
     assert (c.state, s.state) == (State.AWAIT_HELLO, State.SEND_HELLO)
     version = choose_version(hello)
-    assert version == 1
+    assert version == 2
     reply = ServerHello(version, QM, "box", max_payload, max_in_flight)
     (event,) = c.receive_data(s.send(reply))
     assert event == reply == c.server_hello
@@ -239,6 +240,20 @@ def test_in_flight_limit() -> None:
     third = encode_frame(FrameType.REQUEST, PingRequest().encode(), Op.PING, 99)
     with pytest.raises(ProtocolError, match="more than 2"):
         s.receive_data(third)
+
+
+def test_an_op_of_a_later_version_is_refused_on_an_earlier_one() -> None:
+    """The handshake fixes the set of ops: CANCEL_RECEIVE (version 2) is a protocol error on a
+    version-1 connection, and a request on a version-2 one."""
+    frame = encode_frame(FrameType.REQUEST, CancelReceiveRequest(1, 2).encode(), Op.CANCEL_RECEIVE, 9)
+    old = ServerConnection()
+    old.receive_data(ClientConnection().send(ClientHello(versions=(1,))))
+    old.send(ServerHello(1, QM, "box"))
+    with pytest.raises(ProtocolError, match="op 0x0026 is not in protocol version 1"):
+        old.receive_data(frame)
+    _, s = handshake()
+    (event,) = s.receive_data(frame)
+    assert event == RequestReceived(9, CancelReceiveRequest(1, 2))
 
 
 def test_duplicate_and_unknown_ids_and_ops() -> None:

@@ -18,6 +18,7 @@ from pymsmq.protocol import (
     REQUEST_TYPES,
     RESPONSE_TYPES,
     Action,
+    CancelReceiveRequest,
     ClientHello,
     CreateQueueRequest,
     EndReceiveRequest,
@@ -96,6 +97,8 @@ VECTORS: list[tuple[Payload, bytes]] = [
     (ReceiveResponse(None, ()), h("00000000 00000000")),
     # END_RECEIVE: handle 5, lookup id 0x1122334455, RR_ACK (2) ([MS-MQRR] 3.1.4.9 dwAck)
     (EndReceiveRequest(5, 0x1122334455, 2), h("05000000 5544332211000000 02000000")),
+    # CANCEL_RECEIVE: handle 5, the waiting request's id 0x01020304 ([MS-MQRR] 3.1.4.8 dwRequestId)
+    (CancelReceiveRequest(5, 0x01020304), h("05000000 04030201")),
     (ListQueuesResponse(("a",), ((),)), h("01000000") + utf16("a") + h("01000000 00000000")),
 ]
 
@@ -174,9 +177,10 @@ def test_send_request_carries_a_real_packet(vector: Any) -> None:
 
 
 def test_choose_version() -> None:
-    assert choose_version(ClientHello((1, 7))) == 1
-    assert choose_version(ClientHello((2, 3))) is None
-    assert choose_version(ClientHello((1, 2, 3)), (1, 2)) == 2
+    assert choose_version(ClientHello((1, 7))) == 1  # a version-1 client gets version 1
+    assert choose_version(ClientHello((1, 2, 3))) == 2
+    assert choose_version(ClientHello((3, 4))) is None
+    assert choose_version(ClientHello((1, 2, 3)), (1,)) == 1
 
 
 # ------------------------------------------------------------------ Hypothesis strategies from the SPECs

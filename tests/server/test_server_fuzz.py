@@ -79,6 +79,9 @@ def _session_bytes() -> tuple[bytes, bytes]:
         pm.EndReceiveRequest(2, 1, RR_ACK),
         pm.EndReceiveRequest(2, 2, RR_NACK),
         pm.EndReceiveRequest(2, 3, 9),
+        ReceiveManyRequest(2, max_count=5, request_timeout=200, flags=int(ManyFlags.CONFIRM)),
+        pm.CancelReceiveRequest(2, 12),  # (the request id of the waiting RECEIVE_MANY above)
+        pm.CancelReceiveRequest(2, 999),
         pm.GetQueuePropertiesRequest(Q),
         pm.SetQueuePropertiesRequest(Q),
         pm.CommitTransactionRequest(xact),

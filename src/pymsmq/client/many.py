@@ -10,7 +10,6 @@ with only the first request of a call allowed to wait.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Final, cast
 
 from pymsmq.client.transport import Transport, error_from
@@ -18,7 +17,7 @@ from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
-from pymsmq.protocol import ErrorResponse, TransactionRef
+from pymsmq.protocol import OP_SINCE_VERSION, ErrorResponse, Op, TransactionRef
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.batch_fast import decode_sent_ids
 from pymsmq.protocol.batch_ops import (
@@ -35,7 +34,15 @@ from pymsmq.protocol.fast_packet import encode_plain, encode_simple, guid_bytes_
 from pymsmq.protocol.message_batch import first_lookup_id
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS, PROPID_M_LOOKUPID, encode_packet, is_held
 
-__all__ = ["FIRST_CHUNK", "end_receives", "give_back", "held_head", "receive_batches", "send_batches"]
+__all__ = [
+    "FIRST_CHUNK",
+    "GiveBack",
+    "end_receives",
+    "give_back",
+    "held_head",
+    "receive_batches",
+    "send_batches",
+]
 
 #: RECEIVE_MANY messages asked per request before an answer has shown how many one holds.
 FIRST_CHUNK: Final = 256
@@ -49,6 +56,8 @@ _WINDOW: Final = 16
 #: RECEIVE_MANY: a learned request size below this grows again when an answer comes back full.
 _GROW_BELOW: Final = 64
 _CONFIRM: Final = int(ManyFlags.CONFIRM)
+#: The protocol version that has CANCEL_RECEIVE.
+_CANCEL_VERSION: Final = OP_SINCE_VERSION[Op.CANCEL_RECEIVE]
 _MORE: Final = int(ManyMore.MORE)
 _HELD: Final = int(ManyMore.HELD)
 _new = object.__new__
@@ -219,6 +228,7 @@ def receive_batches(
         return [], learned
     rids: list[int] = []
     unread = 0
+    window_waits = False
     out: list[Message] = []
     first: MSMQError | None = None
     remaining = count
@@ -234,6 +244,7 @@ def receive_batches(
             else:
                 asks = [min(chunk, remaining - i) for i in range(0, min(remaining, chunk * _WINDOW), chunk)]
             requests: list[pm.Request] = [_receive_many_request(handle, n, wait_ms, xact) for n in asks]
+            window_waits = wait_ms != 0
             wait_ms = 0
             exhausted = False
             rids = t.send_many(requests)
@@ -272,7 +283,9 @@ def receive_batches(
                 break
     except BaseException:
         if rids[unread:]:  # answers not read yet: back when they come (nobody waits for them)
-            t.abandon(rids[unread:], give_back(t, handle))
+            handler = give_back(t, handle, waits=window_waits)
+            t.abandon(rids[unread:], handler)
+            handler.interrupted(rids[unread])  # a first request still waiting stops waiting
         if held:  # (an interrupt, or the connection lost: then these END_RECEIVEs are not written)
             end_receives(t, handle, held, RR_NACK)  # the caller gets none of them: back they go
         raise
@@ -306,17 +319,39 @@ def held_head(response: object) -> int | None:
     return None
 
 
-def give_back(t: Transport, handle: int) -> Callable[[object], None]:
+class GiveBack:
     """``Transport.abandon``'s handler for the answers of receives on ``handle`` that nobody will
     take (an interrupted call): what an answer holds goes back to its queue, in place (END_RECEIVE
-    RR_NACK, written without waiting for its answer, which is dropped)."""
+    RR_NACK, written without waiting for its answer, which is dropped).
 
-    def handler(response: object) -> None:
+    ``waits``: the receives may wait for a message; ``interrupted(rid)`` then cancels one on the
+    server (CANCEL_RECEIVE, [MS-MQRR] 3.1.4.8, when the server speaks protocol version 2), so that
+    it takes no message that would arrive later for nobody.
+    """
+
+    __slots__ = ("_handle", "_t", "_waits")
+
+    def __init__(self, t: Transport, handle: int, waits: bool) -> None:
+        self._t = t
+        self._handle = handle
+        self._waits = waits
+
+    def __call__(self, response: object) -> None:
         head = held_head(response)
         if head is not None:
-            t.abandon(t.send_many([pm.EndReceiveRequest(handle, head, RR_NACK)]))
+            t = self._t
+            t.abandon(t.send_many([pm.EndReceiveRequest(self._handle, head, RR_NACK)]))
 
-    return handler
+    def interrupted(self, rid: int) -> None:
+        """The call waiting for request ``rid`` was interrupted: stop the server's wait too."""
+        t = self._t
+        if self._waits and t.server_hello.version >= _CANCEL_VERSION:
+            t.abandon(t.send_many([pm.CancelReceiveRequest(self._handle, rid)]))
+
+
+def give_back(t: Transport, handle: int, waits: bool = False) -> GiveBack:
+    """A ``GiveBack`` for the receives on ``handle``."""
+    return GiveBack(t, handle, waits)
 
 
 def end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQError | None:

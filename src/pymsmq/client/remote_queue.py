@@ -7,7 +7,7 @@ docs/protocol.md; ``send``/``receive`` take the one-request-in-flight fast lane 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.client import many
@@ -102,7 +102,8 @@ class RemoteQueue:
         self._receive_ms = -1
         self._receive_timeout: object = _MISSING
         self._receive_xact: TransactionRef = None
-        self._give_back_handler: Callable[[object], None] | None = None
+        #: ``_give_back(waits)``'s handlers, made on first use (index: waits).
+        self._give_back_handlers: list[many.GiveBack | None] = [None, None]
 
     def __repr__(self) -> str:
         return f"<RemoteQueue {self._format_name}{' closed' if self._closed else ''}>"
@@ -316,14 +317,14 @@ class RemoteQueue:
             return m
 
         # ``Pending.take`` (the synchronous reads): an answer abandoned by an interrupt gives back
-        # the message it holds.
-        return self._t.submit(request, convert, None if flags == 0 else self._give_back())
+        # the message it holds, and a read still waiting on the server is cancelled.
+        return self._t.submit(request, convert, self._give_back(ms != 0) if flags or ms else None)
 
-    def _give_back(self) -> Callable[[object], None]:
-        """``Transport.abandon``'s handler for this handle's receives (``many.give_back``)."""
-        handler = self._give_back_handler
+    def _give_back(self, waits: bool = False) -> many.GiveBack:
+        """``Transport.abandon``'s handler for this handle's reads (``many.GiveBack``)."""
+        handler = self._give_back_handlers[waits]
         if handler is None:
-            handler = self._give_back_handler = many.give_back(self._t, self._handle)
+            handler = self._give_back_handlers[waits] = many.give_back(self._t, self._handle, waits)
         return handler
 
     def receive(
@@ -343,8 +344,9 @@ class RemoteQueue:
             )
             self._receive_ms, self._receive_xact = ms, xact
             self._receive_timeout = timeout
-        # Interrupted while waiting, the answer is abandoned: a message it holds goes back.
-        give_back = None if flags == 0 else self._give_back_handler or self._give_back()
+        # Interrupted while waiting, the answer is abandoned: a message it holds goes back, and a
+        # receive still waiting on the server is cancelled.
+        give_back = self._give_back(ms != 0) if flags or ms else None
         response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer, give_back)
         if response is NOT_SENT:
             response = t.wait(

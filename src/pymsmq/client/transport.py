@@ -330,7 +330,15 @@ class Transport:
         self._to_abandon.extend((rid, on_answer) for rid in rids)
 
     def _abandon(self, rid: int, on_answer: OnAbandon) -> None:
+        # The waiting call was interrupted: note the answer, and let ``on_answer`` stop the request
+        # on the server when it can (``many.GiveBack.interrupted``: CANCEL_RECEIVE).
         self._to_abandon.append((rid, on_answer))
+        interrupted = getattr(on_answer, "interrupted", None)
+        if interrupted is not None and self._error is None:
+            try:
+                interrupted(rid)
+            except Exception:  # the connection may be gone: nothing waits any more then
+                pass
 
     def _take_abandoned(self) -> None:
         # Under ``_lock``, by the reader: what ``abandon`` noted, into ``_abandoned`` (answers to

@@ -27,6 +27,7 @@ from pymsmq.protocol.handshake import (
     DEFAULT_MAX_IN_FLIGHT,
     HELLO_MAX_PAYLOAD,
     MAX_PAYLOAD,
+    OP_SINCE_VERSION,
     SUPPORTED_VERSIONS,
     ClientHello,
     Goodbye,
@@ -452,6 +453,8 @@ class ServerConnection(_Connection):
         self._send_limit = MAX_PAYLOAD
         #: The client's hello, once received.
         self.client_hello: ClientHello | None = None
+        #: The protocol version of the SERVER_HELLO sent (1 until then): it fixes the set of ops.
+        self.version = 1
 
     def send(self, obj: ServerHello | Response | ErrorResponse | Goodbye, request_id: int = 0) -> bytes:
         """The bytes of a SERVER_HELLO, a GOODBYE, or the answer to request ``request_id``."""
@@ -478,6 +481,7 @@ class ServerConnection(_Connection):
             if obj.version not in offered:
                 raise ProtocolError(f"version {obj.version} was not offered by the client ({offered})")
             data = self._frame(obj, FrameType.SERVER_HELLO, 0, 0)
+            self.version = obj.version
             self.max_in_flight = obj.max_in_flight
             self._recv_limit = obj.max_payload
             self._enter(new)
@@ -549,6 +553,8 @@ class ServerConnection(_Connection):
         cls = REQUEST_TYPES.get(op)
         if cls is None:
             raise ProtocolError(f"unknown op 0x{op:04X}")
+        if OP_SINCE_VERSION.get(op, 1) > self.version:  # the handshake fixed the set of ops
+            raise ProtocolError(f"op 0x{op:04X} is not in protocol version {self.version}")
         if rid in self.in_flight:
             raise ProtocolError(f"request id {rid} is already in flight")
         if len(self.in_flight) >= self.max_in_flight:

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_PAYLOAD",
     "MAX_TOKEN_SIZE",
     "MIN_PAYLOAD_LIMIT",
+    "OP_SINCE_VERSION",
     "PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "ClientHello",
@@ -33,9 +34,12 @@ __all__ = [
     "choose_version",
 ]
 
-#: The protocol version this module implements (SERVER_HELLO.version).
-PROTOCOL_VERSION: Final = 1
-SUPPORTED_VERSIONS: Final = (PROTOCOL_VERSION,)
+#: The protocol version this module implements (SERVER_HELLO.version).  Version 2 is version 1 and
+#: the op CANCEL_RECEIVE (docs/protocol.md): a version-1 peer never sees it.
+PROTOCOL_VERSION: Final = 2
+SUPPORTED_VERSIONS: Final = (1, PROTOCOL_VERSION)
+#: Ops that are not in every supported version: op -> the first version that has it.
+OP_SINCE_VERSION: Final = {0x0026: 2}  # Op.CANCEL_RECEIVE
 #: Hard ceiling on a frame's payload: a 4 MiB message ([MS-MQMQ] 2.2.19.1 PacketSize <= 0x00400000)
 #: plus 64 KiB for the property array and fixed fields beside it.
 MAX_PAYLOAD: Final = MAX_PACKET_SIZE + 0x10000

@@ -49,6 +49,8 @@ __all__ = [
     "Action",
     "BeginTransactionRequest",
     "BeginTransactionResponse",
+    "CancelReceiveRequest",
+    "CancelReceiveResponse",
     "CloseCursorRequest",
     "CloseCursorResponse",
     "CloseQueueRequest",
@@ -460,6 +462,26 @@ class EndReceiveResponse(Response):
     OP = Op.END_RECEIVE
 
 
+@payload(U32, U32)
+@dataclass(frozen=True, slots=True)
+class CancelReceiveRequest(Request):
+    """CANCEL_RECEIVE: the RECEIVE (or RECEIVE_MANY) ``request_id`` on ``handle`` that waits for a
+    message stops waiting and is answered MQ_ERROR_OPERATION_CANCELLED ([MS-MQRR] 3.1.4.8
+    R_CancelReceive, dwRequestId; [MS-MQDMPR] 3.1.7.1.17)."""
+
+    OP = Op.CANCEL_RECEIVE
+    handle: int
+    request_id: int
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class CancelReceiveResponse(Response):
+    """CANCEL_RECEIVE answer (empty payload): the read was waiting and is cancelled."""
+
+    OP = Op.CANCEL_RECEIVE
+
+
 @payload(U32, U64, STR, XACT)
 @dataclass(frozen=True, slots=True)
 class MoveRequest(Request):
@@ -599,6 +621,7 @@ REQUEST_TYPES: Final[dict[int, type[Request]]] = {
         CreateCursorRequest,
         CloseCursorRequest,
         EndReceiveRequest,
+        CancelReceiveRequest,
         MoveRequest,
         BeginTransactionRequest,
         CommitTransactionRequest,
@@ -624,6 +647,7 @@ RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
         CreateCursorResponse,
         CloseCursorResponse,
         EndReceiveResponse,
+        CancelReceiveResponse,
         MoveResponse,
         BeginTransactionResponse,
         CommitTransactionResponse,

@@ -103,6 +103,7 @@ class OpsMixin:
     identity: str
     handles: dict[int, Handle]
     holds: Holds
+    cancels: dict[int, tuple[Handle, Callable[[], None]]]
     cursors: dict[int, Any]
     transactions: dict[Any, Transaction]
     _next_cursor: int
@@ -273,6 +274,21 @@ class OpsMixin:
             return pm.EndReceiveResponse()
 
         self.off_loop(rid, run)
+
+    def op_cancel_receive(self, req: pm.CancelReceiveRequest) -> pm.Response:
+        """CANCEL_RECEIVE ([MS-MQRR] 3.1.4.8 R_CancelReceive): the RECEIVE or RECEIVE_MANY
+        ``request_id`` on ``handle`` that waits for a message stops waiting and is answered
+        MQ_ERROR_OPERATION_CANCELLED; STATUS_NOT_FOUND when no such read waits ([MS-MQDMPR]
+        3.1.7.1.17: it was answered already, or never waited)."""
+        h = self.handle(req.handle)  # [MS-MQRR] 3.1.4.8: a handle not closed
+        entry = self.cancels.get(req.request_id)
+        if entry is None or entry[0] is not h:
+            raise MSMQError(
+                f"no read {req.request_id} waits on handle {req.handle}", HResult.STATUS_NOT_FOUND
+            )
+        del self.cancels[req.request_id]
+        entry[1]()
+        return pm.CancelReceiveResponse()
 
     # ------------------------------------------------------------------ transactions
     def op_begin_transaction(self, req: pm.BeginTransactionRequest) -> pm.Response:

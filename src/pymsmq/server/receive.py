@@ -69,6 +69,7 @@ class ReceiveMixin:
     loop: asyncio.AbstractEventLoop
     pending: int
     waits: set[ArrivalWait]
+    cancels: dict[int, tuple[Handle, Callable[[], None]]]
     closed: bool
     holds: Holds
 
@@ -82,7 +83,12 @@ class ReceiveMixin:
         def answer_fast(self, rid: int, op: int, body: bytes | None) -> bool: ...
         def fail(self, rid: int, exc: BaseException) -> None: ...
         def off_loop(
-            self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None, wait: bool = False
+            self,
+            rid: int,
+            fn: Callable[[], pm.Response],
+            handle: Handle | None = None,
+            wait: bool = False,
+            owner: Handle | None = None,
         ) -> None: ...
 
     def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
@@ -179,7 +185,7 @@ class ReceiveMixin:
                     raise
                 return False
             if head.delivery:
-                self.off_loop(rid, lambda: run(remaining), None, wait=True)
+                self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h)
                 return True
             return self._answer_now(rid, run) is None
 
@@ -194,7 +200,7 @@ class ReceiveMixin:
             if cursor is None and action == _A.MQ_ACTION_PEEK_CURRENT:
                 ArrivalWait(self, rid, h, lambda _remaining: self._answer_now(rid, run) is None, timeout)
                 return
-            self.off_loop(rid, run, None, wait=True)
+            self.off_loop(rid, run, None, wait=True, owner=h)
             return
         if (
             free
@@ -238,7 +244,7 @@ class ReceiveMixin:
                 ArrivalWait(self, rid, h, receive_again, timeout)
                 return
         if waits:
-            self.off_loop(rid, run, None, wait=True)
+            self.off_loop(rid, run, None, wait=True, owner=h)
         else:
             self.off_loop(rid, run, None if peek else h)
 

@@ -41,6 +41,7 @@ from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
+from pymsmq.qm.waiters import WaitCancel
 from pymsmq.server import batches
 from pymsmq.server.access import queue_key
 from pymsmq.server.holds import Holds, release_all
@@ -115,6 +116,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.closed = False
         self.pending = 0  # requests running off the loop or parked on a notification
         self.waits: set[ArrivalWait] = set()
+        #: Waiting reads CANCEL_RECEIVE may stop: request id -> (its queue handle, how to stop it).
+        self.cancels: dict[int, tuple[Handle, Callable[[], None]]] = {}
         #: Messages held by two-phase receives until END_RECEIVE (holds.py).
         self.holds = Holds()
         self.opened_at = self.last_activity = time.monotonic()
@@ -412,12 +415,27 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         return None
 
     def off_loop(
-        self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None, wait: bool = False
+        self,
+        rid: int,
+        fn: Callable[[], pm.Response],
+        handle: Handle | None = None,
+        wait: bool = False,
+        owner: Handle | None = None,
     ) -> None:
-        """Run ``fn`` on a pool and answer ``rid`` with its result (after ``handle``'s earlier work)."""
+        """Run ``fn`` on a pool and answer ``rid`` with its result (after ``handle``'s earlier work).
+
+        ``wait``: ``fn`` may block waiting for a message (the wait pool); with ``owner``, the handle
+        it reads, CANCEL_RECEIVE can stop that wait (``waiters.WaitCancel``).
+        """
         server = self.server
         if wait:
             wait_pool = server.wait_pool
+            if owner is not None:
+                switch = WaitCancel()
+                stop = switch.cancel
+                self.cancels[rid] = (owner, stop)
+                waiting = fn
+                fn = lambda: switch.run(waiting)  # noqa: E731
             submit: Callable[[], asyncio.Future[Any]] = lambda: self.loop.run_in_executor(wait_pool, fn)  # noqa: E731
         else:
             work_pool = server.work_pool
@@ -439,6 +457,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
 
         def done(f: asyncio.Future[Any]) -> None:
             self.pending -= 1
+            if wait and owner is not None:
+                entry = self.cancels.get(rid)
+                if entry is not None and entry[1] is stop:
+                    del self.cancels[rid]
             if f.cancelled():
                 self.fail(rid, MSMQError("cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
                 return
@@ -520,6 +542,7 @@ _INLINE_OPS: Final = {
     Op.CREATE_CURSOR: "op_create_cursor",
     Op.CLOSE_CURSOR: "op_close_cursor",
     Op.BEGIN_TRANSACTION: "op_begin_transaction",
+    Op.CANCEL_RECEIVE: "op_cancel_receive",
 }
 #: pymsmq batch extensions (server/batches.py): they schedule and answer themselves.
 _BATCH_OPS: Final[dict[int, Callable[[Session, int, Any], None]]] = {

@@ -32,6 +32,8 @@ class WaitOwner(Protocol):
     loop: asyncio.AbstractEventLoop
     pending: int
     waits: set[ArrivalWait]
+    #: Waiting reads CANCEL_RECEIVE may stop: request id -> (its queue handle, how to stop it).
+    cancels: dict[int, tuple[Handle, Callable[[], None]]]
     closed: bool
 
     def fail(self, rid: int, exc: BaseException) -> None:
@@ -45,7 +47,18 @@ _IO_TIMEOUT: Final = HResult.MQ_ERROR_IO_TIMEOUT
 class ArrivalWait:
     """One parked request; ``attempt()`` (on the loop) returns True once the request is dealt with."""
 
-    __slots__ = ("attempt", "deadline", "handle", "loop", "notification", "over", "rid", "session", "timeout")
+    __slots__ = (
+        "_stop",
+        "attempt",
+        "deadline",
+        "handle",
+        "loop",
+        "notification",
+        "over",
+        "rid",
+        "session",
+        "timeout",
+    )
 
     def __init__(
         self,
@@ -66,6 +79,8 @@ class ArrivalWait:
         self.over = False
         session.pending += 1
         session.waits.add(self)
+        self._stop: Callable[[], None] = self._cancel_request
+        session.cancels[rid] = (handle, self._stop)
         self._arm()
 
     def _remaining(self) -> float | None:
@@ -126,8 +141,16 @@ class ArrivalWait:
 
     def _end(self) -> None:
         self.over = True
-        self.session.pending -= 1
-        self.session.waits.discard(self)
+        session = self.session
+        session.pending -= 1
+        session.waits.discard(self)
+        entry = session.cancels.get(self.rid)
+        if entry is not None and entry[1] is self._stop:  # (an off-loop read may have taken over)
+            del session.cancels[self.rid]
+
+    def _cancel_request(self) -> None:
+        # CANCEL_RECEIVE ([MS-MQRR] 3.1.4.8): answered MQ_ERROR_OPERATION_CANCELLED.
+        self.abandon(MSMQError("the receive was cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
 
     def cancel(self) -> None:
         """The connection is gone: disarm, answer nobody."""
