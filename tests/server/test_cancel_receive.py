@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
+from _interrupt import interrupt_next_read
 from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every test on both loops)
 
 from pymsmq import Message
@@ -131,23 +132,6 @@ def test_a_cancel_that_names_no_waiting_read(server: ThreadServer, client: Any) 
     assert type(answer) is ErrorResponse and answer.hresult == HResult.STATUS_NOT_FOUND
 
 
-class _InterruptedSocket:
-    """The transport's socket, whose next ``recv_into`` raises KeyboardInterrupt (Ctrl-C)."""
-
-    def __init__(self, sock: Any) -> None:
-        self._sock = sock
-        self._armed = True
-
-    def recv_into(self, view: Any) -> int:
-        if self._armed:
-            self._armed = False
-            raise KeyboardInterrupt
-        return int(self._sock.recv_into(view))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
-
-
 @pytest.mark.parametrize("how", ["receive", "cursor", "receive_many"])
 @pytest.mark.parametrize("delivery", [0, 1])
 def test_an_interrupted_waiting_receive_takes_no_later_message(
@@ -156,7 +140,7 @@ def test_an_interrupted_waiting_receive_takes_no_later_message(
     q = client.queue(Q)
     cursor = q.cursor()
     cursor._cursor_id()  # the cursor exists on the server before the interrupted call
-    monkeypatch.setattr(client._t, "_sock", _InterruptedSocket(client._t._sock))
+    interrupt_next_read(client._t, monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         if how == "receive":
             q.receive(timeout=60)
