@@ -21,7 +21,7 @@ from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every te
 
 from pymsmq import Message
 from pymsmq.client import connect
-from pymsmq.client.many import give_back
+from pymsmq.client.many import GiveBack
 from pymsmq.hresult import HResult
 from pymsmq.protocol import Action, ErrorResponse, hot
 from pymsmq.protocol import messages as pm
@@ -165,12 +165,12 @@ def test_no_cancel_is_written_to_a_version_1_server(client: Any, monkeypatch: py
     t = client._t
     written: list[object] = []
     monkeypatch.setattr(t, "send_many", lambda requests: written.extend(requests) or [])
-    waiting = give_back(t, 1, waits=True)
+    waiting = GiveBack(t, 1, waits=True)
     monkeypatch.setattr(t, "server_hello", dataclasses.replace(t.server_hello, version=1))
     waiting.interrupted(7)
     assert written == []  # CANCEL_RECEIVE is not an op of version 1
     monkeypatch.setattr(t, "server_hello", dataclasses.replace(t.server_hello, version=2))
-    give_back(t, 1, waits=False).interrupted(7)
+    GiveBack(t, 1, waits=False).interrupted(7)
     assert written == []  # a read that does not wait has nothing to cancel
     waiting.interrupted(7)
     assert written == [pm.CancelReceiveRequest(1, 7)]

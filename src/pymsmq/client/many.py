@@ -38,7 +38,6 @@ __all__ = [
     "FIRST_CHUNK",
     "GiveBack",
     "end_receives",
-    "give_back",
     "held_head",
     "receive_batches",
     "send_batches",
@@ -250,7 +249,7 @@ def receive_batches(
             rids = t.send_many(requests)
             for unread, (rid, asked) in enumerate(zip(rids, asks, strict=True)):
                 # An interrupt while waiting abandons this answer and the later ones of the window:
-                # the messages they hold go back when they arrive (``give_back``).
+                # the messages they hold go back when they arrive (``GiveBack``).
                 response = t.wait(rid)
                 unread += 1
                 if type(response) is ErrorResponse:
@@ -283,7 +282,7 @@ def receive_batches(
                 break
     except BaseException:
         if rids[unread:]:  # answers not read yet: back when they come (nobody waits for them)
-            handler = give_back(t, handle, waits=window_waits)
+            handler = GiveBack(t, handle, waits=window_waits)
             t.abandon(rids[unread:], handler)
             handler.interrupted(rids[unread])  # a first request still waiting stops waiting
         if held:  # (an interrupt, or the connection lost: then these END_RECEIVEs are not written)
@@ -347,11 +346,6 @@ class GiveBack:
         t = self._t
         if self._waits and t.server_hello.version >= _CANCEL_VERSION:
             t.abandon(t.send_many([pm.CancelReceiveRequest(self._handle, rid)]))
-
-
-def give_back(t: Transport, handle: int, waits: bool = False) -> GiveBack:
-    """A ``GiveBack`` for the receives on ``handle``."""
-    return GiveBack(t, handle, waits)
 
 
 def end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQError | None:

@@ -140,7 +140,7 @@ def read_range(
             no_data,
         )
         t = queue._t
-        # Interrupted while waiting, the answer is abandoned: what it holds goes back (give_back).
+        # Interrupted while waiting, the answer is abandoned: what it holds goes back (many.GiveBack).
         give_back = queue._give_back() if req.flags & RangeFlags.CONFIRM else None
         response = t.wait(t.send(req), None, give_back, abandon=True)
         if type(response) is ErrorResponse:

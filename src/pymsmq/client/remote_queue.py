@@ -324,7 +324,7 @@ class RemoteQueue:
         """``Transport.abandon``'s handler for this handle's reads (``many.GiveBack``)."""
         handler = self._give_back_handlers[waits]
         if handler is None:
-            handler = self._give_back_handlers[waits] = many.give_back(self._t, self._handle, waits)
+            handler = self._give_back_handlers[waits] = many.GiveBack(self._t, self._handle, waits)
         return handler
 
     def receive(

@@ -15,7 +15,7 @@ goes to ``parse`` as payload bytes, without events or response objects
 A call interrupted while it waits (Ctrl-C, or any exception raised in the waiting thread) leaves
 its answer on the way.  ``wait``/``roundtrip`` given ``on_abandon`` then *abandon* it: whichever
 thread reads that answer later hands it to ``on_abandon`` once it stops reading (the client gives
-back the messages a two-phase receive holds, ``many.give_back``), and ``abandon`` drops the answers
+back the messages a two-phase receive holds, ``many.GiveBack``), and ``abandon`` drops the answers
 of requests nobody will wait for, so they neither pile up nor keep messages held until the
 connection closes.
 """

@@ -29,7 +29,7 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
-from pymsmq.server.event_loop import EVENT_LOOPS, EventLoop, UvloopMissing, describe, loop_factory
+from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_factory
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
@@ -130,12 +130,12 @@ class ServerConfig:
             )
         if self.max_connections < 1 or self.max_in_flight < 1:
             raise ConfigError("connection and in-flight limits must be at least 1")
-        if self.event_loop not in EVENT_LOOPS:
-            raise ConfigError(f"the event loop is one of {', '.join(EVENT_LOOPS)}, not {self.event_loop!r}")
         try:
             loop_factory(self.event_loop)
         except UvloopMissing as exc:
             raise ConfigError(f"--event-loop uvloop: {exc}") from None
+        except ValueError as exc:  # not one of EVENT_LOOPS
+            raise ConfigError(str(exc)) from None
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The server TLS context, or None."""
