@@ -102,6 +102,8 @@ class RemoteQueue:
         self._receive_ms = -1
         self._receive_timeout: object = _MISSING
         self._receive_xact: TransactionRef = None
+        # The payload's abandonment handler (``_give_back``), cached with it.
+        self._receive_give_back: many.GiveBack | None = None
         #: ``_give_back(waits)``'s handlers, made on first use (index: waits).
         self._give_back_handlers: list[many.GiveBack | None] = [None, None]
 
@@ -344,9 +346,10 @@ class RemoteQueue:
             )
             self._receive_ms, self._receive_xact = ms, xact
             self._receive_timeout = timeout
-        # Interrupted while waiting, the answer is abandoned: a message it holds goes back, and a
-        # receive still waiting on the server is cancelled.
-        give_back = self._give_back(ms != 0) if flags or ms else None
+            # Interrupted while waiting, the answer is abandoned: a message it holds goes back, and
+            # a receive still waiting on the server is cancelled.
+            self._receive_give_back = self._give_back(ms != 0) if flags or ms else None
+        give_back = self._receive_give_back
         response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer, give_back)
         if response is NOT_SENT:
             response = t.wait(

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
     from pymsmq.server.stats import ServerStats
+    from pymsmq.server.waits import Cancels
 
 __all__ = ["PROPID_PYMSMQ_SERVER_STATS", "OpsMixin", "queue_stats"]
 
@@ -103,7 +104,7 @@ class OpsMixin:
     identity: str
     handles: dict[int, Handle]
     holds: Holds
-    cancels: dict[int, tuple[Handle, Callable[[], None]]]
+    cancels: Cancels
     cursors: dict[int, Any]
     transactions: dict[Any, Transaction]
     _next_cursor: int
@@ -281,13 +282,12 @@ class OpsMixin:
         MQ_ERROR_OPERATION_CANCELLED; STATUS_NOT_FOUND when no such read waits ([MS-MQDMPR]
         3.1.7.1.17: it was answered already, or never waited)."""
         h = self.handle(req.handle)  # [MS-MQRR] 3.1.4.8: a handle not closed
-        entry = self.cancels.get(req.request_id)
-        if entry is None or entry[0] is not h:
+        stop = self.cancels.take(req.request_id, h)
+        if stop is None:
             raise MSMQError(
                 f"no read {req.request_id} waits on handle {req.handle}", HResult.STATUS_NOT_FOUND
             )
-        del self.cancels[req.request_id]
-        entry[1]()
+        stop()
         return pm.CancelReceiveResponse()
 
     # ------------------------------------------------------------------ transactions

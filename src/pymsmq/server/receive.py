@@ -29,7 +29,7 @@ from pymsmq.protocol.message_codec import (
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Cursor
 from pymsmq.server.reads import reader
-from pymsmq.server.waits import ArrivalWait
+from pymsmq.server.waits import ArrivalWait, Cancels
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class ReceiveMixin:
     loop: asyncio.AbstractEventLoop
     pending: int
     waits: set[ArrivalWait]
-    cancels: dict[int, tuple[Handle, Callable[[], None]]]
+    cancels: Cancels
     closed: bool
     holds: Holds
 

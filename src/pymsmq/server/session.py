@@ -48,7 +48,7 @@ from pymsmq.server.holds import Holds, release_all
 from pymsmq.server.ops import OpsMixin
 from pymsmq.server.receive import ReceiveMixin
 from pymsmq.server.send import SendMixin
-from pymsmq.server.waits import ArrivalWait
+from pymsmq.server.waits import ArrivalWait, Cancels
 from pymsmq.server.workers import chain_future
 from pymsmq.wire.security import MQQueueAccessMask
 
@@ -116,8 +116,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.closed = False
         self.pending = 0  # requests running off the loop or parked on a notification
         self.waits: set[ArrivalWait] = set()
-        #: Waiting reads CANCEL_RECEIVE may stop: request id -> (its queue handle, how to stop it).
-        self.cancels: dict[int, tuple[Handle, Callable[[], None]]] = {}
+        #: Waiting reads CANCEL_RECEIVE may stop.
+        self.cancels = Cancels()
         #: Messages held by two-phase receives until END_RECEIVE (holds.py).
         self.holds = Holds()
         self.opened_at = self.last_activity = time.monotonic()
@@ -433,7 +433,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             if owner is not None:
                 switch = WaitCancel()
                 stop = switch.cancel
-                self.cancels[rid] = (owner, stop)
+                self.cancels.add(rid, owner, stop)
                 waiting = fn
                 fn = lambda: switch.run(waiting)  # noqa: E731
             submit: Callable[[], asyncio.Future[Any]] = lambda: self.loop.run_in_executor(wait_pool, fn)  # noqa: E731
@@ -458,9 +458,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         def done(f: asyncio.Future[Any]) -> None:
             self.pending -= 1
             if wait and owner is not None:
-                entry = self.cancels.get(rid)
-                if entry is not None and entry[1] is stop:
-                    del self.cancels[rid]
+                self.cancels.forget(rid, stop)
             if f.cancelled():
                 self.fail(rid, MSMQError("cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
                 return

@@ -23,7 +23,39 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.server.session import Handle
 
-__all__ = ["ArrivalWait", "WaitOwner"]
+__all__ = ["ArrivalWait", "Cancels", "WaitOwner"]
+
+
+class Cancels:
+    """The waiting reads of one connection that CANCEL_RECEIVE may stop ([MS-MQRR] 3.1.4.8), by
+    request id, each with its queue handle and the callable that stops it."""
+
+    __slots__ = ("_reads",)
+
+    def __init__(self) -> None:
+        self._reads: dict[int, tuple[Handle, Callable[[], None]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._reads)
+
+    def add(self, rid: int, handle: Handle, stop: Callable[[], None]) -> None:
+        """Read ``rid`` on ``handle`` waits; ``stop()`` ends it (a later ``add`` for ``rid`` replaces it)."""
+        self._reads[rid] = (handle, stop)
+
+    def forget(self, rid: int, stop: Callable[[], None]) -> None:
+        """Read ``rid`` no longer waits: its entry goes, unless another ``stop`` took it over (a wait
+        handed on to a pool thread)."""
+        entry = self._reads.get(rid)
+        if entry is not None and entry[1] is stop:
+            del self._reads[rid]
+
+    def take(self, rid: int, handle: Handle) -> Callable[[], None] | None:
+        """The ``stop`` of read ``rid`` if it waits on ``handle`` (its entry goes); else None."""
+        entry = self._reads.get(rid)
+        if entry is None or entry[0] is not handle:
+            return None
+        del self._reads[rid]
+        return entry[1]
 
 
 class WaitOwner(Protocol):
@@ -32,8 +64,7 @@ class WaitOwner(Protocol):
     loop: asyncio.AbstractEventLoop
     pending: int
     waits: set[ArrivalWait]
-    #: Waiting reads CANCEL_RECEIVE may stop: request id -> (its queue handle, how to stop it).
-    cancels: dict[int, tuple[Handle, Callable[[], None]]]
+    cancels: Cancels
     closed: bool
 
     def fail(self, rid: int, exc: BaseException) -> None:
@@ -80,7 +111,7 @@ class ArrivalWait:
         session.pending += 1
         session.waits.add(self)
         self._stop: Callable[[], None] = self._cancel_request
-        session.cancels[rid] = (handle, self._stop)
+        session.cancels.add(rid, handle, self._stop)
         self._arm()
 
     def _remaining(self) -> float | None:
@@ -144,9 +175,7 @@ class ArrivalWait:
         session = self.session
         session.pending -= 1
         session.waits.discard(self)
-        entry = session.cancels.get(self.rid)
-        if entry is not None and entry[1] is self._stop:  # (an off-loop read may have taken over)
-            del session.cancels[self.rid]
+        session.cancels.forget(self.rid, self._stop)
 
     def _cancel_request(self) -> None:
         # CANCEL_RECEIVE ([MS-MQRR] 3.1.4.8): answered MQ_ERROR_OPERATION_CANCELLED.
