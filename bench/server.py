@@ -24,6 +24,7 @@ this interpreter's environment.  The tests never do this.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing as mp
 import os
 import shutil
@@ -34,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,18 @@ def start_pymsmq(data: str, src: str | None = None, *args: str) -> tuple[subproc
     line = proc.stdout.readline()
     port = int(line.strip().rpartition(":")[2])
     return proc, f"msmq://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def pymsmq_serving(data: str, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``start_pymsmq(data, None, *args)`` with the benchmark queue created; stopped (SIGTERM) after."""
+    proc, url = start_pymsmq(data, None, *args)
+    try:
+        pymsmq_prepare(url)
+        yield proc, url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
 
 
 def pymsmq_express(url: str, seconds: float) -> dict[str, float]:
@@ -720,9 +733,7 @@ def main() -> None:
             f"per put {server_us:.0f} us in the server and {client_us:.0f} us in the clients"
         )
         print(notes[-1], flush=True)
-    proc, url = start_pymsmq(os.path.join(tmp, "qm"))
-    try:
-        pymsmq_prepare(url)
+    with pymsmq_serving(os.path.join(tmp, "qm")) as (proc, url):
         loop_name = _server_event_loop(url)
         notes.append(
             f"`pymsmq serve` ran on {loop_name} (`--event-loop auto`); the floors' servers and the "
@@ -765,13 +776,8 @@ def main() -> None:
             f"at once {tx_four / 1000:.1f}k/s (no peer measured)"
         )
         print("pymsmq:", {k: round(v) for k, v in results["pymsmq"].items()}, notes[-1], flush=True)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
     for mode in ("loop", "thread"):  # the other places recoverable sends can be written
-        proc, url = start_pymsmq(os.path.join(tmp, f"qm-{mode}"), None, "--durable-writes", mode)
-        try:
-            pymsmq_prepare(url)
+        with pymsmq_serving(os.path.join(tmp, f"qm-{mode}"), "--durable-writes", mode) as (proc, url):
             cpu = {}
             rate = concurrent(_pymsmq_durable_worker, url, 32, secs, proc.pid, cpu)
             results["pymsmq"][f"recoverable sends, 32 clients, --durable-writes {mode}"] = rate
@@ -781,13 +787,8 @@ def main() -> None:
                 f"{_rate_and_cpu(rate, cpu)}"
             )
             print(notes[-1], flush=True)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
     # The same server on asyncio's own loop: what uvloop (--event-loop auto) gives the express paths.
-    proc, url = start_pymsmq(os.path.join(tmp, "qm-asyncio"), None, "--event-loop", "asyncio")
-    try:
-        pymsmq_prepare(url)
+    with pymsmq_serving(os.path.join(tmp, "qm-asyncio"), "--event-loop", "asyncio") as (_, url):
         on_asyncio = pymsmq_express(url, secs)
         for key, rate in on_asyncio.items():
             results["pymsmq"][f"{key}, --event-loop asyncio"] = rate
@@ -797,9 +798,6 @@ def main() -> None:
             f"{on_asyncio['express pipelined'] / 1000:.1f}k/s"
         )
         print(notes[-1], flush=True)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
     for mode, (idle, busy) in latency.items():
         notes.append(
             f"Express send + receive round trip (one client, its own queue), `--durable-writes {mode}`: "
