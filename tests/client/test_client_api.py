@@ -128,6 +128,36 @@ def test_blocked_receive_wakes_on_send(qm: Any, qm_factory: Any) -> None:
     t.join()
 
 
+@pytest.mark.parametrize("read", ["receive", "peek", "receive_many"])
+def test_closing_the_handle_wakes_a_read_waiting_on_it(qm: Any, read: str) -> None:
+    # The embedded queue manager fails a read blocked on a handle that another thread closes with
+    # MQ_ERROR_INVALID_HANDLE at once; the server must answer the parked request the same way (it
+    # stayed unanswered, its timeout ignored).
+    q = qm.create_queue(Q)
+    outcome: list[object] = []
+
+    def reader() -> None:
+        try:
+            outcome.append(
+                getattr(q, read)(2, timeout=20) if read == "receive_many" else getattr(q, read)(timeout=20)
+            )
+        except MSMQError as exc:
+            outcome.append(exc.hresult)
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    time.sleep(0.3)  # the read is waiting
+    start = time.monotonic()
+    q.close()
+    t.join(10)
+    assert not t.is_alive(), "the read still waits on a closed handle"
+    assert outcome == [H.MQ_ERROR_INVALID_HANDLE]
+    assert time.monotonic() - start < 5
+    again = qm.queue(Q)  # the connection serves on; nothing was taken
+    again.send(Message(body=b"after"))
+    assert again.receive(timeout=5).body == b"after"
+
+
 def test_send_checks(qm: Any) -> None:
     q = qm.create_queue(Q)
     assert hresult_of(q.send, "not a message") == H.MQ_ERROR_INVALID_PARAMETER

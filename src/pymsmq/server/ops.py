@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
     from pymsmq.server.stats import ServerStats
-    from pymsmq.server.waits import Cancels
+    from pymsmq.server.waits import ArrivalWait, Cancels
 
 __all__ = ["PROPID_PYMSMQ_SERVER_STATS", "OpsMixin", "queue_stats"]
 
@@ -105,6 +105,7 @@ class OpsMixin:
     handles: dict[int, Handle]
     holds: Holds
     cancels: Cancels
+    waits: set[ArrivalWait]
     cursors: dict[int, Any]
     transactions: dict[Any, Transaction]
     _next_cursor: int
@@ -196,6 +197,12 @@ class OpsMixin:
             raise MSMQError(f"no queue handle {req.handle}", HResult.MQ_ERROR_INVALID_HANDLE)
         for c in h.cursors:
             self.cursors.pop(c, None)
+        # Reads parked on the handle's arrival notification end as a read blocked on a handle that
+        # is closed does in the queue manager (qm.waiters): MQ_ERROR_INVALID_HANDLE.  Closing the
+        # queue only cancels the notification silently, which left the request unanswered.
+        closed = MSMQError(f"the queue handle {req.handle} was closed", HResult.MQ_ERROR_INVALID_HANDLE)
+        for wait in [w for w in self.waits if w.handle is h]:
+            wait.abandon(closed)
         h.queue.close()
         held = self.holds.close_handle(req.handle)
         if held:  # never acknowledged, and END_RECEIVE needs an open handle: back in their queues
