@@ -227,6 +227,37 @@ def test_cursor_walk_and_receive_current(qm: Any) -> None:
     assert q.peek_current(0).body == b"\x00"
 
 
+@pytest.mark.parametrize("bad", [-1, float("nan"), "x", True])
+def test_a_cursor_on_a_message_refuses_a_bad_timeout_and_keeps_the_message(qm: Any, bad: object) -> None:
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"kept"))
+    c = q.cursor()
+    assert c.peek_current(0).body == b"kept"  # the cursor stands on the message
+    assert hresult_of(c.receive_current, bad) == H.MQ_ERROR_INVALID_PARAMETER
+    assert hresult_of(c.peek_current, bad) == H.MQ_ERROR_INVALID_PARAMETER
+    assert q.message_count == 1
+    assert c.receive_current(0).body == b"kept"
+
+
+@pytest.mark.parametrize("endless", [float("inf"), 1e308, 0xFFFFFFFF / 1000, 1e10])
+def test_timeouts_of_infinite_milliseconds_or_more_wait_forever(qm: Any, endless: float) -> None:
+    # MSMQ's timeout is a DWORD of milliseconds, INFINITE = 0xFFFFFFFF ([MC-MQAC] 3.11.4.1): such
+    # timeouts (and longer ones) wait like None instead of failing (OverflowError before).
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"there"))
+    assert q.receive(timeout=endless).body == b"there"
+
+    def later() -> None:
+        time.sleep(0.3)
+        q.send(Message(body=b"later"))
+
+    t = threading.Thread(target=later)
+    t.start()
+    assert q.peek(timeout=endless).body == b"later"
+    assert [m.body for m in q.receive_many(5, timeout=endless)] == [b"later"]
+    t.join()
+
+
 # ---------------------------------------------------------------------------- lookup ids
 
 

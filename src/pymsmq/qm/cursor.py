@@ -10,6 +10,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.qm.access import _PEEK, _RECEIVE, _err
 from pymsmq.qm.index import Entry, MessageIndex
+from pymsmq.qm.waiters import normalize_timeout
 
 if TYPE_CHECKING:
     from pymsmq.qm.hold import Hold
@@ -61,6 +62,7 @@ class Cursor:
         with q._qm._lock:
             q._check(_PEEK | _RECEIVE)
             if self._read:
+                normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 return self._current(True).message.copy()
             return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
 
@@ -81,6 +83,7 @@ class Cursor:
         with q._qm._lock:
             q._check(_RECEIVE)
             if self._read:
+                normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 entry = self._current(False)
                 self._read = False
                 return q._read(lambda index: entry, False, 0, transaction)

@@ -26,14 +26,25 @@ T = TypeVar("T")
 INFINITE_MS: Final = 0xFFFFFFFF
 
 
+#: INFINITE (0xFFFFFFFF milliseconds) in seconds: a timeout this long or longer never ends.
+_INFINITE_SECONDS: Final = 0xFFFFFFFF / 1000
+
+
 def normalize_timeout(timeout: float | None) -> float | None:
-    """Seconds to wait: ``None`` (forever) or a non-negative number; negative is INVALID_PARAMETER."""
+    """Seconds to wait: ``None`` (forever) or a non-negative number; negative is INVALID_PARAMETER.
+
+    MSMQ's receive timeout is a DWORD of milliseconds whose largest value, INFINITE (0xFFFFFFFF),
+    means no timeout ([MC-MQAC] 3.11.4.1 ReceiveTimeout; mq.h MQReceiveMessage dwTimeout): a timeout
+    of that many milliseconds or more (``math.inf`` included) is forever, as ``None`` is.
+    """
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout != timeout:
         raise MSMQError(f"invalid timeout {timeout!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
     if timeout < 0:
         raise MSMQError(f"invalid timeout {timeout!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+    if timeout >= _INFINITE_SECONDS:
+        return None
     return float(timeout)
 
 
