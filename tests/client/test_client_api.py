@@ -342,6 +342,31 @@ def test_subqueues_and_move(qm: Any) -> None:
     assert hresult_of(q.move, 999999, "retry") == H.MQ_ERROR_MESSAGE_NOT_FOUND
 
 
+@pytest.mark.parametrize("word", ["JOURNAL", "journal", "DEADLETTER", "DeadXact", "XACTONLY"])
+def test_format_name_suffix_words_are_not_subqueue_names(qm: Any, word: str) -> None:
+    # docs/spec-decisions.md "Names": ;JOURNAL is the journal suffix, and DEADLETTER, DEADXACT and
+    # XACTONLY cannot be subqueue names (a subqueue JOURNAL was unreachable by format name).
+    q = qm.create_queue(Q, journal=True)
+    q.send(Message(body=b"m"))
+    lid = q.peek(0).lookup_id
+    assert hresult_of(q.move, lid, word) == H.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+    assert hresult_of(q.subqueue, word) == H.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+    assert q.message_count == 1 and q.subqueue_names == []
+    if word.upper() != "JOURNAL":
+        assert hresult_of(qm.queue, f"{Q};{word}") == H.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+        assert hresult_of(qm.queue, f"{q.format_name};{word}") == H.MQ_ERROR_ILLEGAL_FORMATNAME
+
+
+def test_a_path_name_with_journal_names_the_queues_journal(qm: Any) -> None:
+    # As its format name does (format_name() of the path gives "<format name>;JOURNAL").
+    q = qm.create_queue(Q, journal=True)
+    q.send(Message(body=b"kept"))
+    q.receive(0)
+    j = qm.queue(Q + ";journal")
+    assert j.format_name == q.format_name + ";JOURNAL" == qm.format_name(Q + ";JOURNAL")
+    assert j.receive(0).body == b"kept"
+
+
 def test_transactional_move(qm: Any) -> None:
     tq = qm.create_queue(TQ, transactional=True)
     tq.send(Message(body=b"m"), 3)

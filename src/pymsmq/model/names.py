@@ -28,6 +28,7 @@ from pymsmq.hresult import HResult
 from pymsmq.wire.path_name import PathGrammar, PathName, check_subqueue
 
 __all__ = [
+    "RESERVED_SUBQUEUE_NAMES",
     "LocalFormat",
     "QueuePath",
     "format_name_from_path",
@@ -38,6 +39,10 @@ __all__ = [
 # The 2.1.1 path grammar (computer, queue name, subqueue) lives in pymsmq.wire.path_name.
 _HEX: Final = re.compile(r"[0-9A-Fa-f]{1,8}")
 _SYSTEM_QUEUES: Final = ("JOURNAL", "DEADLETTER", "DEADXACT")
+#: The format-name suffix words ([MS-MQMQ] 2.1 Suffix, QUEUE_SUFFIX_TYPE): no subqueue takes one of
+#: these names (docs/spec-decisions.md "Names"; a subqueue named JOURNAL could not be told from the
+#: queue's journal in a format name).  A path name's ``;JOURNAL`` names the queue's journal.
+RESERVED_SUBQUEUE_NAMES: Final = frozenset({"JOURNAL", "DEADLETTER", "DEADXACT", "XACTONLY"})
 
 
 def _bad_path(text: str, why: str) -> FormatNameError:
@@ -63,6 +68,10 @@ def validate_subqueue_name(name: str) -> str:
     if not isinstance(name, str):
         raise FormatNameError(f"illegal subqueue name {name!r}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
     check_subqueue(name)
+    if name.upper() in RESERVED_SUBQUEUE_NAMES:
+        raise FormatNameError(
+            f"{name} is a format-name suffix, not a subqueue name", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+        )
     return name
 
 
@@ -90,6 +99,8 @@ class QueuePath:
             if name not in _SYSTEM_QUEUES:
                 raise _bad_path(text, "unknown system queue")
             return cls(path.computer, "system", name)
+        if path.subqueue is not None and path.subqueue.upper() in RESERVED_SUBQUEUE_NAMES - {"JOURNAL"}:
+            raise _bad_path(text, f"{path.subqueue} is a format-name suffix, not a subqueue name")
         return cls(path.computer, "private" if path.private else "public", path.queue_name, path.subqueue)
 
     @property
@@ -207,6 +218,8 @@ class LocalFormat:
                     check_subqueue(token)
                 except FormatNameError:
                     raise _bad_format(text, "bad subqueue name") from None
+                if suffix in RESERVED_SUBQUEUE_NAMES:
+                    raise _bad_format(text, f"{token} is a format-name suffix, not a subqueue name")
                 subqueue, suffix = token, ""
             return cls(keyword.lower(), suffix, subqueue, guid=guid, number=number)
         raise _bad_format(text, f"{keyword}= does not name a local queue")

@@ -565,6 +565,12 @@ class QueueManager(QueueCatalog):
         state = self._queues.get(path.key)
         if state is None:
             raise _err(f"queue {name!r} not found", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+        if path.subqueue is not None and path.subqueue.upper() == "JOURNAL":
+            # The path's ";JOURNAL" names the journal, as in the format name format_name() gives
+            # for it ("append the subqueueName at the end": PRIVATE=...;JOURNAL).
+            if state.journal is None:
+                raise _err(f"queue {name!r} has no journal", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
+            return state.journal, None
         return state, path.subqueue
 
     def format_name(self, name: str) -> str:
