@@ -98,10 +98,15 @@ class Queue(LookupIdOps):
     ) -> Queue:
         if access is None:
             access = _ALL
-        elif access not in (_RECEIVE, _SEND, _PEEK, _RECEIVE | _SEND | _PEEK):
-            # 0x81/0xA0 (MQ_ADMIN_ACCESS) open an outgoing queue; a local queue has none.
+        elif (
+            not isinstance(access, int)
+            or isinstance(access, bool)
+            or access not in (_RECEIVE, _SEND, _PEEK, _RECEIVE | _SEND | _PEEK)
+        ):
+            # 0x81/0xA0 (MQ_ADMIN_ACCESS) open an outgoing queue; a local queue has none.  (1.0 and
+            # True compare equal to MQ_RECEIVE_ACCESS but are no access mode.)
             raise _err(f"unsupported access mode {access!r}", HResult.MQ_ERROR_UNSUPPORTED_ACCESS_MODE)
-        if share not in (0, 1):
+        if not isinstance(share, int) or isinstance(share, bool) or share not in (0, 1):
             raise _err(f"invalid share mode {share!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
         if access == _SEND and share != 0:
             # [MC-MQAC] 3.10.4.1.34 step 2: send access with a share mode other than MQ_DENY_NONE.
@@ -110,11 +115,14 @@ class Queue(LookupIdOps):
             validate_subqueue_name(subqueue)
         # [MS-MQDMPR] 3.1.7.1.5 step 5 / [MC-MQAC] 2.2.2.2: MQ_DENY_RECEIVE_SHARE needs no other open
         # descriptor; a receiver cannot join a queue someone opened with MQ_DENY_RECEIVE_SHARE.
-        for other in state.handles:
-            if other._closed:
-                continue
-            if share == 1 or (other._share == 1 and access & _RECEIVE):
-                raise _err("the queue is open for exclusive receive", HResult.MQ_ERROR_SHARING_VIOLATION)
+        # Closing a handle takes it out of ``handles`` (and ``exclusive_handles``), so each test is
+        # O(1) however many handles are open.
+        if share == 1:
+            refused = any(not other._closed for other in state.handles)
+        else:
+            refused = bool(access & _RECEIVE) and any(not o._closed for o in state.exclusive_handles)
+        if refused:
+            raise _err("the queue is open for exclusive receive", HResult.MQ_ERROR_SHARING_VIOLATION)
         handle = object.__new__(cls)
         handle._qm = qm
         handle._state = state
@@ -124,6 +132,8 @@ class Queue(LookupIdOps):
         handle._closed = False
         handle._cursor = None
         state.handles.add(handle)
+        if share == 1:
+            state.exclusive_handles.add(handle)
         return handle
 
     def __repr__(self) -> str:
@@ -222,6 +232,7 @@ class Queue(LookupIdOps):
             if not self._closed:
                 self._closed = True
                 self._state.handles.discard(self)
+                self._state.exclusive_handles.discard(self)
                 self._state.cond.notify_all()
 
     def __enter__(self) -> Queue:

@@ -33,6 +33,7 @@ class QueueState:
         "__weakref__",
         "cond",
         "deleted",
+        "exclusive_handles",
         "format_name",
         "handles",
         "index",
@@ -75,6 +76,8 @@ class QueueState:
         self.cond = WatchedCondition(lock)
         self.deleted = False
         self.handles: weakref.WeakSet[Queue] = weakref.WeakSet()
+        #: The open handles of ``handles`` opened with MQ_DENY_RECEIVE_SHARE (at most one).
+        self.exclusive_handles: weakref.WeakSet[Queue] = weakref.WeakSet()
         self.next_lookup = 1
         self.reserved_lookup = 0
 

@@ -116,11 +116,17 @@ class AccessPolicy:
         if not isinstance(data, dict):
             raise ValueError("the policy must be a JSON object")
         owner = data.get("owner", OWNER)
-        if not isinstance(owner, str):
-            raise ValueError("owner must be a string")
+        if not isinstance(owner, str) or not owner:
+            raise ValueError("owner must be a non-empty string")
         tokens_raw = data.get("tokens", {})
         if not isinstance(tokens_raw, dict) or not all(isinstance(v, str) for v in tokens_raw.values()):
             raise ValueError("tokens must map token strings to identity names")
+        # An empty token is what a client without one presents: it would let anybody in (with a
+        # public bind that "requires a token" all the same); an empty identity is nobody.
+        if "" in tokens_raw:
+            raise ValueError("a token must not be empty")
+        if "" in tokens_raw.values():
+            raise ValueError("an identity name must not be empty")
         tokens = {k.encode(): v for k, v in tokens_raw.items()}
         if extra_token:
             tokens[extra_token.encode() if isinstance(extra_token, str) else extra_token] = owner

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
+from pymsmq.protocol.states import State
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
 from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_factory
@@ -51,6 +52,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("pymsmq.server")
+#: A connection in these states has not finished its handshake (the housekeeper times it).
+_HANDSHAKING: Final = (State.AWAIT_HELLO, State.SEND_HELLO)
 
 #: Cyclic-GC thresholds (``gc.set_threshold``) while ``run`` serves.  A server holds every queued
 #: message as Python objects and allocates several per request; with the defaults (700, 10, 10) the
@@ -175,9 +178,24 @@ class Server:
         """Bind and start accepting; returns the bound (host, port) pairs."""
         self.loop = self.work_pool.loop = self.send_batcher.loop = asyncio.get_running_loop()
         cfg = self.config
+        context = cfg.ssl_context()
+        # A TLS handshake is part of the connection's handshake: the same 10 s (docs/protocol.md
+        # 11), not asyncio's 60 s default.
         self._server = await self.loop.create_server(
-            lambda: Session(self), cfg.host, cfg.port, ssl=cfg.ssl_context(), reuse_address=True, backlog=1024
+            lambda: Session(self),
+            cfg.host,
+            cfg.port,
+            ssl=context,
+            reuse_address=True,
+            backlog=1024,
+            ssl_handshake_timeout=None if context is None else cfg.slow_timeout,
         )
+        if context is None and not is_loopback(cfg.host):
+            log.warning(
+                "listening on %s without TLS: tokens and messages travel in clear text "
+                "(--tls-cert/--tls-key)",
+                cfg.host,
+            )
         self.addresses = [s.getsockname()[:2] for s in self._server.sockets]
         self._housekeeper = self.loop.create_task(self._housekeeping())
         self.event_loop = describe(self.loop)
@@ -224,13 +242,17 @@ class Server:
             self.stats.sample()
             now = time.monotonic()
             for s in list(self.sessions):
-                if s.identity == "" and now - s.opened_at > cfg.slow_timeout:
+                if s.conn.state in _HANDSHAKING and now - s.opened_at > cfg.slow_timeout:
                     log.warning("%s did not complete the handshake in time", s.peer)
                     s.goodbye(HResult.MQ_ERROR_IO_TIMEOUT, "handshake timeout")
                 elif s.partial_since is not None and now - s.partial_since > cfg.slow_timeout:
                     log.warning("%s is too slow sending a frame", s.peer)
                     s.goodbye(HResult.MQ_ERROR_IO_TIMEOUT, "slow sender")
-                elif not s.conn.in_flight and s.pending == 0 and now - s.last_activity > cfg.idle_timeout:
+                elif s.conn.in_flight or s.pending:
+                    # Busy (a receive may wait for longer than the idle timeout): the idle time
+                    # counts from its answer (within this tick), not from the request.
+                    s.last_activity = now
+                elif now - s.last_activity > cfg.idle_timeout:
                     log.info("%s idle for %.0f s", s.peer, now - s.last_activity)
                     s.goodbye(HResult.S_OK, "idle timeout")
 

@@ -108,6 +108,8 @@ class OpsMixin:
     waits: set[ArrivalWait]
     cursors: dict[int, Any]
     transactions: dict[Any, Transaction]
+    #: ``op_begin_transaction`` forgets finished transactions when the table holds more than this.
+    _forget_transactions_at: int = 4096
     _next_cursor: int
 
     if TYPE_CHECKING:
@@ -299,10 +301,13 @@ class OpsMixin:
 
     # ------------------------------------------------------------------ transactions
     def op_begin_transaction(self, req: pm.BeginTransactionRequest) -> pm.Response:
-        if len(self.transactions) > 4096:
-            # Forget finished transactions (their ids then give MQ_ERROR_TRANSACTION_USAGE).
+        if len(self.transactions) > self._forget_transactions_at:
+            # Forget finished transactions (their ids then give MQ_ERROR_TRANSACTION_USAGE).  The
+            # next sweep waits until the table has doubled: one pass per doubling, not one per BEGIN
+            # once more than 4096 are active (each BEGIN scanned them all, on the loop).
             for tid in [t for t, tx in self.transactions.items() if not tx.active]:
                 del self.transactions[tid]
+            self._forget_transactions_at = max(4096, 2 * len(self.transactions))
         tx = self.qm.begin_transaction()
         self.transactions[tx.id] = tx
         return pm.BeginTransactionResponse(tx.id)

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -60,6 +61,12 @@ __all__ = ["Session"]
 
 log = logging.getLogger("pymsmq.server")
 _M = MQQueueAccessMask
+#: The transport's write buffer pauses reading above this (``set_write_buffer_limits``), and
+#: requests already read wait in the backlog while this much is queued to go out.
+_OUT_HIGH: Final = 4 << 20
+#: Answers a client leaves unread beyond this close its connection (answers that were running when
+#: writing paused: off-loop work and waits; docs/protocol.md 10).
+UNREAD_ANSWERS_LIMIT: Final = 64 << 20
 
 
 class Handle:
@@ -110,6 +117,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self._next_handle = 1
         self._next_cursor = 1
         self._out: list[bytes] = []
+        self._out_size = 0  # bytes in _out
+        #: Events read but not handled yet: requests wait here while answers cannot go out.
+        self._backlog: deque[object] = deque()
         #: True while a flush is due: scheduled with call_soon, or at the end of data_received.
         self._flush_pending = False
         self._paused = False
@@ -130,7 +140,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         transport = self.transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        transport.set_write_buffer_limits(high=4 << 20)
+        transport.set_write_buffer_limits(high=_OUT_HIGH)
         self.server.sessions.add(self)
         self.stats.connections_total += 1
         self.stats.connections_open += 1
@@ -140,7 +150,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         if self.closed:
             return
         fast = self.conn.request_fast(data)
-        if fast is not None:
+        if fast is not None and not self._backlog:
             # Fast lane: exactly one SEND or RECEIVE request arrived (one request in flight): no
             # event list, no RequestReceived; the same bookkeeping as the general path below.
             # Its answer is written at once by ``answer_fast`` when nothing else is waiting to go out.
@@ -170,7 +180,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         # Answers written while these events are handled go out in one write at the end.
         self._flush_pending = True
         try:
-            events = self.conn.receive_data(data)
+            events = [RequestReceived(*fast)] if fast is not None else self.conn.receive_data(data)
         except ProtocolError as exc:
             for event in exc.events:
                 # What was complete before the bad frame still counts, except a CLIENT_HELLO: the
@@ -183,7 +193,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, str(exc)))
             return
         try:
-            for event in events:
+            backlog = self._backlog
+            for i, event in enumerate(events):
+                if backlog or self._paused or self._out_size > _OUT_HIGH:
+                    # The answers cannot go out as fast as requests come: the rest wait (and
+                    # reading stops) until the client has read what is queued (resume_writing).
+                    backlog.extend(events[i:])
+                    self._pause_reading()
+                    break
                 if type(event) is RequestReceived:
                     # Fast path: requests go straight to dispatch (no _on_event call each).
                     self.stats.requests += 1
@@ -191,8 +208,36 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 else:
                     self._on_event(event)
         finally:
-            self.partial_since = (self.partial_since or now) if self.conn.buffered else None
+            # The slow-sender clock times the frame now buffered (docs/protocol.md 11: "inside one
+            # frame for 10 s"): it starts again whenever a frame completed in this read.
+            if not self.conn.buffered:
+                self.partial_since = None
+            elif events or self.partial_since is None:
+                self.partial_since = now
             self._flush()
+            if self._backlog and not self._paused:
+                self.loop.call_soon(self._drain_backlog)  # everything went out at once
+
+    def _drain_backlog(self) -> None:
+        # Handle the events that waited, as long as their answers can go out; then read again.
+        backlog = self._backlog
+        self._flush_pending = True
+        try:
+            while backlog and not self._paused and self._out_size <= _OUT_HIGH and not self.closed:
+                self._on_event(backlog.popleft())
+        finally:
+            self._flush()
+        if self.closed or self.transport is None:
+            backlog.clear()
+        elif backlog:
+            if not self._paused:
+                self.loop.call_soon(self._drain_backlog)
+        elif not self._paused:
+            self.transport.resume_reading()
+
+    def _pause_reading(self) -> None:
+        if self.transport is not None:
+            self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
         try:
@@ -208,7 +253,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self._teardown()
 
     def pause_writing(self) -> None:
-        # Backpressure: a client that does not read its answers stops being read.
+        # Backpressure: a client that does not read its answers stops being read, and the requests
+        # already read wait in the backlog (data_received).
         if self.transport is not None and not self._paused:
             self._paused = True
             self.transport.pause_reading()
@@ -216,17 +262,22 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.transport is not None and self._paused:
             self._paused = False
-            self.transport.resume_reading()
+            if self._backlog:
+                self._drain_backlog()
+            else:
+                self.transport.resume_reading()
 
     # ------------------------------------------------------------------ output
     def _write(self, data: bytes) -> None:
         self._out.append(data)
+        self._out_size += len(data)
         if not self._flush_pending:
             self._flush_pending = True
             self.loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_pending = False
+        self._out_size = 0
         if not self._out or self.transport is None or self.closed:
             self._out.clear()
             return
@@ -234,6 +285,18 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self._out.clear()
         self.stats.bytes_out += len(data)
         self.transport.write(data)
+        if self._paused:
+            self._check_unread()
+
+    def _check_unread(self) -> None:
+        # Answers of work that was already running when writing paused still come; a client that
+        # leaves more than UNREAD_ANSWERS_LIMIT of them unread is dropped (its buffer with it).
+        transport = self.transport
+        if transport is None or transport.get_write_buffer_size() <= UNREAD_ANSWERS_LIMIT:
+            return
+        log.warning("%s does not read its answers (over %d bytes): closing", self.peer, UNREAD_ANSWERS_LIMIT)
+        self._teardown()
+        transport.abort()
 
     def answer(self, rid: int, response: pm.Response | ErrorResponse) -> None:
         """Send the answer to request ``rid`` (dropped if the connection is gone)."""
@@ -268,6 +331,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         else:
             self.stats.bytes_out += len(frame)
             self.transport.write(frame)
+            if self._paused:
+                self._check_unread()
         return True
 
     def fail(self, rid: int, exc: BaseException) -> None:
@@ -309,6 +374,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.stats.connections_open -= 1
         self.server.sessions.discard(self)
         self._out.clear()
+        self._out_size = 0
+        self._backlog.clear()  # requests never handled: nobody waits for their answers
         self.transport = None
         # Closing the handles wakes this connection's blocked receives (they fail, nobody waits).
         for wait in list(self.waits):
@@ -336,7 +403,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         elif type(event) is ClientHello:
             self._on_hello(event)
         elif type(event) is Goodbye:
-            log.debug("%s said goodbye: %s", self.peer, event.reason)
+            log.debug("%s said goodbye: %r", self.peer, event.reason)
             transport = self.transport
             self._teardown()
             if transport is not None:
@@ -383,7 +450,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 )
             )
         )
-        log.info("%s connected as %r (%s)", self.peer, identity, hello.client_name[:100])
+        log.info("%s connected as %r (%r)", self.peer, identity, hello.client_name[:100])
 
     # ------------------------------------------------------------------ dispatch
     def _dispatch(self, rid: int, req: pm.Request) -> None:
