@@ -266,12 +266,15 @@ class Server:
             self._server.close()
         if self._housekeeper is not None:
             self._housekeeper.cancel()
-        # Receives parked on a notification are answered now; blocked ones (on the wait pool) are
-        # woken by closing their handles, which makes them fail (MQ_ERROR_INVALID_HANDLE).
+        # Receives parked on a notification are answered now, and blocked ones (on the wait pool:
+        # cursors, transactions) are cancelled: both MQ_ERROR_OPERATION_CANCELLED (docs/protocol.md
+        # 11).  Closing the handles then wakes whatever still waits (MQ_ERROR_INVALID_HANDLE).
         stop = MSMQError("the server is shutting down", HResult.MQ_ERROR_OPERATION_CANCELLED)
         for s in list(self.sessions):
             for wait in list(s.waits):
                 wait.abandon(stop)
+            for cancel in s.cancels.take_all():
+                cancel()
             s._flush()
             for h in s.handles.values():
                 h.queue.close()

@@ -49,6 +49,12 @@ class Cancels:
         if entry is not None and entry[1] is stop:
             del self._reads[rid]
 
+    def take_all(self) -> list[Callable[[], None]]:
+        """The ``stop`` of every waiting read (the entries go): the server is shutting down."""
+        stops = [stop for _, stop in self._reads.values()]
+        self._reads.clear()
+        return stops
+
     def take(self, rid: int, handle: Handle) -> Callable[[], None] | None:
         """The ``stop`` of read ``rid`` if it waits on ``handle`` (its entry goes); else None."""
         entry = self._reads.get(rid)
