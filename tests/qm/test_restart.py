@@ -3,9 +3,10 @@ uncommitted transactions rolled back, locks released; identity, queues and count
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from pymsmq import MQ_SINGLE_MESSAGE, HResult, Message, MSMQError, QueueManager
+from pymsmq import MQ_SINGLE_MESSAGE, MQMSG_DEADLETTER, HResult, Message, MSMQError, QueueManager
 
 
 def bodies(qm: QueueManager, name: str) -> list[bytes]:
@@ -133,3 +134,30 @@ def test_reopening_writes_nothing(tmp_path: Path) -> None:
         assert not wal.exists() or wal.stat().st_size == 0
         with qm.queue(r".\private$\a") as q:
             assert q.receive(0).body == b"kept"
+
+
+def test_messages_that_expired_while_closed_all_expire_on_reopen_with_the_timer_thread(
+    tmp_path: Path,
+) -> None:
+    # The real clock and its timer thread: the first restored deadline started the thread, which
+    # expired messages while the restore still pushed timers (TimerHeap is not thread-safe): a few
+    # of 10,000 expired messages were left in no timer, in the queue, receivable for ever.
+    qm = QueueManager.open(tmp_path / "qm")
+    q = qm.create_queue(r".\private$\ttbr")
+    batch: list[Message] = []
+    for i in range(10_000):
+        batch.append(Message(body=b"E%d" % i, delivery=1, max_time_to_receive=1, journal=MQMSG_DEADLETTER))
+        batch.append(Message(body=b"I%d" % i, delivery=1))
+    for start in range(0, len(batch), 1000):
+        q.send_many(batch[start : start + 1000])
+    qm.close()
+    time.sleep(2.2)  # every E deadline passes while the queue manager is closed
+    qm = QueueManager.open(tmp_path / "qm")
+    try:
+        q = qm.queue(r".\private$\ttbr")
+        left = [m.body for m in q.receive_many(30_000, timeout=0)]
+        dead = qm.dead_letter_queue.receive_many(30_000, timeout=0)
+        assert not [b for b in left if b.startswith(b"E")]
+        assert len(left) == 10_000 and len(dead) == 10_000
+    finally:
+        qm.close()

@@ -129,23 +129,27 @@ class QueueManager(QueueCatalog):
             wanted = "" if self.machine_quota is None else str(self.machine_quota)
             if wanted != stored:  # written only when it changes: an open writes nothing otherwise
                 batch.meta["machine_quota"] = wanted
-        self._load(snapshot.queues, snapshot.last_lookup_ids, batch)
-        # The cyclic garbage collector would scan every message restored so far, again and again
-        # as they pile up (none of them is garbage): it waits until all are in.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            for sm in snapshot.messages:
-                self._restore(sm)
-        finally:
-            if collecting:
-                gc.enable()
-        if batch:
-            self._apply(batch)
-        if isinstance(clock, FakeClock):
-            clock.attach(self)
-        # Restart: messages whose deadline passed while the queue manager was down expire now.
-        self.run_timers()
+        # Under the lock: the first restored deadline starts the timer thread, which must not expire
+        # messages (and change their queues' indexes) while the rest are still being restored (its
+        # pops raced the restore's pushes: expired messages were left in no timer, receivable).
+        with self._lock:
+            self._load(snapshot.queues, snapshot.last_lookup_ids, batch)
+            # The cyclic garbage collector would scan every message restored so far, again and again
+            # as they pile up (none of them is garbage): it waits until all are in.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                for sm in snapshot.messages:
+                    self._restore(sm)
+            finally:
+                if collecting:
+                    gc.enable()
+            if batch:
+                self._apply(batch)
+            if isinstance(clock, FakeClock):
+                clock.attach(self)
+            # Restart: messages whose deadline passed while the queue manager was down expire now.
+            self.run_timers()
 
     # ------------------------------------------------------------------ opening and closing
     @classmethod
