@@ -258,6 +258,36 @@ def test_timeouts_of_infinite_milliseconds_or_more_wait_forever(qm: Any, endless
     t.join()
 
 
+@pytest.mark.parametrize("delivery", [0, 1], ids=["express", "recoverable"])
+@pytest.mark.parametrize(
+    ("values", "hresult"),
+    [
+        ({"label": "a\x00b"}, H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE),
+        ({"label": "\U0001f600" * 125}, H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE),  # 250 UTF-16 units
+        ({"dead_letter_queue": "q\x00"}, H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE),
+    ],
+    ids=["NUL in label", "label of 250 UTF-16 units", "NUL in dead-letter queue"],
+)
+def test_values_a_packet_cannot_hold_are_refused_whatever_the_delivery(
+    qm: Any, delivery: int, values: dict[str, str], hresult: int
+) -> None:
+    # Embedded express messages are not encoded, and were delivered with these values; remote sends
+    # and recoverable ones refused them (the label limit counts UTF-16 units, as the packet does).
+    q = qm.create_queue(Q)
+    assert hresult_of(lambda: q.send(Message(body=b"x", delivery=delivery, **values))) == hresult
+    assert hresult_of(lambda: q.send_many([Message(body=b"x", delivery=delivery, **values)])) == hresult
+    assert q.send(Message(body=b"x", delivery=delivery, label="\U0001f600" * 124)) is None
+    assert q.message_count == 1
+
+
+@pytest.mark.parametrize("access", [1.0, True])
+def test_an_access_mode_that_is_not_an_integer_is_refused(qm: Any, access: object) -> None:
+    # 1.0 and True equal MQ_RECEIVE_ACCESS; the embedded queue manager opened the queue and its
+    # later calls raised TypeError.
+    qm.create_queue(Q).close()
+    assert hresult_of(qm.queue, Q, access) == H.MQ_ERROR_UNSUPPORTED_ACCESS_MODE
+
+
 # ---------------------------------------------------------------------------- lookup ids
 
 

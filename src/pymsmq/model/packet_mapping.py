@@ -191,6 +191,13 @@ def check_packet_size(message: Message) -> None:
             raise
 
 
+def check_encodable(message: Message) -> None:
+    """Raise the ``MSMQError`` ``message_to_packet`` would: for an express message that is queued
+    without a packet but holds a value no packet can (a NUL in its label or dead-letter queue, a
+    label over 249 UTF-16 units), so that it is refused as a recoverable or remote send is."""
+    message_to_packet(message)
+
+
 def packet_with_destination(data: bytes, message: Message) -> bytes | None:
     """``message_to_packet(message)`` from ``data``, its packet without the destination queue.
 

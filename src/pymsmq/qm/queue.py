@@ -23,7 +23,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
-from pymsmq.model.packet_mapping import canonical_queues, check_packet_size
+from pymsmq.model.packet_mapping import canonical_queues, check_encodable, check_packet_size
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
@@ -412,9 +412,15 @@ class Queue(LookupIdOps):
             m.max_time_to_receive = ttbr = txn._first_ttbr
         expires_at = None if ttbr == INFINITE else sent + ttbr
         durable = m.delivery == 1
-        if not durable and (size > _NEAR_PACKET_LIMIT or not _UNBOUNDED.isdisjoint(message.__dict__)):
-            # Refused as a recoverable message would be when its packet is written (``_stored``).
-            check_packet_size(m)
+        if not durable:
+            label = m.label
+            if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
+                # Refused as a recoverable or remote send is: the packet counts the label in UTF-16
+                # units and holds no NUL in it or in the dead-letter queue's name.
+                check_encodable(m)
+            elif size > _NEAR_PACKET_LIMIT or not _UNBOUNDED.isdisjoint(message.__dict__):
+                # Refused as a recoverable message would be when its packet is written (``_stored``).
+                check_packet_size(m)
         # qm._next_lookup(state) without the call while inside the durably reserved block.
         lid = state.next_lookup
         if lid <= state.reserved_lookup:

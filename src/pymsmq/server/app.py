@@ -80,9 +80,14 @@ def is_loopback(host: str) -> bool:
 
 
 def _record_size(q: Queue, sizes: dict[str, tuple[int, int]]) -> None:
-    """``sizes[format name] = (messages, bytes)`` of the open handle ``q``, which is then closed."""
+    """``sizes[format name] = (messages, bytes)`` of the open handle ``q``, which is then closed.
+
+    Messages in the queue itself, as PROPID_MGMT_QUEUE_MESSAGE_COUNT ([MC-MQAC] 4.1: the count of the
+    queue's MessagePositionList); bytes with its subqueues', the measure its quota counts, as the
+    embedded queue manager reports them (the server left subqueue bytes out of the queue's row).
+    """
     try:
-        sizes[q.format_name] = (q.message_count, q._index().total_bytes)
+        sizes[q.format_name] = (q.message_count, q._state.total_bytes())
     finally:
         q.close()
 
