@@ -169,3 +169,18 @@ def test_unknown_queue_and_malformed_names_remotely(server: str) -> None:
     assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND 0xC00E0003" in r.stderr
     r = run(server, "peek", "PRIVATE=zzz")
     assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME" in r.stderr
+
+
+def test_subqueue_bytes_count_in_the_queue_on_a_server_as_embedded(server: str) -> None:
+    # The server's row left the subqueue's bytes out (0 here) while the embedded queue manager and
+    # the machine total counted them.
+    name = r".\private$\subbytes"
+    assert run(server, "queue", "create", name).exit_code == 0
+    assert run(server, "send", name, "abcd", "--recoverable", "--count", "2").exit_code == 0
+    assert run(server, "move", name, ";poison", "--all").exit_code == 0
+    info = json.loads(run(server, "queue", "info", name, "--json").stdout)
+    assert (info["messages"], info["bytes"], info["subqueues"]) == (0, 8, {"poison": 2})
+    stats = json.loads(run(server, "stats", "--json").stdout)
+    [row] = [q for q in stats["per_queue"] if q["path_name"].lower().endswith("private$\\subbytes")]
+    assert (row["messages"], row["bytes"]) == (0, 8)
+    assert run(server, "queue", "delete", name).exit_code == 0

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
@@ -34,6 +35,7 @@ __all__ = [
     "BadInput",
     "MSMQFailure",
     "NoMessage",
+    "OutputClosed",
     "Target",
     "bad_data_directory",
     "describe_hresult",
@@ -41,7 +43,9 @@ __all__ = [
     "error_line",
     "msmq_command",
     "print_table",
+    "printable",
     "progress",
+    "stdin_bytes",
     "target_options",
 ]
 
@@ -101,6 +105,41 @@ class NoMessage(click.ClickException):
     exit_code = EXIT_TIMEOUT
 
 
+class OutputClosed(click.ClickException):
+    """Standard output was closed under the command (a broken pipe, as in ``| head``): exit code 1."""
+
+    exit_code = EXIT_MSMQ
+
+
+def stdin_bytes() -> bytes:
+    """All of standard input; ``BadInput`` when there is none (fd 0 closed, as under some launchers)."""
+    stream = sys.stdin
+    if stream is None:
+        raise BadInput("cannot read standard input: it is closed")
+    try:
+        return stream.buffer.read()
+    except (OSError, ValueError) as exc:  # ValueError: a closed file
+        raise BadInput(f"cannot read standard input: {exc}") from exc
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters escaped the way Python writes them (a newline as a
+    backslash and n): one line of plain text, so that a label cannot break a table or forge a field
+    of the text output."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _silence_stdout() -> None:
+    # The interpreter flushes stdout again at exit; into a closed pipe that prints a second error.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def error_line(exc: MSMQError) -> str:
     """``<text> (<HRESULT name> 0x<hex>)``: how an MSMQ error is shown."""
     text = str(exc.args[0]) if exc.args else type(exc).__name__
@@ -132,6 +171,9 @@ def msmq_command(func: Callable[_P, _R]) -> Callable[_P, _R]:
             return func(*args, **kwargs)
         except MSMQError as exc:
             raise translate(exc) from exc
+        except BrokenPipeError as exc:  # before ConnectionError: our output, not the queue manager
+            _silence_stdout()
+            raise OutputClosed("the output was closed (broken pipe)") from exc
         except (ConnectionError, TimeoutError) as exc:
             unavailable = describe_hresult(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
             raise MSMQFailure(f"cannot reach the queue manager: {exc} ({unavailable})") from exc
@@ -197,6 +239,10 @@ def _connect(url: str, token: str | None) -> QueueManager:
         qm = connect(url, token=token) if token else connect(url)
     except ValueError as exc:  # a URL the client cannot parse
         raise BadInput(f"bad --url {url!r}: {exc}") from exc
+    except MSMQError as exc:
+        if exc.hresult == HResult.MQ_ERROR_INVALID_PARAMETER:  # no host, a port out of range...
+            raise BadInput(f"bad --url {url}: {error_line(exc)}") from exc
+        raise
     except OSError as exc:
         raise MSMQFailure(
             f"cannot connect to {url}: {exc.strerror or exc} "

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import binascii
 import json
-import sys
 from typing import Any
 
 import click
 
-from pymsmq.cli._common import error_line
+from pymsmq.cli._common import BadInput, error_line, stdin_bytes
 from pymsmq.cli.render import rows, to_jsonable
 from pymsmq.errors import WireError
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE
@@ -18,19 +17,11 @@ from pymsmq.wire.packet import Packet, decode_packet
 
 __all__ = ["decode"]
 
-EXIT_BAD_INPUT = 2
-
-
-class BadInput(click.ClickException):
-    """Input that cannot be read or is not MSMQ bytes: one line on stderr, exit code 2."""
-
-    exit_code = EXIT_BAD_INPUT
-
 
 def _read_input(source: str, as_hex: bool) -> bytes:
     try:
         if source == "-":
-            raw = sys.stdin.buffer.read()
+            raw = stdin_bytes()
         else:
             with open(source, "rb") as fh:
                 raw = fh.read()

@@ -15,10 +15,13 @@ from pymsmq.cli._common import (
     EXIT_CODES_HELP,
     BadInput,
     NoMessage,
+    OutputClosed,
     Target,
     emit_json,
     error_line,
     msmq_command,
+    printable,
+    stdin_bytes,
     target_options,
 )
 from pymsmq.cli._msgjson import body_text, message_to_json, sendable_copy
@@ -27,7 +30,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE, MQ_SINGLE_MESSAGE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.names import LocalFormat
+from pymsmq.model.names import LocalFormat, QueuePath
 from pymsmq.wire.format_name import FormatName
 
 if TYPE_CHECKING:
@@ -132,14 +135,16 @@ OBJECT_ID: Final = _Id()
 _TIMEOUT: Final = click.FloatRange(min=0)
 
 
-def _read_body(body: str | None, file: str | None, encoding: str) -> bytes:
+def _read_body(body: str | None, file: str | None, encoding: str, encoding_given: bool) -> bytes:
     if body is not None and file is not None:
         raise BadInput("give the body as an argument or with --file, not both")
     if body is not None:
         return body.encode(encoding)
+    if encoding_given:
+        raise BadInput("--encoding applies to a BODY argument; a file or standard input is sent as it is")
     try:
         if file is None or file == "-":
-            return sys.stdin.buffer.read()
+            return stdin_bytes()
         with open(file, "rb") as fh:
             return fh.read()
     except OSError as exc:
@@ -219,9 +224,10 @@ def send(
       cat order.xml | pymsmq send --data ./qm '.\\private$\\orders' --label order --ack full-receive \\
           --admin-queue '.\\private$\\acks'
     """
+    given = encoding is not None
     if encoding is None:
         encoding = "utf-16-le" if body_type in (BODY_TYPES["string"], BODY_TYPES["lpwstr"]) else "utf-8"
-    data = _read_body(body, file, encoding)
+    data = _read_body(body, file, encoding, given)
     try:
         ext = bytes.fromhex(extension) if extension is not None else b""
     except ValueError as exc:
@@ -243,7 +249,7 @@ def send(
             ack=ack,
             admin_queue=_format_name(qm, admin_queue),
             response_queue=_format_name(qm, response_queue),
-            dead_letter_queue=dead_letter_queue,
+            dead_letter_queue=_queue_name(dead_letter_queue),
             trace=1 if trace else 0,
         )
     except MSMQError as exc:
@@ -289,6 +295,18 @@ def _format_name(qm: Any, name: str | None) -> str | None:
     return result
 
 
+def _queue_name(name: str | None) -> str | None:
+    # PROPID_M_DEADLETTER_QUEUE names a queue that may be on another machine: a format name or a
+    # path name, checked (as --admin-queue is) and kept as given.
+    if name is None:
+        return None
+    if LocalFormat.looks_like_format_name(name):
+        FormatName.parse(name)
+    else:
+        QueuePath.parse(name)
+    return name
+
+
 # ---------------------------------------------------------------------- receive / peek output
 def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) -> None:
     if body_only:
@@ -303,7 +321,7 @@ def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) ->
     text = body_text(m)
     click.echo(f"lookup_id: {m.lookup_id}")
     click.echo(f"id: {m.id}")
-    click.echo(f"label: {m.label}")
+    click.echo(f"label: {printable(m.label)}")
     click.echo(f"priority: {m.priority}  delivery: {'recoverable' if m.delivery else 'express'}")
     if m.correlation_id is not None:
         click.echo(f"correlation_id: {m.correlation_id}")
@@ -352,7 +370,7 @@ def _read_messages(
     target: Target,
     queue_name: str,
     remove: bool,
-    count: int,
+    count: int | None,
     follow: bool,
     timeout: float | None,
     lookup_id: int | None,
@@ -360,6 +378,7 @@ def _read_messages(
     body_only: bool,
     transactional: bool,
 ) -> None:
+    limit = count if count is not None else None if follow else 1
     qm = target.qm
     out: BinaryIO = sys.stdout.buffer
     if follow and timeout is None:
@@ -375,14 +394,22 @@ def _read_messages(
             tx = qm.begin_transaction()
         try:
             read = _reader(q, remove, lookup_id, tx)
-            while follow or got < count:
+            while limit is None or got < limit:
                 try:
                     m = read(timeout_each, got == 0)
                 except MSMQError as exc:
                     if exc.hresult in _NO_MESSAGE and got:
                         break
                     raise
-                _print_message(m, as_json, body_only, out)
+                try:
+                    _print_message(m, as_json, body_only, out)
+                except BrokenPipeError as exc:
+                    if remove and tx is None:  # received, not printed: say which, it is gone
+                        raise OutputClosed(
+                            f"the output was closed (broken pipe): message {m.id} (lookup id "
+                            f"{m.lookup_id}) was received but not printed"
+                        ) from exc
+                    raise
                 got += 1
                 if lookup_id is not None:
                     break
@@ -398,16 +425,29 @@ def _read_messages(
         raise NoMessage("no message")
 
 
+def _not_nan(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and value != value:
+        raise click.BadParameter("nan is not a number of seconds", ctx, param)
+    return value
+
+
 def _read_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.argument("queue_name", metavar="QUEUE"),
-        click.option("-n", "--count", type=click.IntRange(min=1), default=1, help="Read at most N messages."),
+        click.option(
+            "-n",
+            "--count",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Read at most N messages (default 1; with --follow: no limit).",
+        ),
         click.option(
             "--follow", is_flag=True, help="Keep reading (until Ctrl-C, or --timeout idle seconds)."
         ),
         click.option(
             "--timeout",
             type=_TIMEOUT,
+            callback=_not_nan,
             default=None,
             help="Seconds to wait for each message (default 0; with --follow: forever).",
         ),
@@ -430,7 +470,7 @@ def _read_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def receive(
     target: Target,
     queue_name: str,
-    count: int,
+    count: int | None,
     follow: bool,
     timeout: float | None,
     lookup_id: int | None,
@@ -458,7 +498,7 @@ def receive(
 def peek(
     target: Target,
     queue_name: str,
-    count: int,
+    count: int | None,
     follow: bool,
     timeout: float | None,
     lookup_id: int | None,
@@ -530,20 +570,30 @@ def move(
         raise BadInput("give one of --lookup-id, -n or --all")
     qm = target.qm
     moved: list[int] = []
-    with qm.queue(queue_name) as src:
-        ids: Iterable[int] = lookup_ids or _first_ids(src, None if move_all else (count or 1))
-        if destination.startswith(";") or _is_subqueue_of(qm, src, destination):
-            sub = destination[1:] if destination.startswith(";") else destination.partition(";")[2]
-            for lid in ids:
-                src.move(lid, sub or None)
-                moved.append(lid)
-        else:
-            with qm.queue(destination) as dst:
-                if dst.format_name == src.format_name:
+    try:
+        with qm.queue(queue_name) as src:
+            ids: Iterable[int] = lookup_ids or _first_ids(src, None if move_all else (count or 1))
+            if destination.startswith(";") or _is_subqueue_of(qm, src, destination):
+                sub = destination[1:] if destination.startswith(";") else destination.partition(";")[2]
+                if (sub or None) == src.subqueue_name:
                     raise BadInput("the source and the target are the same queue")
                 for lid in ids:
-                    _move_across(qm, src, dst, lid)
+                    src.move(lid, sub or None)
                     moved.append(lid)
+            else:
+                with qm.queue(destination) as dst:
+                    if dst.format_name == src.format_name:
+                        raise BadInput("the source and the target are the same queue")
+                    for lid in ids:
+                        _move_across(qm, src, dst, lid)
+                        moved.append(lid)
+    except MSMQError as exc:
+        if not moved:
+            raise
+        # Say what was done before the error (the moves are not undone).
+        shown = ", ".join(map(str, moved[:10])) + (", ..." if len(moved) > 10 else "")
+        done = f"moved {len(moved)} message{'s' if len(moved) != 1 else ''} (lookup ids {shown}), then: "
+        raise MSMQError(done + str(exc.args[0] if exc.args else exc), exc.hresult) from exc
     if not moved:
         raise NoMessage(f"no message to move in {queue_name}")
     if as_json:

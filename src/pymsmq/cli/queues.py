@@ -9,14 +9,17 @@ import click
 
 from pymsmq.cli._common import (
     EXIT_CODES_HELP,
+    BadInput,
     Target,
     emit_json,
     msmq_command,
     print_table,
+    printable,
     progress,
     target_options,
 )
 from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 
 if TYPE_CHECKING:
@@ -159,9 +162,12 @@ def delete(target: Target, name: str, if_exists: bool) -> None:
       pymsmq queue delete --data ./qm '.\\private$\\orders'
     """
     qm = target.qm
-    if if_exists and not qm.queue_exists(name):
-        return
-    qm.delete_queue(name)
+    try:
+        qm.delete_queue(name)
+    except MSMQError as exc:
+        # --if-exists forgives a queue that is not there, not a malformed name (exit code 2).
+        if not (if_exists and exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND):
+            raise
 
 
 def server_queue_stats(qm: Any) -> dict[str, Any]:
@@ -238,14 +244,16 @@ def queue_rows(qm: QueueManager, kinds: tuple[str, ...]) -> list[dict[str, Any]]
 
 
 @queue.command(name="list", epilog=EXIT_CODES_HELP)
-@click.option("--private", "kinds", flag_value="private", help="Private queues only.")
-@click.option("--public", "kinds", flag_value="public", help="Public queues only.")
-@click.option("--system", "kinds", flag_value="system", help="System queues only.")
-@click.option("--all", "kinds", flag_value="all", help="Application and system queues.")
+@click.option("--private", "private", is_flag=True, help="Private queues only.")
+@click.option("--public", "public", is_flag=True, help="Public queues only.")
+@click.option("--system", "system", is_flag=True, help="System queues only.")
+@click.option("--all", "every", is_flag=True, help="Application and system queues.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @target_options
 @msmq_command
-def list_queues(target: Target, kinds: str | None, as_json: bool) -> None:
+def list_queues(
+    target: Target, private: bool, public: bool, system: bool, every: bool, as_json: bool
+) -> None:
     """List queues with their message counts (application queues unless --system or --all).
 
     \b
@@ -253,6 +261,12 @@ def list_queues(target: Target, kinds: str | None, as_json: bool) -> None:
       pymsmq queue list --data ./qm
       pymsmq queue list --url msmq://127.0.0.1:2103 --all --json
     """
+    given = [
+        k for k, on in (("private", private), ("public", public), ("system", system), ("all", every)) if on
+    ]
+    if len(given) > 1:  # one value: the last given won without a word
+        raise BadInput("give one of --private, --public, --system or --all")
+    kinds = given[0] if given else None
     selected = {
         None: ("private", "public"),
         "private": ("private",),
@@ -272,7 +286,7 @@ def list_queues(target: Target, kinds: str | None, as_json: bool) -> None:
                 r["messages"],
                 "?" if r["bytes"] is None else r["bytes"],
                 "yes" if r["transactional"] else "no",
-                r["label"],
+                printable(r["label"]),
             )
             for r in rows
         ],
@@ -323,6 +337,8 @@ def info(target: Target, name: str, as_json: bool) -> None:
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "(none)"
         elif value == INFINITE and key in ("quota", "journal_quota"):
             value = "infinite"
+        elif isinstance(value, str):
+            value = printable(value)
         click.echo(f"{key.ljust(width)}  {value}")
 
 

@@ -7,19 +7,32 @@ count, so that a truncated file is detected.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Final
 
 import click
 
-from pymsmq.cli._common import EXIT_CODES_HELP, BadInput, Target, msmq_command, progress, target_options
+from pymsmq.cli._common import (
+    EXIT_CODES_HELP,
+    BadInput,
+    Target,
+    error_line,
+    msmq_command,
+    progress,
+    stdin_bytes,
+    target_options,
+)
 from pymsmq.cli._msgjson import MessageJSONError, message_from_json, message_to_json, sendable_copy
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import canonical_queues, message_to_packet
 from pymsmq.model.queue_properties import QueueProperties
 
 if TYPE_CHECKING:
@@ -92,13 +105,14 @@ def export(
       pymsmq export --url msmq://127.0.0.1:2103 '.\\private$\\orders' --remove > drained.jsonl
     """
     qm = target.qm
-    try:
-        out: IO[str] = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc
     written = 0
+    removed = 0
+    sink: _Output | None = None
     try:
         with qm.queue(queue_name) as q:
+            # The output is opened once the queue is: a failed open leaves an earlier export alone.
+            sink = _Output(output)
+            out = sink.stream
             header = {
                 "format": FORMAT,
                 "version": VERSION,
@@ -120,17 +134,79 @@ def export(
                         if remove:
                             out.flush()  # written before it is removed: a crash duplicates, never loses
                             h.receive_by_lookup_id(m.lookup_id)
+                            removed += 1
                         written += 1
                         bar.update(1)
                     if h is not q:
                         h.close()
             out.write(_line({"end": True, "count": written}))
+            sink.commit()
+            sink = None
     finally:
-        if out is not sys.stdout:
-            out.close()
-        else:
-            out.flush()
+        if sink is not None:
+            kept = sink.abandon(keep=removed > 0)
+            if kept is not None:  # the removed messages are nowhere else
+                click.echo(
+                    f"the {removed} message{'s' if removed != 1 else ''} removed before the error "
+                    f"are in {kept} (no end line: incomplete)",
+                    err=True,
+                )
     click.echo(f"exported {written} message{'s' if written != 1 else ''}", err=True)
+
+
+def _mode_for(path: str) -> int:
+    """The permission bits ``path`` has, or those a new file gets (0o666 less the umask)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+class _Output:
+    """Where ``export`` writes: stdout, or FILE through a temporary file renamed over it on success
+    (a failed export leaves an earlier FILE as it was).  A path that is not a regular file (a FIFO,
+    /dev/stdout) is written directly."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+        self.temp: str | None = None
+        try:
+            if output == "-":
+                self.stream: IO[str] = sys.stdout
+            elif os.path.exists(output) and not os.path.isfile(output):
+                self.stream = open(output, "w", encoding="utf-8")  # noqa: SIM115
+            else:
+                folder, name = os.path.split(os.path.abspath(output))
+                fd, self.temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+                os.chmod(self.temp, _mode_for(output))  # as open(output, "w") would have left it
+                self.stream = os.fdopen(fd, "w", encoding="utf-8")
+        except OSError as exc:
+            raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc
+
+    def commit(self) -> None:
+        """The export is complete: close, and put the file in place."""
+        self._close()
+        if self.temp is not None:
+            os.replace(self.temp, self.output)
+
+    def abandon(self, keep: bool) -> str | None:
+        """The export failed: drop what was written, or (``keep``) leave it; where it is left."""
+        self._close()
+        if self.temp is None:
+            return None if self.stream is sys.stdout else self.output
+        if keep:
+            return self.temp
+        with contextlib.suppress(OSError):
+            os.unlink(self.temp)
+        return None
+
+    def _close(self) -> None:
+        if self.stream is sys.stdout:
+            self.stream.flush()
+        else:
+            self.stream.close()
 
 
 # ---------------------------------------------------------------------- import
@@ -196,30 +272,44 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any] | tuple[str | N
 
 
 def _open_lines(path: str) -> list[str] | IO[str]:
+    if path == "-":
+        try:
+            return stdin_bytes().decode("utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"cannot read standard input: not UTF-8 text: {exc}") from exc
     try:
-        if path == "-":
-            return sys.stdin.read().splitlines()
         return open(path, encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise BadInput(f"cannot read {path}: {reason}") from exc
 
 
-def _check(source: Iterable[str], name: str) -> tuple[dict[str, Any], int]:
-    """Read the whole file once: its header and message count (BadInput when malformed)."""
+def _check(source: Iterable[str], name: str) -> tuple[dict[str, Any], int, int]:
+    """Read the whole file once: its header, message count and express message count (BadInput when
+    malformed, or when a message could not be sent: each is encoded as a send would)."""
     header: dict[str, Any] = {}
     count = 0
+    express = 0
     try:
         for item in read_export(source):
             if isinstance(item, dict):
                 header = item
-            else:
-                count += 1
+                continue
+            count += 1
+            message = sendable_copy(item[1])
+            try:
+                message.validate()
+                canonical_queues(message)  # admin and response queues: format names
+                message_to_packet(message)  # every value a packet must hold
+            except MSMQError as exc:
+                raise BadInput(f"{name}: message {count}: {error_line(exc)}") from exc
+            if message.delivery == 0:
+                express += 1
     except ExportFileError as exc:
         raise BadInput(f"{name}: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise BadInput(f"{name}: not UTF-8 text: {exc}") from exc
-    return header, count
+    return header, count, express
 
 
 def _close(source: list[str] | IO[str]) -> None:
@@ -254,14 +344,23 @@ def _local_path(path: str) -> str:
     show_default=True,
     help="Messages per transaction for a transactional queue.",
 )
+@click.option(
+    "--recoverable",
+    is_flag=True,
+    help="Send express messages as recoverable (needed to keep them in an embedded store).",
+)
 @target_options
 @msmq_command
-def import_(target: Target, file: str, queue_name: str | None, create: bool, batch: int) -> None:
+def import_(
+    target: Target, file: str, queue_name: str | None, create: bool, batch: int, recoverable: bool
+) -> None:
     """Send every message of an export FILE to QUEUE (default: the exported queue's name).
 
-    The whole file is checked before anything is sent. Properties the queue manager assigns (id,
-    sent and arrival time, lookup id, source machine, transaction facts) get fresh values;
-    everything else is kept. Messages of subqueues go to QUEUE itself.
+    The whole file is checked before anything is sent (every message is encoded as a send would).
+    Properties the queue manager assigns (id, sent and arrival time, lookup id, source machine,
+    transaction facts) get fresh values; everything else is kept. Messages of subqueues go to QUEUE
+    itself. Express messages into an embedded store (--data) are refused unless --recoverable: they
+    would live in memory only, and be gone when the command ends.
 
     \b
     Example:
@@ -270,39 +369,68 @@ def import_(target: Target, file: str, queue_name: str | None, create: bool, bat
     """
     first = _open_lines(file)
     try:
-        header, total = _check(first, file)
+        header, total, express = _check(first, file)
     finally:
         _close(first)
     qm = target.qm
     path = queue_name or _local_path(str(header.get("queue", "")))
     if create and not qm.queue_exists(path):
+        if express and not recoverable and not target.remote:
+            _refuse_express(express, total, header.get("queue_properties"))
         _create_from_header(qm, path, header)
     source = first if isinstance(first, list) else _open_lines(file)
-    sent = 0
+    sent = 0  # sent, and committed when the queue is transactional
     try:
         with qm.queue(path) as q, progress("importing", total) as bar:
             transactional = q.transactional
+            if express and not recoverable and not target.remote and not transactional:
+                _refuse_express(express, total, None)
             tx: Any = None
+            in_tx = 0
             try:
                 for item in read_export(source):
                     if isinstance(item, dict):
                         continue
                     if transactional and tx is None:
                         tx = qm.begin_transaction()
-                    q.send(sendable_copy(item[1]), tx)
-                    sent += 1
+                    message = sendable_copy(item[1])
+                    if recoverable:
+                        message.delivery = 1
+                    q.send(message, tx)
                     bar.update(1)
-                    if tx is not None and sent % batch == 0:
+                    if tx is None:
+                        sent += 1
+                        continue
+                    in_tx += 1
+                    if in_tx == batch:
                         tx.commit()
                         tx = None
+                        sent, in_tx = sent + in_tx, 0
                 if tx is not None:
                     tx.commit()
                     tx = None
+                    sent, in_tx = sent + in_tx, 0
             finally:
                 if tx is not None:
                     tx.abort()
     except ExportFileError as exc:  # the file changed between the two reads
         raise BadInput(f"{file}: {exc}") from exc
+    except MSMQError as exc:
+        if not sent:
+            raise
+        # Say how far it got: those messages are in QUEUE (importing the file again repeats them).
+        where = f"{sent} of {total} message{'s' if total != 1 else ''} were imported into {path}, then: "
+        raise MSMQError(where + str(exc.args[0] if exc.args else exc), exc.hresult) from exc
     finally:
         _close(source)
     click.echo(f"imported {sent} message{'s' if sent != 1 else ''} into {path}", err=True)
+
+
+def _refuse_express(express: int, total: int, props: object) -> None:
+    if isinstance(props, dict) and props.get("transactional"):
+        return  # a transactional queue makes every message recoverable
+    raise BadInput(
+        f"{express} of the {total} messages are express: an embedded queue manager keeps express "
+        "messages in memory only, and this one closes when the command ends; give --recoverable to "
+        "import them as recoverable messages, or import through a server (--url)"
+    )
