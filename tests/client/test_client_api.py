@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 import uuid
@@ -286,6 +288,40 @@ def test_an_access_mode_that_is_not_an_integer_is_refused(qm: Any, access: objec
     # later calls raised TypeError.
     qm.create_queue(Q).close()
     assert hresult_of(qm.queue, Q, access) == H.MQ_ERROR_UNSUPPORTED_ACCESS_MODE
+
+
+def test_receive_and_peek_async_are_awaited_the_same_way(qm: Any) -> None:
+    # README: ``await q.receive_async()``.  The remote one returned an object ``await`` refused,
+    # after writing the RECEIVE: its express message was then lost.
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"a"))
+
+    async def main() -> tuple[bytes, bytes, bytes]:
+        peeked = await q.peek_async(timeout=1)
+        got = await q.receive_async(timeout=1)
+        later = asyncio.get_running_loop().call_later(0.2, q.send, Message(body=b"b", delivery=1))
+        waited = await q.receive_async(timeout=10)
+        later.cancel()
+        return peeked.body, got.body, waited.body
+
+    assert asyncio.run(main()) == (b"a", b"a", b"b")
+    assert q.message_count == 0
+
+
+@pytest.mark.parametrize("delivery", [0, 1], ids=["express", "recoverable"])
+def test_a_cancelled_async_receive_takes_no_message(qm: Any, delivery: int) -> None:
+    q = qm.create_queue(Q)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(q.receive_async(timeout=30))
+        await asyncio.sleep(0.3)  # the receive waits (on the server, remote)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    q.send(Message(body=b"later", delivery=delivery))
+    assert q.receive(timeout=5).body == b"later"  # the cancelled receive did not take it
 
 
 # ---------------------------------------------------------------------------- lookup ids

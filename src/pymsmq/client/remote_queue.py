@@ -388,8 +388,13 @@ class RemoteQueue:
     def receive_async(
         self, timeout: float | None = None, transaction: RemoteTransaction | int | None = None
     ) -> Pending[Message]:
-        """Write the RECEIVE now; ``.result()`` waits for the message."""
+        """Write the RECEIVE now; ``await`` it (as the embedded coroutine) or ``.result()`` for the
+        message."""
         return self._read(_A.MQ_ACTION_RECEIVE, timeout, transaction)
+
+    def peek_async(self, timeout: float | None = None) -> Pending[Message]:
+        """Write the PEEK now; ``await`` it (or ``.result()``) for the message."""
+        return self._read(_A.MQ_ACTION_PEEK_CURRENT, timeout)
 
     def receive_many(
         self, count: int, timeout: float | None = 0, transaction: RemoteTransaction | int | None = None

@@ -22,10 +22,13 @@ connection closes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import socket
 import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -105,6 +108,39 @@ class Pending(Generic[T]):
         if type(response) is ErrorResponse:
             raise error_from(response)
         return self._convert(response)
+
+    def __await__(self) -> Generator[Any, None, T]:
+        """``await pending``: ``result()`` without blocking the event loop, so that ``await
+        q.receive_async()`` works remote as embedded."""
+        return self._wait_async().__await__()
+
+    async def _wait_async(self) -> T:
+        # A pool thread waits for the answer.  Cancelled, the caller will not take it: a wait on
+        # the server is cancelled and what the answer holds goes back when it comes, as for an
+        # interrupted ``take``.
+        loop = asyncio.get_running_loop()
+        waiting = loop.run_in_executor(None, self._transport.wait, self._rid)
+        try:
+            response = await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            on_abandon = self._on_abandon
+            interrupted = getattr(on_abandon, "interrupted", None)
+            if interrupted is not None:
+                with contextlib.suppress(Exception):
+                    interrupted(self._rid)
+            if on_abandon is not None:
+                waiting.add_done_callback(functools.partial(_hand_over, on_abandon))
+            raise
+        if type(response) is ErrorResponse:
+            raise error_from(response)
+        return await loop.run_in_executor(None, self._convert, response)
+
+
+def _hand_over(on_abandon: Callable[[object], None], done: asyncio.Future[Any]) -> None:
+    # The answer of an awaited request whose caller was cancelled (``Pending._wait_async``).
+    if not done.cancelled() and done.exception() is None:
+        with contextlib.suppress(Exception):
+            on_abandon(done.result())
 
 
 class Transport:
