@@ -324,6 +324,20 @@ def test_a_cancelled_async_receive_takes_no_message(qm: Any, delivery: int) -> N
     assert q.receive(timeout=5).body == b"later"  # the cancelled receive did not take it
 
 
+@pytest.mark.parametrize("delivery", [0, 1], ids=["express", "recoverable"])
+def test_send_many_sends_the_others_when_one_message_is_refused(qm: Any, delivery: int) -> None:
+    # Embedded, every valid message was tried; remote, the batch stopped at the refused one.
+    q = qm.create_queue(Q)
+    batch = [
+        Message(body=b"a1", delivery=delivery),
+        Message(body=b"B" * (MAX_PACKET_SIZE + 1), delivery=delivery),
+        Message(body=b"a3", delivery=delivery),
+    ]
+    assert hresult_of(q.send_many, batch) == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert [m.body for m in q.receive_many(10)] == [b"a1", b"a3"]
+    assert batch[0].id is not None and batch[2].id is not None
+
+
 # ---------------------------------------------------------------------------- lookup ids
 
 

@@ -113,21 +113,24 @@ def send_batches(
     # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3),
     # each written as soon as it is encoded: the server works on one while the next is encoded.
     room = t.server_hello.max_payload - _FRAME_SLACK
-    frames: list[tuple[int, int, int]] = []  # (request id, first, end) of each frame written
-    # A value the packet cannot hold (encoder), or a frame the connection refuses (e.g. over a
-    # server's small max_payload): that message and the later ones stay unsent.
+    frames: list[tuple[int, list[Message]]] = []  # (request id, its messages) of each frame written
+    # A frame the connection refuses (e.g. over a server's small max_payload): that message and the
+    # later ones stay unsent.  A value the packet cannot hold (encoder): that message alone is not
+    # sent, the others are, and the first such error is raised with the server's (as embedded).
     stop_error: MSMQError | None = None
-    start = size = 0
+    unsent: list[tuple[int, MSMQError]] = []  # (index in batch, why)
+    size = 0
     packets: list[bytes] = []
+    members: list[Message] = []
 
-    def write(end: int) -> bool:
+    def write() -> bool:
         nonlocal stop_error
         try:
             rid = t.send(_send_many_request(handle, xact, encode_packets(packets)))
         except MSMQError as exc:
             stop_error = exc
             return False
-        frames.append((rid, start, end))
+        frames.append((rid, members))
         return True
 
     for i, m in enumerate(batch):
@@ -135,19 +138,20 @@ def send_batches(
             # encode_packet(m), its fast cases first (a SEND packet carries no destination).
             packet = encode_plain(m) or encode_simple(m) or encode_packet(m)
         except MSMQError as exc:
-            stop_error = exc
-            break
+            unsent.append((i, exc))
+            continue
         cost = len(packet) + 8
         if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
-            if not write(i):
+            if not write():
                 packets = []
                 break
-            start, size, packets = i, 0, []
+            size, packets, members = 0, [], []
         packets.append(packet)
+        members.append(m)
         size += cost
     if packets:
-        write(start + len(packets))
-    first: MSMQError | None = None
+        write()
+    first: MSMQError | None = unsent[0][1] if unsent else None
     wait = t.wait
     lineages = _LINEAGES
     # The ids this server assigns have its GUID as lineage: the ``source`` object itself, so that a
@@ -157,14 +161,14 @@ def send_batches(
         if len(lineages) > 1024:
             lineages.clear()
         lineages[key] = source
-    for rid, a, b in frames:
+    for rid, sent in frames:
         response = wait(rid)
         if type(response) is ErrorResponse:
             first = first or error_from(response)
             continue
         blob = cast(SendManyResponse, response).results
         ids = decode_sent_ids(blob)
-        if ids is not None and len(ids) == b - a:
+        if ids is not None and len(ids) == len(sent):
             # Every message sent: what the general loop below sets, from (lineage, uniquifier, sent).
             # A batch's ids share their lineage and (sent at one instant) mostly their sent time:
             # the previous entry's lineage and float are reused while the raw values are equal.
@@ -172,7 +176,7 @@ def send_batches(
             last_seconds = -1
             run_lineage = source
             run_sent = 0.0
-            for message, (raw, ordinal, seconds) in zip(batch[a:b], ids, strict=True):
+            for message, (raw, ordinal, seconds) in zip(sent, ids, strict=True):
                 if raw != last_raw:
                     found = lineages.get(raw)
                     run_lineage = _lineage(raw) if found is None else found
@@ -190,12 +194,12 @@ def send_batches(
         except WireError as exc:
             first = first or MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
             continue
-        if len(results) != b - a:
+        if len(results) != len(sent):
             first = first or MSMQError(
-                f"SEND_MANY answered {len(results)} results for {b - a} messages", HResult.MQ_ERROR
+                f"SEND_MANY answered {len(results)} results for {len(sent)} messages", HResult.MQ_ERROR
             )
             continue
-        for message, (hresult, mid, sent, text) in zip(batch[a:b], results, strict=True):
+        for message, (hresult, mid, sent_at, text) in zip(sent, results, strict=True):
             if hresult:
                 first = first or error_from(ErrorResponse(hresult, text))
                 continue
@@ -207,8 +211,8 @@ def send_batches(
                     if lineage is None
                     else new_object_id(lineage, int.from_bytes(mid[16:], "little"))
                 )
-            if sent is not None:
-                message.sent_time = float(sent)
+            if sent_at is not None:
+                message.sent_time = float(sent_at)
             message.source_machine_guid = source
             message.destination_queue = fmt
     if stop_error is not None:

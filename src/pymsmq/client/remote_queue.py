@@ -281,10 +281,11 @@ class RemoteQueue:
 
         Every message is validated first (an invalid one raises before anything is sent); then every
         valid message is sent, each gets ``id``, ``sent_time``, ... as with ``send``, and the first
-        error the server reported is raised after all were answered.  A message whose values the
-        UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE from the encoder), or one
-        too large for the server's frame limit, stops the batch there: the frames already written
-        are answered, then that error is raised.
+        error is raised after all were answered (as the embedded ``Queue.send_many``).  A message
+        the UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE, or over 4 MB:
+        MQ_ERROR_INSUFFICIENT_RESOURCES, from the encoder) is one that fails: the others are sent.
+        A frame the connection refuses (over a server's frame limit, a lost connection) stops the
+        batch there: the frames already written are answered, then that error is raised.
         """
         batch = list(messages)
         for m in batch:
