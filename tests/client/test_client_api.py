@@ -338,6 +338,21 @@ def test_send_many_sends_the_others_when_one_message_is_refused(qm: Any, deliver
     assert batch[0].id is not None and batch[2].id is not None
 
 
+def test_queue_property_values_are_judged_alike(qm: Any) -> None:
+    # -1 is a COM long showing INFINITE (embedded took it, remote could not encode it); a NUL in a
+    # label and a base priority out of VT_I2's range were taken embedded (the latter silently
+    # dropped, a private queue having none) and refused remote.
+    q = qm.create_queue(Q, quota=-1, journal_quota=-1)
+    assert (q.properties.quota, q.properties.journal_quota) == (0xFFFFFFFF, 0xFFFFFFFF)
+    qm.set_queue_properties(Q, quota=-1)
+    assert hresult_of(qm.create_queue, TQ, label="a\x00b") == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    assert hresult_of(qm.set_queue_properties, Q, label="a\x00b") == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    assert hresult_of(qm.create_queue, TQ, base_priority=40000) == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    assert hresult_of(qm.set_queue_properties, Q, base_priority=40000) == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    qm.set_queue_properties(Q, base_priority=5)  # in range: ignored on a private queue ([MS-MQMQ] 2.3.1.6)
+    assert q.properties.base_priority == 0 and not qm.queue_exists(TQ)
+
+
 # ---------------------------------------------------------------------------- lookup ids
 
 

@@ -56,6 +56,8 @@ def _to_wire(name: str, value: object) -> PropVariant:
         value = int(value)
     if vt is _V.VT_I4 and isinstance(value, int) and value > 0x7FFFFFFF:
         value -= 1 << 32  # [MS-MQMQ] 2.3.1.9: a VT_I4 time; keep the 32 bits
+    if vt is _V.VT_UI4 and value == -1 and type(value) is int:
+        value = 0xFFFFFFFF  # a COM long showing INFINITE, as QueueProperties takes it (quotas)
     if vt is _V.VT_CLSID and isinstance(value, str):
         try:
             value = uuid.UUID(value)

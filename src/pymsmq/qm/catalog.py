@@ -84,6 +84,7 @@ class QueueCatalog:
                 f"{path!r}: queues are created on the local computer only",
                 HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
             )
+        QueueProperties(base_priority=base_priority)  # checked even where it is then ignored
         props = QueueProperties(
             label=label,
             service_type_guid=service_type_guid or uuid.UUID(int=0),  # type: ignore[arg-type]
@@ -200,7 +201,9 @@ class QueueCatalog:
                     f"{name!r}: properties of system queues are fixed", HResult.MQ_ERROR_ACCESS_DENIED
                 )
             if state.kind != "public" and "base_priority" in changes:
-                # [MS-MQMQ] 2.3.1.6: "setting it on a private queue is silently ignored".
+                # [MS-MQMQ] 2.3.1.6: "setting it on a private queue is silently ignored" (a value
+                # that is no base priority at all is refused first, as the wire would refuse it).
+                QueueProperties(base_priority=changes["base_priority"])  # type: ignore[arg-type]
                 changes = {k: v for k, v in changes.items() if k != "base_priority"}
             props = state.props.replace(**changes, modify_time=int(self._clock()))
             batch = Batch(upsert_queues=[QueueRow(state.queue_id, props.path_name, {})])
