@@ -353,6 +353,14 @@ def test_queue_property_values_are_judged_alike(qm: Any) -> None:
     assert q.properties.base_priority == 0 and not qm.queue_exists(TQ)
 
 
+def test_receive_many_refuses_a_count_that_is_not_a_number(qm: Any) -> None:
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"kept"))
+    for bad in (True, 1.0, -1, "2"):
+        assert hresult_of(q.receive_many, bad) == H.MQ_ERROR_INVALID_PARAMETER
+    assert q.message_count == 1  # remote, True received one message
+
+
 # ---------------------------------------------------------------------------- lookup ids
 
 

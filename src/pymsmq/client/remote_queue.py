@@ -409,7 +409,7 @@ class RemoteQueue:
         transaction, recoverable messages are removed only once they are here (a two-phase
         receive, docs/protocol.md 11.y): a connection lost on the way gives them back to the queue.
         """
-        if not isinstance(count, int) or count < 0:
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
         ms = _timeout_ms(timeout)
         xact = _receive_xact(self._qm, transaction)
