@@ -168,8 +168,10 @@ class LocalFormat:
         """Parse a single-element format name; raise ``FormatNameError`` (ILLEGAL_FORMATNAME)."""
         keyword, eq, value = text.partition("=")
         keyword = keyword.upper()
-        if not eq or not value:
+        if not eq:
             raise _bad_format(text, "no '='")
+        if not value:
+            raise _bad_format(text, "nothing after '='")
         if "," in value:
             raise _bad_format(text, "multiple-element format names are not supported here")
         if keyword == "DIRECT":
