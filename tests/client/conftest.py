@@ -38,6 +38,14 @@ def qm(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
+def server(tmp_path: Path) -> Iterator[ThreadServer]:
+    """A ``ThreadServer`` on a fresh store (on ``ThreadServer.default_loop``)."""
+    s = ThreadServer(tmp_path / "qm").start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
 def qm_factory(qm: Any) -> Any:
     """Another connection to the same queue manager (the same object when embedded)."""
     if isinstance(qm, QueueManager):

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,13 +22,6 @@ from pymsmq.client import connect
 from pymsmq.client.range_read import iter_range, read_range
 
 Q = r".\private$\abandon"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def _fill(url: str, count: int, delivery: int = 1) -> None:

@@ -7,10 +7,7 @@ that a message sent again is encoded by ``encode_plain`` without a UUID comparis
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -19,13 +16,6 @@ from _pymsmq_server import ThreadServer
 from pymsmq import Message
 from pymsmq.client import connect
 from pymsmq.protocol.fast_packet import encode_plain, encode_simple
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def test_sent_ids_share_the_source_guid_object(server: ThreadServer) -> None:

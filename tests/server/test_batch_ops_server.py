@@ -9,7 +9,6 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +47,6 @@ from pymsmq.server import AccessPolicy, ServerConfig
 
 Q = ".\\private$\\batch"
 TQ = ".\\private$\\batchtx"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def _hresult(fn: Any, *args: Any) -> int:

@@ -34,13 +34,6 @@ TQ = r".\private$\cancel-tx"
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
 def client(server: ThreadServer) -> Iterator[Any]:
     qm = connect(server.url)
     qm.create_queue(Q).close()

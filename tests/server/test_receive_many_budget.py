@@ -9,10 +9,7 @@ message surely fits; a message that does not fit stays queued, ``more`` = 1, and
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
@@ -23,13 +20,6 @@ from pymsmq.client import connect
 from pymsmq.protocol.batch_ops import ReceiveManyRequest, decode_received
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def _ask(qm: object, handle: int, count: int) -> tuple[int, list[Message]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,13 +39,6 @@ _ODD = [
     Message(body=b"c", correlation_id=ObjectId.from_bytes(bytes(range(20))), extension=b"ext", msg_class=7),
     Message(body=b"t", max_time_to_receive=3600, max_time_to_reach_queue=60, body_type=8, hash_algorithm=3),
 ]
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def _view(m: Message) -> dict[str, object]:

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,6 @@ from pymsmq.server import AccessPolicy, ConfigError, ServerConfig
 
 Q = ".\\private$\\q"
 TQ = ".\\private$\\tq"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def _hello_socket(port: int) -> socket.socket:

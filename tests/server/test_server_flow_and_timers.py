@@ -9,7 +9,6 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +35,6 @@ from pymsmq.server.session import UNREAD_ANSWERS_LIMIT
 
 Q = ".\\private$\\flow"
 MQ_ACTION_PEEK_CURRENT = 0x80000000
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def _hello(port: int, name: str = "raw") -> tuple[socket.socket, ClientConnection]:

@@ -15,7 +15,6 @@ import random
 import socket
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +35,6 @@ from pymsmq.protocol.fast_packet import encode_plain
 
 Q = r".\private$\fuzz"
 CONNECTIONS = 150
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def _session_bytes() -> tuple[bytes, bytes]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,6 @@ from pymsmq import Message, MSMQError, connect
 from pymsmq.hresult import HResult
 
 Q = ".\\private$\\waits"
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ThreadServer]:
-    s = ThreadServer(tmp_path / "qm").start()
-    yield s
-    s.stop()
 
 
 def test_many_waiting_receives_take_no_thread_each_and_each_gets_one_message(server: ThreadServer) -> None:
