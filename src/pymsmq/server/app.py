@@ -254,8 +254,11 @@ class Server:
                     log.warning("%s is too slow sending a frame", s.peer)
                     s.goodbye(HResult.MQ_ERROR_IO_TIMEOUT, "slow sender")
                 elif s.conn.in_flight or s.pending:
-                    # Busy (a receive may wait for longer than the idle timeout): the idle time
-                    # counts from its answer (within this tick), not from the request.
+                    s.busy = True  # a receive may wait for longer than the idle timeout
+                elif s.busy:
+                    # Answered since the last tick: the idle time counts from now (on or after the
+                    # answer), not from the request.
+                    s.busy = False
                     s.last_activity = now
                 elif now - s.last_activity > cfg.idle_timeout:
                     log.info("%s idle for %.0f s", s.peer, now - s.last_activity)

@@ -131,6 +131,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         #: Messages held by two-phase receives until END_RECEIVE (holds.py).
         self.holds = Holds()
         self.opened_at = self.last_activity = time.monotonic()
+        #: The housekeeping saw a request in flight at its last tick (the idle clock waits for it).
+        self.busy = False
         self.partial_since: float | None = None
 
     # ------------------------------------------------------------------ asyncio.Protocol
