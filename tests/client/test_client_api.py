@@ -336,6 +336,10 @@ def test_send_many_sends_the_others_when_one_message_is_refused(qm: Any, deliver
     assert hresult_of(q.send_many, batch) == H.MQ_ERROR_INSUFFICIENT_RESOURCES
     assert [m.body for m in q.receive_many(10)] == [b"a1", b"a3"]
     assert batch[0].id is not None and batch[2].id is not None
+    assert batch[1].id is None  # no id for a send that did not happen (embedded set one)
+    refused = Message(body=b"B" * (MAX_PACKET_SIZE + 1), delivery=delivery)
+    assert hresult_of(q.send, refused) == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert refused.id is None and refused.sent_time is None
 
 
 def test_queue_property_values_are_judged_alike(qm: Any) -> None:

@@ -64,6 +64,7 @@ from typing import Final
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model import simple_packet as _fast
+from pymsmq.model.constants import MQ_MAX_MSG_LABEL_LEN
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message
 from pymsmq.model.packet_queues import canonical_format_name, decode_queues, encode_queues
@@ -191,11 +192,19 @@ def check_packet_size(message: Message) -> None:
             raise
 
 
-def check_encodable(message: Message) -> None:
-    """Raise the ``MSMQError`` ``message_to_packet`` would: for an express message that is queued
-    without a packet but holds a value no packet can (a NUL in its label or dead-letter queue, a
-    label over 249 UTF-16 units), so that it is refused as a recoverable or remote send is."""
-    message_to_packet(message)
+def check_strings(message: Message) -> None:
+    """Raise MQ_ERROR_ILLEGAL_PROPERTY_VALUE, as ``message_to_packet`` would, for a label the packet
+    cannot hold (over 249 UTF-16 units, [MS-MQMQ] 2.2.20.6 LabelLength; or a NUL) or a dead-letter
+    queue name with a NUL: without encoding the packet, for a send that is refused before it gets an
+    id (an express message is never encoded)."""
+    label = message.label
+    if "\x00" in label or (
+        not label.isascii() and len(label.encode("utf-16-le", "surrogatepass")) > 2 * MQ_MAX_MSG_LABEL_LEN
+    ):
+        raise _fail(f"label must be at most {MQ_MAX_MSG_LABEL_LEN} UTF-16 units with no NUL")
+    dead_letter = message.dead_letter_queue
+    if dead_letter is not None and "\x00" in dead_letter:
+        raise _fail("dead_letter_queue cannot contain NUL")
 
 
 def packet_with_destination(data: bytes, message: Message) -> bytes | None:

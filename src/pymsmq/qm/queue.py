@@ -23,7 +23,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
-from pymsmq.model.packet_mapping import canonical_queues, check_encodable, check_packet_size
+from pymsmq.model.packet_mapping import canonical_queues, check_packet_size, check_strings
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
@@ -388,12 +388,12 @@ class Queue(LookupIdOps):
             ordinal &= 0xFFFFFFFF
         else:
             ordinal = qm._next_ordinal()
-        m.id = message.id = new_object_id(guid, ordinal)
-        m.source_machine_guid = message.source_machine_guid = guid
-        m.destination_queue = message.destination_queue = state.format_name
+        m.id = mid = new_object_id(guid, ordinal)
+        m.source_machine_guid = guid
+        m.destination_queue = state.format_name
         # [MS-MQMQ] 2.2.19.2 SentTime is whole seconds, and TimeToBeReceived counts from it.
         # (For a clock value 0 < now < 2**52, ``now // 1.0`` is ``float(int(now))``, without calls.)
-        sent = m.sent_time = message.sent_time = (
+        sent = m.sent_time = (
             now // 1.0 if type(now) is float and 0.0 < now < 4503599627370496.0 else float(int(now))
         )
         m.arrived_time = now
@@ -412,15 +412,21 @@ class Queue(LookupIdOps):
             m.max_time_to_receive = ttbr = txn._first_ttbr
         expires_at = None if ttbr == INFINITE else sent + ttbr
         durable = m.delivery == 1
-        if not durable:
-            label = m.label
-            if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
-                # Refused as a recoverable or remote send is: the packet counts the label in UTF-16
-                # units and holds no NUL in it or in the dead-letter queue's name.
-                check_encodable(m)
-            elif size > _NEAR_PACKET_LIMIT or not _UNBOUNDED.isdisjoint(message.__dict__):
-                # Refused as a recoverable message would be when its packet is written (``_stored``).
-                check_packet_size(m)
+        # Refused now what no packet can hold, before the message gets an id (an express message is
+        # not encoded at all; a recoverable one failed only when its packet was written, id set):
+        # the packet counts the label in UTF-16 units, holds no NUL in it or in the dead-letter
+        # queue's name, and is at most 4 MB.
+        label = m.label
+        if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
+            check_strings(m)
+        if size > _NEAR_PACKET_LIMIT or not _UNBOUNDED.isdisjoint(message.__dict__):
+            check_packet_size(m)
+        # What send sets on the caller's message, once nothing can refuse it (a refused message
+        # kept the id of a send that did not happen).
+        message.id = mid
+        message.source_machine_guid = guid
+        message.destination_queue = state.format_name
+        message.sent_time = sent
         # qm._next_lookup(state) without the call while inside the durably reserved block.
         lid = state.next_lookup
         if lid <= state.reserved_lookup:
