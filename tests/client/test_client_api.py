@@ -365,6 +365,23 @@ def test_receive_many_refuses_a_count_that_is_not_a_number(qm: Any) -> None:
     assert q.message_count == 1  # remote, True received one message
 
 
+def test_a_handle_on_a_deleted_queue_says_so_even_after_the_name_is_used_again(qm: Any) -> None:
+    # qm/catalog.py: open handles fail with MQ_ERROR_QUEUE_DELETED.  Embedded still gave the old
+    # count and properties; remote, once the name was created again, the new queue's (is_open True).
+    old = qm.create_queue(Q)
+    old.send(Message(body=b"old"))
+    qm.delete_queue(Q)
+    for read in (lambda: old.message_count, lambda: old.properties, lambda: old.receive(0)):
+        assert hresult_of(read) == H.MQ_ERROR_QUEUE_DELETED
+    assert not old.is_open
+    new = qm.create_queue(Q, label="new")
+    new.send(Message(body=b"new"))
+    for read in (lambda: old.message_count, lambda: old.label, lambda: old.receive(0)):
+        assert hresult_of(read) == H.MQ_ERROR_QUEUE_DELETED
+    assert not old.is_open and new.is_open
+    assert new.message_count == 1 and new.label == "new"
+
+
 # ---------------------------------------------------------------------------- lookup ids
 
 

@@ -92,6 +92,9 @@ class RemoteQueue:
         self._format_name = format_name
         self._path = props.path_name
         self._transactional = props.transactional
+        #: The queue's GUID when opened: a queue deleted and created again under the same name (and
+        #: so the same format name) has another.
+        self._queue_guid = props.queue_guid
         self._access = access
         self._share = share
         self._subqueue = subqueue
@@ -123,8 +126,20 @@ class RemoteQueue:
 
     @property
     def properties(self) -> QueueProperties:
-        """The queue's current properties (asked from the server)."""
-        return self._qm.get_queue_properties(self._format_name)
+        """The queue's current properties (asked from the server); MQ_ERROR_QUEUE_DELETED once the
+        queue this handle opened is gone (even if another of that name was created since)."""
+        return self._current_properties()
+
+    def _current_properties(self) -> QueueProperties:
+        try:
+            props = self._qm.get_queue_properties(self._format_name)
+        except MSMQError as exc:
+            if exc.hresult != HResult.MQ_ERROR_QUEUE_NOT_FOUND:
+                raise
+            props = None
+        if props is None or props.queue_guid != self._queue_guid:
+            raise MSMQError("the queue was deleted", HResult.MQ_ERROR_QUEUE_DELETED)
+        return props
 
     @property
     def label(self) -> str:
@@ -154,7 +169,15 @@ class RemoteQueue:
     @property
     def is_open(self) -> bool:
         """False after ``close`` or once the queue is deleted."""
-        return not self._closed and self._qm.queue_exists(self._format_name)
+        if self._closed:
+            return False
+        try:
+            self._current_properties()
+        except MSMQError as exc:
+            if exc.hresult == HResult.MQ_ERROR_QUEUE_DELETED:
+                return False
+            raise
+        return True
 
     def _stats(self, *propids: int) -> dict[int, Any]:
         self._check()
@@ -164,6 +187,7 @@ class RemoteQueue:
     @property
     def message_count(self) -> int:
         """Messages in this queue (or subqueue), locked ones included."""
+        self._current_properties()  # MQ_ERROR_QUEUE_DELETED for a queue deleted (or created again)
         return int(self._stats(7).get(7, 0))
 
     def __len__(self) -> int:

@@ -153,13 +153,16 @@ class Queue(LookupIdOps):
 
     @property
     def properties(self) -> QueueProperties:
-        """The queue's current properties."""
-        return self._state.props
+        """The queue's current properties (MQ_ERROR_QUEUE_DELETED once it is deleted)."""
+        state = self._state
+        if state.deleted:
+            raise _err("the queue was deleted", HResult.MQ_ERROR_QUEUE_DELETED)
+        return state.props
 
     @property
     def label(self) -> str:
-        """PROPID_Q_LABEL."""
-        return self._state.props.label
+        """PROPID_Q_LABEL (MQ_ERROR_QUEUE_DELETED once the queue is deleted)."""
+        return self.properties.label
 
     @property
     def transactional(self) -> bool:
@@ -188,8 +191,11 @@ class Queue(LookupIdOps):
 
     @property
     def message_count(self) -> int:
-        """Messages in this queue (or subqueue), locked ones included."""
+        """Messages in this queue (or subqueue), locked ones included (MQ_ERROR_QUEUE_DELETED once
+        the queue is deleted)."""
         with self._qm._lock:
+            if self._state.deleted:
+                raise _err("the queue was deleted", HResult.MQ_ERROR_QUEUE_DELETED)
             return len(self._index())
 
     def __len__(self) -> int:
