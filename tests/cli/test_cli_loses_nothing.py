@@ -246,3 +246,22 @@ def test_subqueue_messages_count_in_bytes_not_in_messages(data: str) -> None:
     assert run(data, "move", Q, ";poison", "--all").exit_code == 0
     info = json.loads(run(data, "queue", "info", Q, "--json").stdout)
     assert (info["messages"], info["bytes"], info["subqueues"]) == (0, 8, {"poison": 2})
+
+
+def test_export_through_a_link_writes_its_target_and_keeps_the_link(data: str, tmp_path: Path) -> None:
+    # The temporary file renamed over a link replaced the link (and /dev/stdout with it, as root).
+    assert run(data, "send", Q, "one", "--recoverable").exit_code == 0
+    target = tmp_path / "target.jsonl"
+    target.write_text("OLD\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert run(data, "export", Q, "-o", str(link)).exit_code == 0
+    assert link.is_symlink() and '"end":true' in target.read_text()
+
+
+def test_an_export_that_cannot_write_is_a_clear_error_and_removes_nothing(data: str) -> None:
+    assert run(data, "send", Q, "m", "--recoverable", "--count", "300").exit_code == 0
+    done = cli("export", "--data", data, Q, "--remove", "-o", "/dev/full")
+    assert done.returncode == EXIT_USAGE
+    assert "cannot write /dev/full" in done.stderr and "Traceback" not in done.stderr
+    assert count(data) == 300

@@ -382,6 +382,31 @@ def test_a_handle_on_a_deleted_queue_says_so_even_after_the_name_is_used_again(q
     assert new.message_count == 1 and new.label == "new"
 
 
+def test_an_async_receive_cancelled_as_its_message_arrives_loses_nothing(qm: Any) -> None:
+    # The cancel races the message: either the await returns it, or it is back in the queue (the
+    # receive went on in a pool thread, or its acknowledgement did, and its message was dropped:
+    # 9 of 40 lost remote, 3 of 6 embedded).
+    q = qm.create_queue(Q)
+
+    async def one(delay: float) -> bytes | None:
+        task = asyncio.ensure_future(q.receive_async(timeout=5))
+        await asyncio.sleep(0.05)
+        q.send(Message(body=b"m", delivery=1))
+        await asyncio.sleep(delay)
+        task.cancel()
+        try:
+            return (await task).body
+        except asyncio.CancelledError:
+            return None
+
+    for i in range(12):
+        got = asyncio.run(one(0.0004 * i))
+        if got is None:
+            back = q.receive(timeout=3)  # given back (remote: once the answer came and was NACKed)
+            assert back.body == b"m"
+        assert q.message_count == 0
+
+
 # ---------------------------------------------------------------------------- lookup ids
 
 

@@ -142,10 +142,14 @@ def export(
             out.write(_line({"end": True, "count": written}))
             sink.commit()
             sink = None
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError) or sink is None:
+            raise  # a closed pipe (msmq_command says so); or not the output's
+        raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc  # e.g. a full disk
     finally:
         if sink is not None:
             kept = sink.abandon(keep=removed > 0)
-            if kept is not None:  # the removed messages are nowhere else
+            if kept is not None and removed:  # the removed messages are nowhere else
                 click.echo(
                     f"the {removed} message{'s' if removed != 1 else ''} removed before the error "
                     f"are in {kept} (no end line: incomplete)",
@@ -166,8 +170,8 @@ def _mode_for(path: str) -> int:
 
 class _Output:
     """Where ``export`` writes: stdout, or FILE through a temporary file renamed over it on success
-    (a failed export leaves an earlier FILE as it was).  A path that is not a regular file (a FIFO,
-    /dev/stdout) is written directly."""
+    (a failed export leaves an earlier FILE as it was).  A symbolic link or a path that is not a
+    regular file (a FIFO, /dev/stdout, /dev/fd/1) is written directly."""
 
     def __init__(self, output: str) -> None:
         self.output = output
@@ -175,7 +179,9 @@ class _Output:
         try:
             if output == "-":
                 self.stream: IO[str] = sys.stdout
-            elif os.path.exists(output) and not os.path.isfile(output):
+            elif os.path.islink(output) or (os.path.exists(output) and not os.path.isfile(output)):
+                # A link (/dev/stdout, /dev/fd/1, a user's link) or a device: written through, as
+                # given; renaming over it would replace the link itself.
                 self.stream = open(output, "w", encoding="utf-8")  # noqa: SIM115
             else:
                 folder, name = os.path.split(os.path.abspath(output))
@@ -193,7 +199,7 @@ class _Output:
 
     def abandon(self, keep: bool) -> str | None:
         """The export failed: drop what was written, or (``keep``) leave it; where it is left."""
-        self._close()
+        self._close_quietly()
         if self.temp is None:
             return None if self.stream is sys.stdout else self.output
         if keep:
@@ -207,6 +213,11 @@ class _Output:
             self.stream.flush()
         else:
             self.stream.close()
+
+    def _close_quietly(self) -> None:
+        # After a failed write: what is buffered may fail again; the first error is the one told.
+        with contextlib.suppress(OSError):
+            self._close()
 
 
 # ---------------------------------------------------------------------- import

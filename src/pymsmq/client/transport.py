@@ -123,17 +123,25 @@ class Pending(Generic[T]):
         try:
             response = await asyncio.shield(waiting)
         except asyncio.CancelledError:
-            on_abandon = self._on_abandon
-            interrupted = getattr(on_abandon, "interrupted", None)
-            if interrupted is not None:
-                with contextlib.suppress(Exception):
-                    interrupted(self._rid)
-            if on_abandon is not None:
-                waiting.add_done_callback(functools.partial(_hand_over, on_abandon))
-            raise
+            if not waiting.done():
+                on_abandon = self._on_abandon
+                interrupted = getattr(on_abandon, "interrupted", None)
+                if interrupted is not None:
+                    with contextlib.suppress(Exception):
+                        interrupted(self._rid)
+                if on_abandon is not None:
+                    waiting.add_done_callback(functools.partial(_hand_over, on_abandon))
+                raise
+            response = waiting.result()  # the answer is here: it is taken, not dropped
         if type(response) is ErrorResponse:
             raise error_from(response)
-        return await loop.run_in_executor(None, self._convert, response)
+        # The conversion acknowledges a held message (END_RECEIVE): once it runs, the message is
+        # the caller's, so a cancel that comes meanwhile does not drop it (it would be lost).
+        converting = loop.run_in_executor(None, self._convert, response)
+        try:
+            return await asyncio.shield(converting)
+        except asyncio.CancelledError:
+            return await converting
 
 
 def _hand_over(on_abandon: Callable[[object], None], done: asyncio.Future[Any]) -> None:

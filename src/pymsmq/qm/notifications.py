@@ -286,6 +286,21 @@ def enable_notification(
         return n
 
 
+async def _not_lost(job: asyncio.Future[Message], peek: bool) -> Message:
+    """``await job`` (a receive running on a pool thread, which cannot be stopped): cancelled while it
+    runs, a receive that then takes a message returns it all the same (it would be lost otherwise:
+    removed from its queue for nobody); one that finds none is cancelled, and so is a peek."""
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        if peek:
+            raise
+        try:
+            return await job
+        except MSMQError:
+            raise asyncio.CancelledError from None
+
+
 async def receive_async(
     queue: Queue,
     timeout: float | None = None,
@@ -299,7 +314,7 @@ async def receive_async(
     call = functools.partial(queue.peek, 0) if peek else functools.partial(queue.receive, 0, transaction)
     while True:
         try:
-            return await loop.run_in_executor(None, call)
+            return await _not_lost(loop.run_in_executor(None, call), peek)
         except MSMQError as exc:
             if exc.hresult != HResult.MQ_ERROR_MESSAGE_NOT_FOUND:
                 raise
