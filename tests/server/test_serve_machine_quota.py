@@ -37,6 +37,9 @@ def test_the_limit_refuses_sends_across_restarts_until_made_infinite(tmp_path: P
     for args, refused in starts:
         srv = ServeProcess(data, *args)
         try:
+            client = connect(srv.url)
+            assert client.machine_quota == (1 if refused else None)  # was always None remote
+            client.close()
             if refused:
                 with pytest.raises(MSMQError) as e:
                     _send(srv, 2000)

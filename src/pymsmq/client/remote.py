@@ -54,8 +54,14 @@ class RemoteQueueManager:
         #: The server queue manager's GUID and computer name (from SERVER_HELLO).
         self.guid: uuid.UUID = hello.qm_guid
         self.machine_name: str = hello.machine_name
-        self.machine_quota: int | None = None
         self._guid_bytes = self.guid.bytes_le
+
+    @property
+    def machine_quota(self) -> int | None:
+        """The server queue manager's machine quota in KB ([MS-MQDMPR] 3.1.1.1 QueueManagerQuota;
+        None: no limit), asked from the server (it was always None here)."""
+        value = self.server_stats().get("machine_quota")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def _object_id(self, raw: bytes) -> ObjectId:
         # ObjectId.from_bytes(raw) of a 20-byte id from a SEND answer; the lineage is this server's
