@@ -118,7 +118,7 @@ def send_batches(
     # later ones stay unsent.  A value the packet cannot hold (encoder): that message alone is not
     # sent, the others are, and the first such error is raised with the server's (as embedded).
     stop_error: MSMQError | None = None
-    unsent: list[tuple[int, MSMQError]] = []  # (index in batch, why)
+    refused: MSMQError | None = None  # the first message the encoder refused
     size = 0
     packets: list[bytes] = []
     members: list[Message] = []
@@ -133,12 +133,12 @@ def send_batches(
         frames.append((rid, members))
         return True
 
-    for i, m in enumerate(batch):
+    for m in batch:
         try:
             # encode_packet(m), its fast cases first (a SEND packet carries no destination).
             packet = encode_plain(m) or encode_simple(m) or encode_packet(m)
         except MSMQError as exc:
-            unsent.append((i, exc))
+            refused = refused or exc
             continue
         cost = len(packet) + 8
         if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
@@ -151,7 +151,7 @@ def send_batches(
         size += cost
     if packets:
         write()
-    first: MSMQError | None = unsent[0][1] if unsent else None
+    first: MSMQError | None = refused
     wait = t.wait
     lineages = _LINEAGES
     # The ids this server assigns have its GUID as lineage: the ``source`` object itself, so that a

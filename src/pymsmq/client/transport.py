@@ -125,10 +125,7 @@ class Pending(Generic[T]):
         except asyncio.CancelledError:
             if not waiting.done():
                 on_abandon = self._on_abandon
-                interrupted = getattr(on_abandon, "interrupted", None)
-                if interrupted is not None:
-                    with contextlib.suppress(Exception):
-                        interrupted(self._rid)
+                _stop_on_server(on_abandon, self._rid)
                 if on_abandon is not None:
                     waiting.add_done_callback(functools.partial(_hand_over, on_abandon))
                 raise
@@ -142,6 +139,15 @@ class Pending(Generic[T]):
             return await asyncio.shield(converting)
         except asyncio.CancelledError:
             return await converting
+
+
+def _stop_on_server(on_answer: OnAbandon, rid: int) -> None:
+    # The call waiting for ``rid`` was interrupted: let ``on_answer`` stop the request on the server
+    # when it can (``many.GiveBack.interrupted``: CANCEL_RECEIVE); the connection may be gone.
+    interrupted = getattr(on_answer, "interrupted", None)
+    if interrupted is not None:
+        with contextlib.suppress(Exception):
+            interrupted(rid)
 
 
 def _hand_over(on_abandon: Callable[[object], None], done: asyncio.Future[Any]) -> None:
@@ -374,15 +380,10 @@ class Transport:
         self._to_abandon.extend((rid, on_answer) for rid in rids)
 
     def _abandon(self, rid: int, on_answer: OnAbandon) -> None:
-        # The waiting call was interrupted: note the answer, and let ``on_answer`` stop the request
-        # on the server when it can (``many.GiveBack.interrupted``: CANCEL_RECEIVE).
+        # The waiting call was interrupted: note the answer, and stop the request on the server.
         self._to_abandon.append((rid, on_answer))
-        interrupted = getattr(on_answer, "interrupted", None)
-        if interrupted is not None and self._error is None:
-            try:
-                interrupted(rid)
-            except Exception:  # the connection may be gone: nothing waits any more then
-                pass
+        if self._error is None:
+            _stop_on_server(on_answer, rid)
 
     def _take_abandoned(self) -> None:
         # Under ``_lock``, by the reader: what ``abandon`` noted, into ``_abandoned`` (answers to
