@@ -385,8 +385,10 @@ def import_(
         _close(first)
     qm = target.qm
     path = queue_name or _local_path(str(header.get("queue", "")))
+    # Express messages into an embedded store would live in this command's memory only.
+    would_lose = bool(express) and not recoverable and not target.remote
     if create and not qm.queue_exists(path):
-        if express and not recoverable and not target.remote:
+        if would_lose:
             _refuse_express(express, total, header.get("queue_properties"))
         _create_from_header(qm, path, header)
     source = first if isinstance(first, list) else _open_lines(file)
@@ -394,7 +396,7 @@ def import_(
     try:
         with qm.queue(path) as q, progress("importing", total) as bar:
             transactional = q.transactional
-            if express and not recoverable and not target.remote and not transactional:
+            if would_lose and not transactional:
                 _refuse_express(express, total, None)
             tx: Any = None
             in_tx = 0

@@ -20,7 +20,12 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE, MQ_MAX_Q_LABEL_LEN
 
-__all__ = ["SETTABLE_QUEUE_PROPERTIES", "QueueProperties", "validate_multicast_address"]
+__all__ = [
+    "SETTABLE_QUEUE_PROPERTIES",
+    "QueueProperties",
+    "check_base_priority",
+    "validate_multicast_address",
+]
 
 _BAD: Final = HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
 _NULL_GUID: Final = uuid.UUID(int=0)
@@ -72,6 +77,12 @@ def _u32(value: object, what: str) -> int:
     raise MSMQError(f"invalid {what}: {value!r}", _BAD)
 
 
+def check_base_priority(value: object) -> None:
+    """[MS-MQMQ] 2.3.1.6: a base priority is VT_I2, -32768..32767 (else ILLEGAL_PROPERTY_VALUE)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not -32768 <= value <= 32767:
+        raise MSMQError(f"invalid base_priority {value!r}", _BAD)
+
+
 @dataclass(frozen=True, slots=True)
 class QueueProperties:
     """The properties of one queue.  Construction validates; ``replace(**changes)`` re-validates."""
@@ -106,10 +117,7 @@ class QueueProperties:
         # [MS-MQMQ] 2.3.1.5 / 2.3.1.7: quotas are VT_UI4 kilobytes.
         object.__setattr__(self, "quota", _u32(self.quota, "quota"))
         object.__setattr__(self, "journal_quota", _u32(self.journal_quota, "journal_quota"))
-        # [MS-MQMQ] 2.3.1.6: base priority is VT_I2, -32768..32767.
-        bp = self.base_priority
-        if not isinstance(bp, int) or isinstance(bp, bool) or not -32768 <= bp <= 32767:
-            raise MSMQError(f"invalid base_priority {bp!r}", _BAD)
+        check_base_priority(self.base_priority)
         # [MS-MQMQ] 2.3.1.12: MQ_PRIV_LEVEL_NONE 0, _OPTIONAL 1, _BODY 2.
         if self.priv_level not in (0, 1, 2) or isinstance(self.priv_level, bool):
             raise MSMQError(f"invalid priv_level {self.priv_level!r}", _BAD)

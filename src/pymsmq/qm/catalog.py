@@ -13,7 +13,7 @@ from pymsmq.errors import FormatNameError, MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.names import QueuePath
-from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
+from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties, check_base_priority
 from pymsmq.qm.index import PENDING
 from pymsmq.qm.lifecycle import NACK_Q_DELETED
 from pymsmq.qm.store.base import Batch, QueueRow
@@ -84,7 +84,7 @@ class QueueCatalog:
                 f"{path!r}: queues are created on the local computer only",
                 HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
             )
-        QueueProperties(base_priority=base_priority)  # checked even where it is then ignored
+        check_base_priority(base_priority)  # even where it is then ignored (a private queue)
         props = QueueProperties(
             label=label,
             service_type_guid=service_type_guid or uuid.UUID(int=0),  # type: ignore[arg-type]
@@ -203,7 +203,7 @@ class QueueCatalog:
             if state.kind != "public" and "base_priority" in changes:
                 # [MS-MQMQ] 2.3.1.6: "setting it on a private queue is silently ignored" (a value
                 # that is no base priority at all is refused first, as the wire would refuse it).
-                QueueProperties(base_priority=changes["base_priority"])  # type: ignore[arg-type]
+                check_base_priority(changes["base_priority"])
                 changes = {k: v for k, v in changes.items() if k != "base_priority"}
             props = state.props.replace(**changes, modify_time=int(self._clock()))
             batch = Batch(upsert_queues=[QueueRow(state.queue_id, props.path_name, {})])
