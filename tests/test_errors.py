@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pymsmq import FormatNameError, HResult, MSMQError, WireError
-from pymsmq.errors import reason
+from pymsmq.errors import printable, quoted, reason
 from pymsmq.hresult import DESCRIPTIONS, describe
 
 
@@ -47,3 +47,24 @@ def test_reason_gives_the_text_without_the_hresult() -> None:
     assert str(outer).count("0xC00E") == 1 and str(outer).endswith(
         "[MQ_ERROR_SERVICE_NOT_AVAILABLE 0xC00E000B]"
     )
+
+
+def test_quoted_names_read_as_typed_and_stay_on_one_line() -> None:
+    assert quoted(r".\private$\orders") == r"'.\private$\orders'"
+    assert quoted("a\nb\tc\x00") == r"'a\nb\tc\x00'"
+    assert quoted("zürich") == "'zürich'"
+    assert quoted(17) == "17" and quoted(None) == "None" and quoted(b"x") == "b'x'"
+    assert printable("plain") == "plain" and printable("two\nlines") == r"two\nlines"
+
+
+def test_error_texts_name_paths_as_typed() -> None:
+    from pymsmq import QueueManager
+
+    with QueueManager.open(":memory:") as qm:
+        with pytest.raises(MSMQError) as info:
+            qm.queue(r".\private$\missing")
+        assert r"'.\private$\missing'" in str(info.value)
+        with pytest.raises(FormatNameError) as bad:
+            qm.queue("DIRECT=TCP:1.2.3\\private$\\q\n")
+        text = str(bad.value)
+        assert "\\\\" not in text and "\n" not in text and r"\private$\q\n" in text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pymsmq.hresult import HResult, describe
 
-__all__ = ["FormatNameError", "MSMQError", "WireError", "reason"]
+__all__ = ["FormatNameError", "MSMQError", "WireError", "printable", "quoted", "reason"]
 
 
 class MSMQError(Exception):
@@ -56,3 +56,21 @@ def reason(exc: BaseException) -> str:
     carries an HRESULT of its own, so the text shows one code, not two.
     """
     return exc.message if isinstance(exc, MSMQError) else str(exc)
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters escaped the way Python writes them (a newline as a
+    backslash and n) and nothing else changed: one line of plain text, so that a name or label
+    cannot break a table, a log line or a message's text."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def quoted(value: object) -> str:
+    """``value`` as an error message names it: a string in single quotes, :func:`printable`, its
+    backslashes as typed (``'.\\private$\\orders'`` is what ``repr`` would show for a path name);
+    anything that is not a string as its ``repr``."""
+    if isinstance(value, str):
+        return f"'{printable(value)}'"
+    return repr(value)

@@ -82,6 +82,9 @@ def test_create_twice_is_an_msmq_error_with_the_hresult(data: str) -> None:
     assert r.exit_code == 1
     assert "MQ_ERROR_QUEUE_EXISTS 0xC00E0005" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+    # The path reads as typed: one backslash between its parts, not repr's two.
+    assert "'.\\private$\\orders'" in r.stderr
+    assert "\\\\" not in r.stderr
 
 
 @pytest.mark.parametrize(

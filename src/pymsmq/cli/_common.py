@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
 import click
 from click.core import ParameterSource
 
-from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.errors import FormatNameError, MSMQError, printable
 from pymsmq.hresult import HResult
 
 if TYPE_CHECKING:
@@ -120,15 +120,6 @@ def stdin_bytes() -> bytes:
         return stream.buffer.read()
     except (OSError, ValueError) as exc:  # ValueError: a closed file
         raise BadInput(f"cannot read standard input: {exc}") from exc
-
-
-def printable(text: str) -> str:
-    """``text`` with its control characters escaped the way Python writes them (a newline as a
-    backslash and n): one line of plain text, so that a label cannot break a table or forge a field
-    of the text output."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _silence_stdout() -> None:

@@ -22,7 +22,7 @@ from pymsmq.client.remote_queue import RemoteQueue
 from pymsmq.client.remote_transaction import RemoteTransaction
 from pymsmq.client.remote_transaction import _xact as _xact  # re-exported: pymsmq.client.range_read
 from pymsmq.client.transport import Transport, parse_url
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
@@ -98,7 +98,7 @@ class RemoteQueueManager:
     # ------------------------------------------------------------------ names and queues
     def _open(self, name: str, access: int | None = None, share_mode: int = 0) -> RemoteQueue:
         if not isinstance(name, str):
-            raise MSMQError(f"not a queue name: {name!r}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+            raise MSMQError(f"not a queue name: {quoted(name)}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
         acc = _ALL if access is None else access
         if not isinstance(acc, int) or isinstance(acc, bool) or not 0 <= acc <= 0xFFFFFFFF:
             raise MSMQError(f"unsupported access mode {access!r}", HResult.MQ_ERROR_UNSUPPORTED_ACCESS_MODE)
@@ -135,7 +135,7 @@ class RemoteQueueManager:
     ) -> RemoteQueue:
         """Create a queue on the server and return a handle on it."""
         if not isinstance(path, str):
-            raise MSMQError(f"not a path name: {path!r}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
+            raise MSMQError(f"not a path name: {quoted(path)}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
         attrs: dict[str, object] = {
             "transactional": transactional,
             "journal": journal,

@@ -32,7 +32,7 @@ from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urlsplit
 
-from pymsmq.errors import FormatNameError, MSMQError, reason
+from pymsmq.errors import FormatNameError, MSMQError, quoted, reason
 from pymsmq.hresult import HResult
 from pymsmq.protocol import (
     ClientConnection,
@@ -74,11 +74,11 @@ def parse_url(url: str) -> tuple[str, int, bool]:
     """``msmq://host[:port]`` (or ``msmqs://`` for TLS) -> (host, port, tls)."""
     parts = urlsplit(url)
     if parts.scheme not in ("msmq", "msmqs") or not parts.hostname:
-        raise MSMQError(f"not a pymsmq server URL: {url!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
+        raise MSMQError(f"not a pymsmq server URL: {quoted(url)}", HResult.MQ_ERROR_INVALID_PARAMETER)
     try:
         port = parts.port or DEFAULT_PORT
     except ValueError:
-        raise MSMQError(f"bad port in {url!r}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
+        raise MSMQError(f"bad port in {quoted(url)}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
     return parts.hostname, port, parts.scheme == "msmqs"
 
 

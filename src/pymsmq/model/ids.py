@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Final, Self
 
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 
 __all__ = ["OBJECTID_SIZE", "MessageId", "ObjectId", "guid_bytes_le", "new_object_id"]
@@ -62,18 +62,20 @@ class ObjectId:
         """Parse ``{guid}\\ordinal`` (braces optional, GUID case-insensitive, decimal ordinal)."""
         guid_text, sep, number = text.rpartition("\\")
         if not sep or not number.isascii() or not number.isdigit():
-            raise MSMQError(f"not an object id: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+            raise MSMQError(f"not an object id: {quoted(text)}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
         if guid_text.startswith("{") and guid_text.endswith("}"):
             guid_text = guid_text[1:-1]
         try:
             lineage = uuid.UUID(guid_text)
         except ValueError:
-            raise MSMQError(f"not an object id: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE) from None
+            raise MSMQError(
+                f"not an object id: {quoted(text)}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+            ) from None
         if len(guid_text) != 36:
-            raise MSMQError(f"not an object id: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+            raise MSMQError(f"not an object id: {quoted(text)}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
         value = int(number)
         if value > 0xFFFFFFFF:
-            raise MSMQError(f"ordinal out of range: {text!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
+            raise MSMQError(f"ordinal out of range: {quoted(text)}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
         return cls(lineage, value)
 
     @classmethod

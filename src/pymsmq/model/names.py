@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Final
 
-from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.wire.path_name import PathGrammar, PathName, check_subqueue
 
@@ -47,12 +47,12 @@ RESERVED_SUBQUEUE_NAMES: Final = frozenset({"JOURNAL", "DEADLETTER", "DEADXACT",
 
 def _bad_path(text: str, why: str) -> FormatNameError:
     return FormatNameError(
-        f"illegal queue path name {text!r}: {why}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+        f"illegal queue path name {quoted(text)}: {why}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
     )
 
 
 def _bad_format(text: str, why: str) -> FormatNameError:
-    return FormatNameError(f"illegal format name {text!r}: {why}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+    return FormatNameError(f"illegal format name {quoted(text)}: {why}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
 
 
 def private_queue_hash(name: str) -> int:
@@ -66,7 +66,9 @@ def private_queue_hash(name: str) -> int:
 def validate_subqueue_name(name: str) -> str:
     """Check a subqueue name: 1-32 characters of the [MS-MQMQ] 2.1.1 Subqueue rule."""
     if not isinstance(name, str):
-        raise FormatNameError(f"illegal subqueue name {name!r}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
+        raise FormatNameError(
+            f"illegal subqueue name {quoted(name)}", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+        )
     check_subqueue(name)
     if name.upper() in RESERVED_SUBQUEUE_NAMES:
         raise FormatNameError(
@@ -132,7 +134,7 @@ def format_name_from_path(path: str, qm_guid: uuid.UUID, directory_integrated: b
     if parsed.kind == "system":
         raise _bad_path(path, "neither a public nor a private path name")
     if parsed.kind == "public":
-        raise MSMQError(f"public queue {path!r} needs the directory", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+        raise MSMQError(f"public queue {quoted(path)} needs the directory", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
     if not directory_integrated:
         return "DIRECT=OS:" + path
     fmt = f"PRIVATE={qm_guid}\\{private_queue_hash(parsed.name):08x}"

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, fields, replace
 from typing import Final
 
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE, MQ_MAX_Q_LABEL_LEN
 
@@ -105,9 +105,9 @@ class QueueProperties:
     def __post_init__(self) -> None:
         # [MS-MQMQ] 2.3.1.8 PROPID_Q_LABEL: at most 124 characters.
         if not isinstance(self.label, str) or len(self.label) > MQ_MAX_Q_LABEL_LEN:
-            raise MSMQError(f"invalid queue label {self.label!r} (max 124 characters)", _BAD)
+            raise MSMQError(f"invalid queue label {quoted(self.label)} (max 124 characters)", _BAD)
         if "\x00" in self.label:  # a VT_LPWSTR: a NUL would end it
-            raise MSMQError(f"invalid queue label {self.label!r} (it cannot contain NUL)", _BAD)
+            raise MSMQError(f"invalid queue label {quoted(self.label)} (it cannot contain NUL)", _BAD)
         if not isinstance(self.service_type_guid, uuid.UUID):
             object.__setattr__(self, "service_type_guid", _guid(self.service_type_guid, "service_type_guid"))
         if not isinstance(self.queue_guid, uuid.UUID):

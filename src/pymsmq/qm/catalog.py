@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, cast
 
-from pymsmq.errors import FormatNameError, MSMQError
+from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.names import QueuePath
@@ -72,16 +72,16 @@ class QueueCatalog:
         parsed = QueuePath.parse(path)
         if parsed.subqueue is not None:
             raise FormatNameError(
-                f"{path!r}: subqueues exist implicitly, they are not created",
+                f"{quoted(path)}: subqueues exist implicitly, they are not created",
                 HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
             )
         if parsed.kind == "system":
             raise FormatNameError(
-                f"{path!r}: system queues cannot be created", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
+                f"{quoted(path)}: system queues cannot be created", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
             )
         if not self._is_local(parsed.computer):
             raise FormatNameError(
-                f"{path!r}: queues are created on the local computer only",
+                f"{quoted(path)}: queues are created on the local computer only",
                 HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
             )
         check_base_priority(base_priority)  # even where it is then ignored (a private queue)
@@ -102,7 +102,7 @@ class QueueCatalog:
         with self._lock:
             self._check_open()
             if parsed.key in self._queues:
-                raise MSMQError(f"queue {path!r} already exists", HResult.MQ_ERROR_QUEUE_EXISTS)
+                raise MSMQError(f"queue {quoted(path)} already exists", HResult.MQ_ERROR_QUEUE_EXISTS)
             middle = "private$\\" if parsed.kind == "private" else ""
             state = self._create_state(parsed.kind, middle + parsed.name, parsed.name, props, batch)
             try:
@@ -134,7 +134,7 @@ class QueueCatalog:
             self._check_open()
             state, subqueue = self._resolve(name)
             if subqueue is not None or state.kind not in ("private", "public"):
-                raise MSMQError(f"{name!r} cannot be deleted", HResult.MQ_ERROR_ACCESS_DENIED)
+                raise MSMQError(f"{quoted(name)} cannot be deleted", HResult.MQ_ERROR_ACCESS_DENIED)
             batch = Batch(delete_queues=[state.queue_id])
             if state.journal is not None:
                 batch.delete_queues.append(state.journal.queue_id)
@@ -198,7 +198,7 @@ class QueueCatalog:
             state, _ = self._resolve(name)
             if state.kind not in ("private", "public"):
                 raise MSMQError(
-                    f"{name!r}: properties of system queues are fixed", HResult.MQ_ERROR_ACCESS_DENIED
+                    f"{quoted(name)}: properties of system queues are fixed", HResult.MQ_ERROR_ACCESS_DENIED
                 )
             if state.kind != "public" and "base_priority" in changes:
                 # [MS-MQMQ] 2.3.1.6: "setting it on a private queue is silently ignored" (a value

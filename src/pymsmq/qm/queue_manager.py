@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.errors import MSMQError, reason
+from pymsmq.errors import MSMQError, quoted, reason
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
@@ -530,7 +530,7 @@ class QueueManager(QueueCatalog):
     def _resolve(self, name: str) -> tuple[QueueState, str | None]:
         """Find the queue a path name or format name names: (queue state, subqueue or None)."""
         if not isinstance(name, str):
-            raise _err(f"not a queue name: {name!r}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+            raise _err(f"not a queue name: {quoted(name)}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
         if LocalFormat.looks_like_format_name(name):
             fmt = LocalFormat.parse(name)
             state: QueueState | None
@@ -538,11 +538,14 @@ class QueueManager(QueueCatalog):
                 assert fmt.path is not None
                 if not self._is_local(fmt.computer):
                     raise _err(
-                        f"{name!r} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND
+                        f"{quoted(name)} is not a queue of this queue manager",
+                        HResult.MQ_ERROR_QUEUE_NOT_FOUND,
                     )
                 state = self._queues.get(fmt.path.key)
             elif fmt.guid != (fmt.guid if fmt.kind == "public" else self.guid):
-                raise _err(f"{name!r} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+                raise _err(
+                    f"{quoted(name)} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND
+                )
             elif fmt.kind == "private":
                 state = self._by_number.get(fmt.number)
             elif fmt.kind == "machine":
@@ -557,23 +560,25 @@ class QueueManager(QueueCatalog):
                     None,
                 )
             if state is None:
-                raise _err(f"queue {name!r} not found", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+                raise _err(f"queue {quoted(name)} not found", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
             if fmt.suffix == "JOURNAL" and state.kind != "system":
                 if state.journal is None:
-                    raise _err(f"queue {name!r} has no journal", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+                    raise _err(f"queue {quoted(name)} has no journal", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
                 return state.journal, None
             return state, fmt.subqueue
         path = QueuePath.parse(name)
         if not self._is_local(path.computer):
-            raise _err(f"{name!r} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+            raise _err(
+                f"{quoted(name)} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND
+            )
         state = self._queues.get(path.key)
         if state is None:
-            raise _err(f"queue {name!r} not found", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+            raise _err(f"queue {quoted(name)} not found", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
         if path.subqueue is not None and path.subqueue.upper() == "JOURNAL":
             # The path's ";JOURNAL" names the journal, as in the format name format_name() gives
             # for it ("append the subqueueName at the end": PRIVATE=...;JOURNAL).
             if state.journal is None:
-                raise _err(f"queue {name!r} has no journal", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
+                raise _err(f"queue {quoted(name)} has no journal", HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME)
             return state.journal, None
         return state, path.subqueue
 
@@ -610,7 +615,7 @@ class QueueManager(QueueCatalog):
             self._check_open()
             state = self._internal.get(name.lower())
             if state is None:
-                raise _err(f"no internal queue {name!r}", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
+                raise _err(f"no internal queue {quoted(name)}", HResult.MQ_ERROR_QUEUE_NOT_FOUND)
             return self._handle(state, None)
 
     # ------------------------------------------------------------------ batched sends

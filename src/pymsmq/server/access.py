@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
 
@@ -65,7 +65,7 @@ def parse_rights(value: object) -> int:
     mask = 0
     for name in value:
         if not isinstance(name, str):
-            raise ValueError(f"invalid right {name!r}")
+            raise ValueError(f"invalid right {quoted(name)}")
         if name.lower() in _NAMED:
             mask |= _NAMED[name.lower()]
         elif name in _QUEUE_RIGHTS:
@@ -73,7 +73,7 @@ def parse_rights(value: object) -> int:
         elif name in _MACHINE_RIGHTS:
             mask |= _MACHINE_RIGHTS[name]
         else:
-            raise ValueError(f"unknown right {name!r}")
+            raise ValueError(f"unknown right {quoted(name)}")
     return mask
 
 
@@ -136,7 +136,7 @@ class AccessPolicy:
         rights: dict[str, list[tuple[str, int]]] = {}
         for identity, table in perms.items():
             if not isinstance(table, dict):
-                raise ValueError(f"permissions of {identity!r} must be an object")
+                raise ValueError(f"permissions of {quoted(identity)} must be an object")
             entries = [(str(k).lower().lstrip(".\\") or "*", parse_rights(v)) for k, v in table.items()]
             # Exact keys first, then patterns by decreasing length (more specific first).
             entries.sort(key=lambda e: (any(c in e[0] for c in "*?["), -len(e[0])))
@@ -165,7 +165,9 @@ class AccessPolicy:
     def check(self, identity: str, key: str, needed: int, what: str) -> None:
         """Raise MQ_ERROR_ACCESS_DENIED unless ``identity`` has every bit of ``needed`` on ``key``."""
         if needed & ~self.rights_of(identity, key):
-            raise MSMQError(f"{identity!r} may not {what} {key!r}", HResult.MQ_ERROR_ACCESS_DENIED)
+            raise MSMQError(
+                f"{quoted(identity)} may not {what} {quoted(key)}", HResult.MQ_ERROR_ACCESS_DENIED
+            )
 
 
 def rights_table(policy: AccessPolicy) -> Mapping[str, list[tuple[str, int]]]:

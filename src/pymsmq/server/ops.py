@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
@@ -190,7 +190,9 @@ class OpsMixin:
         if not h.rights:
             del self.handles[number]
             q.close()
-            raise MSMQError(f"{self.identity!r} has no rights on {h.key!r}", HResult.MQ_ERROR_ACCESS_DENIED)
+            raise MSMQError(
+                f"{quoted(self.identity)} has no rights on {quoted(h.key)}", HResult.MQ_ERROR_ACCESS_DENIED
+            )
         return pm.OpenQueueResponse(number, h.format_name, properties_to_props(q.properties))
 
     def op_close_queue(self, req: pm.CloseQueueRequest) -> pm.Response:

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.protocol import (
     ClientHello,
@@ -550,7 +550,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def check(self, h: Handle, needed: int, what: str) -> None:
         """MQ_ERROR_ACCESS_DENIED unless this identity has ``needed`` on the handle's queue."""
         if needed & ~h.rights:
-            raise MSMQError(f"{self.identity!r} may not {what} {h.key!r}", HResult.MQ_ERROR_ACCESS_DENIED)
+            raise MSMQError(
+                f"{quoted(self.identity)} may not {what} {quoted(h.key)}", HResult.MQ_ERROR_ACCESS_DENIED
+            )
 
     def transaction(self, ref: object) -> Transaction | int | None:
         """The QM transaction argument of an XACT field."""

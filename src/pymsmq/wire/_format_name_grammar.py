@@ -12,7 +12,7 @@ import uuid
 from enum import StrEnum
 from typing import Final
 
-from pymsmq.errors import FormatNameError
+from pymsmq.errors import FormatNameError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.wire.path_name import MAX_COMPUTER_NAME
 from pymsmq.wire.queue_format import QueueSuffixType
@@ -66,7 +66,7 @@ def _error(message: str) -> FormatNameError:
 
 def _parse_guid(text: str, what: str) -> uuid.UUID:
     if not _GUID_RE.fullmatch(text):
-        raise _error(f"{what} {text!r} is not a GUID (8-4-4-4-12 hex digits, no braces)")
+        raise _error(f"{what} {quoted(text)} is not a GUID (8-4-4-4-12 hex digits, no braces)")
     return uuid.UUID(text)
 
 
@@ -113,12 +113,14 @@ def _check_address(protocol: DirectProtocol, address: str) -> None:
     if protocol is DirectProtocol.TCP:
         m = _IPV4_RE.fullmatch(address)
         if m is None or any(int(g) > 255 for g in m.groups()):
-            raise _error(f"TCP address {address!r} is not an IPv4 address a.b.c.d")
+            raise _error(f"TCP address {quoted(address)} is not an IPv4 address a.b.c.d")
     elif protocol is DirectProtocol.IPX:
         if not _IPX_RE.fullmatch(address):
-            raise _error(f"IPX address {address!r} is not <network hex>:<host hex>")
+            raise _error(f"IPX address {quoted(address)} is not <network hex>:<host hex>")
     elif protocol is DirectProtocol.OS:
         if not _OS_ADDRESS_RE.fullmatch(address):
-            raise _error(f"OS computer name {address!r} contains a character outside VCHAR, '\\' or ','")
+            raise _error(
+                f"OS computer name {quoted(address)} contains a character outside VCHAR, '\\' or ','"
+            )
     elif not _HTTP_HOST_RE.fullmatch(address):
-        raise _error(f"HTTP host {address!r} contains a character outside VCHAR or one of / \\ : , ;")
+        raise _error(f"HTTP host {quoted(address)} contains a character outside VCHAR or one of / \\ : , ;")

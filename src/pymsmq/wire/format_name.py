@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar, Final, Self
 
+from pymsmq.errors import quoted
 from pymsmq.wire._format_name_grammar import (
     _BY_TOKEN,
     _DEADLETTER,
@@ -128,14 +129,14 @@ class FormatName:
         if not text:
             raise _error("empty format name")
         if not _PRINTABLE_RE.fullmatch(text):
-            raise _error(f"format name {text!r} contains a space, control or non-ASCII character")
+            raise _error(f"format name {quoted(text)} contains a space, control or non-ASCII character")
         value: FormatName
         if "," in text:
             value = MultipleElementFormatName(tuple(_parse_element(part) for part in text.split(",")))
         else:
             value = _parse_element(text)
         if not isinstance(value, cls):
-            raise _error(f"{text!r} is a {value.kind} format name, not {cls.__name__}")
+            raise _error(f"{quoted(text)} is a {value.kind} format name, not {cls.__name__}")
         return value
 
     @staticmethod
@@ -145,7 +146,7 @@ class FormatName:
         This is how UserHeader and QUEUE_FORMAT.m_pDirectID carry direct names.
         """
         if not isinstance(text, str) or not _PRINTABLE_RE.fullmatch(text):
-            raise _error(f"direct format name {text!r} is empty or contains a non-printable character")
+            raise _error(f"direct format name {quoted(text)} is empty or contains a non-printable character")
         return _parse_direct(text)
 
     # Defaults, overridden by the kinds that have them.
@@ -298,7 +299,7 @@ class DistributionListFormatName(FormatName):
             if not 1 <= len(d) <= MAX_DOMAIN_NAME:
                 raise _error(f"DL domain name is {len(d)} characters, 1 to {MAX_DOMAIN_NAME} allowed")
             if not _DOMAIN_RE.fullmatch(d):
-                raise _error(f"DL domain name {d!r} contains a character outside VCHAR, or a ','")
+                raise _error(f"DL domain name {quoted(d)} contains a character outside VCHAR, or a ','")
 
     def __str__(self) -> str:
         tail = f"@{self.domain}" if self.domain is not None else ""
@@ -316,13 +317,15 @@ class MulticastFormatName(FormatName):
     def __post_init__(self) -> None:
         m = _MULTICAST_RE.fullmatch(f"{self.address}:{self.port}")
         if m is None or not isinstance(self.port, int):
-            raise _error(f"multicast address {self.address!r}:{self.port!r} is not a.b.c.d:port")
+            raise _error(f"multicast address {quoted(self.address)}:{self.port!r} is not a.b.c.d:port")
         octets = [int(g) for g in m.groups()[:4]]
         if any(o > 255 for o in octets):
-            raise _error(f"multicast address {self.address!r} has an octet above 255")
+            raise _error(f"multicast address {quoted(self.address)} has an octet above 255")
         # [MS-MQMQ] 2.1.6: dec-octet1 = 224-239 (an IPv4 class D address).
         if not 224 <= octets[0] <= 239:
-            raise _error(f"multicast address {self.address!r} is not class D (224.0.0.0-239.255.255.255)")
+            raise _error(
+                f"multicast address {quoted(self.address)} is not class D (224.0.0.0-239.255.255.255)"
+            )
         if not 0 <= self.port <= 0xFFFF:
             raise _error(f"multicast port {self.port} is not 0-65535")
 
@@ -356,7 +359,7 @@ class DirectFormatName(FormatName):
 
     def __post_init__(self) -> None:
         if not isinstance(self.protocol, DirectProtocol):
-            raise _error(f"unknown direct protocol {self.protocol!r}")
+            raise _error(f"unknown direct protocol {quoted(self.protocol)}")
         _check_address(self.protocol, self.address)
         if self.port is not None and (not self.protocol.is_http or not 0 <= self.port <= 0xFFFF):
             raise _error(f"port {self.port!r} is only allowed for HTTP(S), as 0-65535")
@@ -370,7 +373,7 @@ class DirectFormatName(FormatName):
         check_queue_name(self.queue_name, PathGrammar.MSMQ_2_0, hresult=_ILLEGAL)
         lower = self.queue_name.lower()
         if not self.private and (lower in ("private$", "system$") or lower.startswith("private$/")):
-            raise _error(f"{self.queue_name!r} is reserved and cannot name a public queue")
+            raise _error(f"{quoted(self.queue_name)} is reserved and cannot name a public queue")
         if self.subqueue is not None:
             check_subqueue(self.subqueue, hresult=_ILLEGAL)
             if self.subqueue.upper() in _BY_TOKEN:
@@ -388,7 +391,7 @@ class DirectFormatName(FormatName):
         if path.system:
             suffix = _BY_TOKEN.get(path.queue_name.upper())
             if suffix not in _MACHINE_SUFFIXES:
-                raise _error(f"system queue {path.queue_name!r} has no direct format name")
+                raise _error(f"system queue {quoted(path.queue_name)} has no direct format name")
             return cls(protocol, path.computer, None, suffix=suffix)
         return cls(protocol, path.computer, path.queue_name, path.private, subqueue=path.subqueue)
 
@@ -483,12 +486,14 @@ def _parse_direct(body: str) -> DirectFormatName:
     proto_text, colon, rest = body.partition(":")
     protocol = _PROTOCOLS.get(proto_text.upper())
     if not colon or protocol is None:
-        raise _error(f"direct format name {body!r} does not start with TCP:, OS:, HTTP:, HTTPS: or IPX:")
+        raise _error(
+            f"direct format name {quoted(body)} does not start with TCP:, OS:, HTTP:, HTTPS: or IPX:"
+        )
     port: int | None = None
     if protocol.is_http:
         m = _HTTP_RE.match(rest)
         if m is None:
-            raise _error(f"{protocol} direct format name {body!r} is not //host[:port]/MSMQ/queue")
+            raise _error(f"{protocol} direct format name {quoted(body)} is not //host[:port]/MSMQ/queue")
         address, port_text = m.group(1), m.group(2)
         if port_text:
             if len(port_text) > 5 or int(port_text) > 0xFFFF:
@@ -498,7 +503,7 @@ def _parse_direct(body: str) -> DirectFormatName:
     else:
         address, backslash, path = rest.partition("\\")
         if not backslash:
-            raise _error(f"direct format name {body!r} has no '\\' before the queue name")
+            raise _error(f"direct format name {quoted(body)} has no '\\' before the queue name")
         seps = "\\"
     _check_address(protocol, address)
     head = path[:8].lower()
@@ -515,7 +520,7 @@ def _parse_direct(body: str) -> DirectFormatName:
     subqueue: str | None = None
     if semi:
         if ";" in tail:
-            raise _error(f"direct format name {body!r} has more than one ';' suffix")
+            raise _error(f"direct format name {quoted(body)} has more than one ';' suffix")
         token = _BY_TOKEN.get(tail.upper())
         if token == _JOURNAL:
             suffix = _JOURNAL
@@ -535,10 +540,10 @@ def _parse_private(body: str) -> FormatName:
     main, suffix = _split_token(body, frozenset((_NONE, _JOURNAL)), "a PRIVATE= format name")
     guid_text, backslash, number = main.partition("\\")
     if not backslash:
-        raise _error(f"PRIVATE= format name {body!r} needs <computer guid>\\<queue number>")
+        raise _error(f"PRIVATE= format name {quoted(body)} needs <computer guid>\\<queue number>")
     guid = _parse_guid(guid_text, "PRIVATE= computer GUID")
     if not _HEX8_RE.fullmatch(number):
-        raise _error(f"private queue number {number!r} is not 1-8 hex digits")
+        raise _error(f"private queue number {quoted(number)} is not 1-8 hex digits")
     return PrivateFormatName(guid, int(number, 16), suffix)
 
 
@@ -563,9 +568,9 @@ def _parse_dl(body: str) -> FormatName:
 def _parse_multicast(body: str) -> FormatName:
     address, colon, port = body.rpartition(":")
     if not colon or not port.isdigit() or len(port) > 5:
-        raise _error(f"MULTICAST= format name {body!r} is not a.b.c.d:port")
+        raise _error(f"MULTICAST= format name {quoted(body)} is not a.b.c.d:port")
     if port != str(int(port)):
-        raise _error(f"multicast port {port!r} has leading zeros")
+        raise _error(f"multicast port {quoted(port)} has leading zeros")
     return MulticastFormatName(address, int(port))
 
 
@@ -587,5 +592,5 @@ def _parse_element(text: str) -> FormatName:
     parser = _PARSERS.get(key.upper())
     if not eq or parser is None:
         keywords = "DIRECT=, PUBLIC=, PRIVATE=, DL=, MACHINE=, CONNECTOR= or MULTICAST="
-        raise _error(f"{text!r} does not start with {keywords}")
+        raise _error(f"{quoted(text)} does not start with {keywords}")
     return parser(body)

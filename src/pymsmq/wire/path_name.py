@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final, Self
 
-from pymsmq.errors import FormatNameError
+from pymsmq.errors import FormatNameError, quoted
 from pymsmq.hresult import HResult
 
 __all__ = [
@@ -85,7 +85,7 @@ def check_computer(
         raise _error(f"{what} is {len(computer)} characters, at most {MAX_COMPUTER_NAME} allowed", hresult)
     if not _VCHAR_NO_BACKSLASH.fullmatch(computer):
         raise _error(
-            f"{what} {computer!r} contains a character outside VCHAR (%x21-7E) or a backslash", hresult
+            f"{what} {quoted(computer)} contains a character outside VCHAR (%x21-7E) or a backslash", hresult
         )
 
 
@@ -104,7 +104,7 @@ def check_queue_name(
     if not pattern.fullmatch(name):
         excluded = '"\\" and ";"' if grammar == PathGrammar.MSMQ_1_0 else "space, '\"', '+', ',', ';', '\\'"
         raise _error(
-            f"{what} {name!r} contains a forbidden character (excluded: {excluded}, non-ASCII)", hresult
+            f"{what} {quoted(name)} contains a forbidden character (excluded: {excluded}, non-ASCII)", hresult
         )
 
 
@@ -115,7 +115,7 @@ def check_subqueue(name: str, hresult: int = HResult.MQ_ERROR_ILLEGAL_QUEUE_PATH
     if len(name) > MAX_SUBQUEUE_NAME:
         raise _error(f"subqueue name is {len(name)} characters, at most {MAX_SUBQUEUE_NAME} allowed", hresult)
     if not _QNAME_V2.fullmatch(name):
-        raise _error(f"subqueue name {name!r} contains a forbidden character", hresult)
+        raise _error(f"subqueue name {quoted(name)} contains a forbidden character", hresult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,7 @@ class PathName:
         if self.private and self.system:
             raise _error("a path name is private or system, not both")
         if not self.private and not self.system and self.queue_name.lower() in _RESERVED_NAMES:
-            raise _error(f"{self.queue_name!r} is reserved and cannot name a public queue")
+            raise _error(f"{quoted(self.queue_name)} is reserved and cannot name a public queue")
         if self.subqueue is not None:
             if self.system:
                 raise _error("a system queue path name has no subqueue")
@@ -155,7 +155,7 @@ class PathName:
             raise _error(f"a path name is text, not {type(text).__name__}")
         computer, sep, rest = text.partition("\\")
         if not sep:
-            raise _error(f"path name {text!r} has no backslash between computer and queue name")
+            raise _error(f"path name {quoted(text)} has no backslash between computer and queue name")
         check_computer(computer)
         lower = rest[:8].lower()
         private = system = False
@@ -170,7 +170,7 @@ class PathName:
             name, sep, sub = rest.partition(";")
             if sep:
                 if ";" in sub:
-                    raise _error(f"path name {text!r} has more than one ';'")
+                    raise _error(f"path name {quoted(text)} has more than one ';'")
                 check_subqueue(sub)
                 rest, subqueue = name, sub
         check_queue_name(rest, grammar)
