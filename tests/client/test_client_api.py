@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import threading
 import time
 import uuid
@@ -200,6 +201,19 @@ def test_access_modes(qm: Any) -> None:
     exclusive = qm.queue(Q, access=1, share_mode=1)
     assert hresult_of(qm.queue, Q, access=1) == H.MQ_ERROR_SHARING_VIOLATION
     exclusive.close()
+
+
+def test_a_dropped_handle_is_closed(qm: Any) -> None:
+    # Embedded, a Queue nobody holds is forgotten (weak references); remotely its CLOSE_QUEUE goes
+    # out with the next request: either way a dropped exclusive handle does not lock the queue.
+    qm.create_queue(Q).close()
+    exclusive = qm.queue(Q, access=1, share_mode=1)
+    assert hresult_of(qm.queue, Q, access=1) == H.MQ_ERROR_SHARING_VIOLATION
+    del exclusive
+    gc.collect()
+    reader = qm.queue(Q, access=1)
+    assert reader.is_open
+    reader.close()
 
 
 def test_purge(qm: Any) -> None:

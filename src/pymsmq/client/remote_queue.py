@@ -233,6 +233,15 @@ class RemoteQueue:
             except MSMQError:
                 pass
 
+    def __del__(self) -> None:
+        # A handle dropped without ``close`` is closed on the server, as the embedded queue manager
+        # forgets a dropped ``Queue`` (its handles are weak references): a dropped handle opened
+        # with MQ_DENY_RECEIVE_SHARE does not lock the queue until the connection ends.  The
+        # CLOSE_QUEUE goes out with the connection's next request (no I/O here: this may run in
+        # the garbage collector, in any thread).
+        if not getattr(self, "_closed", True):
+            self._t.handles_to_close.append(self._handle)
+
     def __enter__(self) -> RemoteQueue:
         return self
 

@@ -201,6 +201,9 @@ class Transport:
         self._orphans: list[tuple[Callable[[object], None], object]] = []
         #: What ``abandon`` noted, for the reader to take in (appended without a lock).
         self._to_abandon: list[tuple[int, OnAbandon]] = []
+        #: Handles of queues dropped without ``close`` (appended by ``RemoteQueue.__del__``, in any
+        #: thread, without a lock): their CLOSE_QUEUE goes out with the next request written.
+        self.handles_to_close: list[int] = []
         self._reading = False
         #: Threads blocked in ``_cond.wait`` (the reader notifies only when there are some).
         self._waiters = 0
@@ -264,6 +267,8 @@ class Transport:
                     raise MSMQError(str(exc), HResult.MQ_ERROR_INVALID_PARAMETER) from None
                 if self._abandoned:
                     self._abandoned.pop(rid, None)  # a request id used again: its old entry is stale
+                if self.handles_to_close:
+                    data = self._close_dropped() + data
                 try:
                     self._sock.sendall(data)
                 except OSError as exc:
@@ -283,6 +288,8 @@ class Transport:
                     raise self._error
                 # At most _CHUNK requests per write: the server starts on the first ones while this
                 # thread encodes the next (client and server overlap on two cores).
+                if self.handles_to_close:
+                    chunk.append(self._close_dropped())
                 room = min(self._conn.max_in_flight - len(self._conn.in_flight), _CHUNK)
                 while room > 0 and i < len(requests):
                     try:
@@ -307,6 +314,20 @@ class Transport:
                 self._pump(None)
         return ids
 
+    def _close_dropped(self) -> bytes:
+        # Under ``_send_lock``: CLOSE_QUEUE frames for the handles dropped without ``close`` (as many
+        # as the window leaves room for beside one more request), their answers abandoned.
+        frames: list[bytes] = []
+        todo = self.handles_to_close
+        conn = self._conn
+        while todo and len(conn.in_flight) < conn.max_in_flight - 1:
+            rid, data = conn.send_request(pm.CloseQueueRequest(todo.pop()))
+            if self._abandoned:
+                self._abandoned.pop(rid, None)
+            self._to_abandon.append((rid, None))
+            frames.append(data)
+        return b"".join(frames)
+
     def roundtrip(
         self, op: int, body: bytes, parse: Callable[[bytes], T | None], on_abandon: OnAbandon = None
     ) -> T | object:
@@ -327,6 +348,8 @@ class Transport:
             rid, data = framed
             if self._abandoned:
                 self._abandoned.pop(rid, None)
+            if self.handles_to_close:
+                data = self._close_dropped() + data
             try:
                 self._sock.sendall(data)
             except OSError as exc:
