@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
 import ssl
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
@@ -132,3 +135,65 @@ def test_serve_with_tls_tells_clients_to_use_msmqs(
     assert port is not None
     assert f"pymsmq.connect('msmqs://127.0.0.1:{port.group(1)}')" in hint
     assert proc.returncode == 0
+
+
+def _tls_server(tmp_path: Path, cert_files: tuple[Path, Path, Path], **limits: Any) -> ThreadServer:
+    chain, key, _ = cert_files
+    config = ServerConfig(
+        port=0, policy=AccessPolicy.single_token(TOKEN), tls_cert=str(chain), tls_key=str(key), **limits
+    )
+    return ThreadServer(tmp_path / "qm", config).start()
+
+
+def _open_sessions(server: ThreadServer, n: int) -> None:
+    # Connections the server counts: sessions, and connections in their TLS handshake.
+    deadline = time.monotonic() + 10
+    s = server.server
+    assert s is not None
+    while len(s.sessions) + len(s.in_tls_handshake) != n:
+        assert time.monotonic() < deadline, f"{len(s.sessions)} + {len(s.in_tls_handshake)}, expected {n}"
+        time.sleep(0.01)
+
+
+def test_connections_in_their_tls_handshake_count_against_the_limit(
+    tmp_path: Path, cert_files: tuple[Path, Path, Path], ca: trustme.CA
+) -> None:
+    server = _tls_server(tmp_path, cert_files, max_connections=2, slow_timeout=1.0)
+    url = f"msmqs://127.0.0.1:{server.port}"
+    try:
+        # Two TCP connections that never start TLS take both places...
+        silent = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+        _open_sessions(server, 2)
+        with pytest.raises(MSMQError) as refused:
+            connect(url, token=TOKEN, tls=_trusting(ca))
+        assert refused.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+        assert "too many connections" in str(refused.value)
+        # ...until they go: a failed handshake is forgotten once the handshake timeout has passed.
+        for sock in silent:
+            sock.close()
+        _open_sessions(server, 0)
+        client = connect(url, token=TOKEN, tls=_trusting(ca))
+        assert client.ping(b"in") == b"in"
+        client.close()
+    finally:
+        server.stop()
+
+
+def test_a_tls_handshake_that_never_comes_is_cut_after_the_slow_sender_timeout(
+    tmp_path: Path, cert_files: tuple[Path, Path, Path], ca: trustme.CA
+) -> None:
+    server = _tls_server(tmp_path, cert_files, slow_timeout=0.5)
+    try:
+        silent = socket.create_connection(("127.0.0.1", server.port))
+        silent.settimeout(10)
+        started = time.monotonic()
+        assert silent.recv(100) == b""  # closed by the server, no clear-text frame written
+        assert time.monotonic() - started < 5
+        silent.close()
+        _open_sessions(server, 0)
+        assert server.server is not None and server.server.stats.connections_open == 0
+        client = connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, tls=_trusting(ca))
+        assert client.ping(b"ok") == b"ok"
+        client.close()
+    finally:
+        server.stop()

@@ -165,6 +165,13 @@ class Server:
         self.policy = self.config.policy
         self.stats = ServerStats()
         self.sessions: set[Session] = set()
+        #: Connections accepted whose TLS handshake runs (asyncio calls a Session's
+        #: ``connection_made`` once TLS is up): when each was accepted.  They count against
+        #: ``max_connections``; one whose handshake failed is forgotten once the handshake timeout
+        #: has certainly passed (``connection_count``).
+        self.in_tls_handshake: dict[Session, float] = {}
+        #: The server side of TLS (``--tls-cert``), once started; None: plain TCP.
+        self.tls_context: ssl.SSLContext | None = None
         self.closing = False
         self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
         self.work_pool = WorkPool(self.loop, self.config.work_threads)
@@ -183,7 +190,7 @@ class Server:
         """Bind and start accepting; returns the bound (host, port) pairs."""
         self.loop = self.work_pool.loop = self.send_batcher.loop = asyncio.get_running_loop()
         cfg = self.config
-        context = cfg.ssl_context()
+        context = self.tls_context = cfg.ssl_context()
         # A TLS handshake is part of the connection's handshake: the same 10 s (docs/protocol.md
         # 11), not asyncio's 60 s default.
         self._server = await self.loop.create_server(
@@ -208,6 +215,16 @@ class Server:
             tls = cfg.tls_cert is not None
             log.info("listening on %s:%d (tls=%s, event loop %s)", host, port, tls, self.event_loop)
         return self.addresses
+
+    def connection_count(self) -> int:
+        """Open connections, those still in their TLS handshake included (``max_connections``)."""
+        pending = self.in_tls_handshake
+        if pending:
+            # A handshake ends (done or failed) within ``slow_timeout`` of the accept.
+            stale = time.monotonic() - self.config.slow_timeout - 1.0
+            for session in [s for s, accepted in pending.items() if accepted < stale]:
+                del pending[session]
+        return len(self.sessions) + len(pending)
 
     @property
     def port(self) -> int:
@@ -246,6 +263,7 @@ class Server:
         while True:
             await asyncio.sleep(1.0)
             self.stats.sample()
+            self.connection_count()  # forgets failed TLS handshakes
             now = time.monotonic()
             for s in list(self.sessions):
                 if s.conn.state in _HANDSHAKING and now - s.opened_at > cfg.slow_timeout:

@@ -134,6 +134,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         #: The housekeeping saw a request in flight at its last tick (the idle clock waits for it).
         self.busy = False
         self.partial_since: float | None = None
+        if server.tls_context is not None:  # made at the accept; connection_made comes after TLS
+            server.in_tls_handshake[self] = self.opened_at
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -143,6 +145,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         transport.set_write_buffer_limits(high=_OUT_HIGH)
+        self.server.in_tls_handshake.pop(self, None)
         self.server.sessions.add(self)
         self.stats.connections_total += 1
         self.stats.connections_open += 1
@@ -430,7 +433,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             )
         elif identity is None:
             refusal = (HResult.MQ_ERROR_ACCESS_DENIED, "bad or missing token")
-        elif len(server.sessions) > server.config.max_connections:
+        elif server.connection_count() > server.config.max_connections:
             refusal = (HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
         if refusal is not None:
             self.stats.connections_refused += 1
