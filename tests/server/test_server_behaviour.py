@@ -24,6 +24,7 @@ from pymsmq import Message, MSMQError
 from pymsmq.client import connect
 from pymsmq.hresult import HResult
 from pymsmq.protocol import ClientConnection, ClientHello, PingRequest
+from pymsmq.protocol import messages as pm
 from pymsmq.server import AccessPolicy, ConfigError, ServerConfig
 
 Q = ".\\private$\\q"
@@ -313,6 +314,51 @@ def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path, sig: signal.
         assert again.terminate() == 0
     finally:
         again.kill()
+
+
+def test_listings_and_statistics_show_only_what_an_identity_may_see(tmp_path: Path) -> None:
+    # LIST_QUEUES and the server's STATS follow the queue rights as STATS of one queue does: a queue
+    # with no right is not listed, its counters need MQSEC_GET_QUEUE_PROPERTIES.
+    policy = AccessPolicy.from_json(
+        json.dumps(
+            {
+                "owner": "admin",
+                "tokens": {"admin-token": "admin", "sender-token": "sender"},
+                "permissions": {
+                    "sender": {
+                        "private$\\q": ["MQSEC_WRITE_MESSAGE"],
+                        "private$\\open": ["MQSEC_WRITE_MESSAGE", "MQSEC_GET_QUEUE_PROPERTIES"],
+                    }
+                },
+            }
+        )
+    )
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, policy=policy)).start()
+    try:
+        admin = connect(s.url, token="admin-token")
+        for name in (Q, ".\\private$\\open", ".\\private$\\secret"):
+            admin.create_queue(name).send(Message(body=b"abc"))
+        sender = connect(s.url, token="sender-token")
+        listed = [p.lower().rpartition("\\")[2] for p in sender.private_queues]
+        assert sorted(listed) == ["open", "q"]
+        assert len(admin.private_queues) == 3
+        t = sender._t
+        answer = t.call(pm.ListQueuesRequest(1, (1, 7)))
+        rows = {
+            n.lower().rpartition("\\")[2]: dict(p)
+            for n, p in zip(answer.names, answer.properties, strict=True)
+        }
+        assert set(rows) == {"open", "q"}
+        assert rows["q"] == {}  # no MQSEC_GET_QUEUE_PROPERTIES: no counters
+        assert rows["open"][7].value == 1
+        machine = dict(t.call(pm.StatsRequest("", (2,))).properties)
+        assert sorted(p.lower().rpartition("\\")[2] for p in machine[2].value) == ["open", "q"]
+        seen = sender.server_stats()["queues"]
+        assert list(seen) == [admin.format_name(".\\private$\\open")]
+        assert len(admin.server_stats()["queues"]) >= 3
+        assert _hresult(lambda: sender.queue(Q).message_count) == HResult.MQ_ERROR_ACCESS_DENIED
+    finally:
+        s.stop()
 
 
 def test_stats_count_per_queue(server: ThreadServer) -> None:

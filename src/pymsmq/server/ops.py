@@ -131,6 +131,18 @@ class OpsMixin:
         path = self.qm.get_queue_properties(name).path_name
         self.policy.check(self.identity, queue_key(path), needed, what)
 
+    def _rights_on_path(self, path: str) -> int:
+        return self.policy.rights_of(self.identity, queue_key(path))
+
+    def _visible(self, paths: list[str]) -> list[str]:
+        """The queues of ``paths`` this identity has any right on (the others it cannot use)."""
+        if self.policy.rights_of(self.identity, "") == 0xFFFFFFFF:
+            return paths  # the owner
+        return [p for p in paths if self._rights_on_path(p)]
+
+    def _may_read_stats(self, path: str) -> bool:
+        return bool(self._rights_on_path(path) & _M.MQSEC_GET_QUEUE_PROPERTIES)
+
     # ------------------------------------------------------------------ queue manager
     def op_ping(self, req: pm.PingRequest) -> pm.Response:
         return pm.PingResponse(req.data)
@@ -141,7 +153,8 @@ class OpsMixin:
             return pm.StatsResponse(queue_stats(self.qm, req.name, req.propids))
         qm = self.qm
         values: dict[int, PropVariant] = {
-            2: PropVariant(_V.VT_VECTOR_LPWSTR, tuple(qm.private_queues)),  # PROPID_MGMT_MSMQ_PRIVATEQ
+            # PROPID_MGMT_MSMQ_PRIVATEQ: the queues this identity has a right on (as LIST_QUEUES)
+            2: PropVariant(_V.VT_VECTOR_LPWSTR, tuple(self._visible(qm.private_queues))),
             4: PropVariant(_V.VT_LPWSTR, "CONNECTED"),  # PROPID_MGMT_MSMQ_CONNECTED
             5: PropVariant(_V.VT_LPWSTR, "pymsmq"),  # PROPID_MGMT_MSMQ_TYPE
             6: PropVariant(_V.VT_UI8, qm.total_bytes),  # PROPID_MGMT_MSMQ_BYTES_IN_ALL_QUEUES
@@ -163,7 +176,14 @@ class OpsMixin:
                 q.close()
         if req.filter not in (0, 1, 2, 3):
             raise MSMQError(f"unknown queue filter {req.filter}", HResult.MQ_ERROR_INVALID_PARAMETER)
-        props = tuple(queue_stats(qm, n, req.propids) if req.propids else () for n in names)
+        # Only the queues this identity has a right on; their counters as STATS of each gives them
+        # (MQSEC_GET_QUEUE_PROPERTIES; without it the queue's entry has no properties).
+        names = self._visible(names)
+        owner = self.policy.rights_of(self.identity, "") == 0xFFFFFFFF
+        props = tuple(
+            queue_stats(qm, n, req.propids) if req.propids and (owner or self._may_read_stats(n)) else ()
+            for n in names
+        )
         return pm.ListQueuesResponse(tuple(names), props)
 
     # ------------------------------------------------------------------ queues

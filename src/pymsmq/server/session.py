@@ -591,8 +591,20 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         return number, h
 
     def server_snapshot(self) -> dict[str, Any]:
-        """The server's statistics (for STATS)."""
-        return self.server.snapshot()
+        """The server's statistics (for STATS): the counters of the queues this identity may read
+        statistics of (MQSEC_GET_QUEUE_PROPERTIES), the server's totals."""
+        snap = self.server.snapshot()
+        if self.policy.rights_of(self.identity, "") != 0xFFFFFFFF:
+            readable: dict[str, Any] = {}
+            for name, counters in snap["queues"].items():
+                try:
+                    path = self.qm.get_queue_properties(name).path_name
+                except MSMQError:
+                    continue  # deleted since
+                if self._may_read_stats(path):
+                    readable[name] = counters
+            snap["queues"] = readable
+        return snap
 
 
 def _abort_all(transactions: list[Transaction]) -> None:
