@@ -279,7 +279,11 @@ class Server:
                     # answer), not from the request.
                     s.busy = False
                     s.last_activity = now
-                elif now - s.last_activity > cfg.idle_timeout:
+                elif (
+                    now - s.last_activity > cfg.idle_timeout
+                    and s.partial_since is None  # inside a frame: the slow-sender clock's
+                    and s.conn.state not in _HANDSHAKING  # before the hello: the handshake clock's
+                ):
                     log.info("%s idle for %.0f s", s.peer, now - s.last_activity)
                     s.goodbye(HResult.S_OK, "idle timeout")
 
