@@ -23,8 +23,9 @@ from _serve_process import SERVE, ServeProcess, env
 from pymsmq import Message, MSMQError
 from pymsmq.client import connect
 from pymsmq.hresult import HResult
-from pymsmq.protocol import ClientConnection, ClientHello, PingRequest
+from pymsmq.protocol import ClientConnection, ClientHello, Goodbye, PingRequest, hot
 from pymsmq.protocol import messages as pm
+from pymsmq.protocol.codes import Op
 from pymsmq.server import AccessPolicy, ConfigError, ServerConfig
 
 Q = ".\\private$\\q"
@@ -182,6 +183,25 @@ def test_bad_frames_close_that_connection_only(server: ThreadServer, payload: by
     q.send(Message(body=b"still fine"))
     assert q.receive(timeout=1).body == b"still fine"
     assert server.server is not None and server.server.stats.protocol_errors >= 1
+
+
+def test_a_goodbye_for_a_malformed_packet_names_its_hresult_once(server: ThreadServer) -> None:
+    # The GOODBYE carries the HRESULT in its own field; its reason is text without "[NAME 0x...]"
+    # (which the nested packet error once repeated: "... [MQ_ERROR_...] at offset 8 [MQ_ERROR_...]").
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    conn = ClientConnection()
+    sock.sendall(conn.send(ClientHello(client_name="raw")))
+    while conn.server_hello is None:
+        conn.receive_data(sock.recv(65536))
+    framed = conn.request_frame(Op.SEND, hot.send_request_body(1, b"\x00" * 40))
+    assert framed is not None
+    sock.sendall(framed[1])
+    events = conn.receive_data(_goodbye_or_close(sock, 5))
+    goodbye = next(e for e in events if isinstance(e, Goodbye))
+    assert goodbye.hresult == HResult.MQ_ERROR_INVALID_PARAMETER
+    assert "not an MSMQ packet" in goodbye.reason and "offset" in goodbye.reason
+    assert "MQ_ERROR" not in goodbye.reason and "0xC00E" not in goodbye.reason
+    sock.close()
 
 
 def test_garbage_before_the_handshake_is_refused(server: ThreadServer) -> None:
@@ -406,6 +426,26 @@ def test_a_peer_that_never_says_hello_is_closed_after_the_slow_timeout(tmp_path:
         assert "handshake timeout".encode("utf-16-le") in farewell  # the GOODBYE's reason, and its
         assert HResult.MQ_ERROR_IO_TIMEOUT.to_bytes(4, "little") in farewell  # HRESULT
         assert connect(s.url).ping(b"ok") == b"ok"
+    finally:
+        s.stop()
+
+
+def test_a_short_idle_timeout_does_not_cut_a_handshake_or_a_frame_early(tmp_path: Path) -> None:
+    # docs/protocol.md 11: the handshake and a frame have their own 10 s clock (here 3 s), with
+    # MQ_ERROR_IO_TIMEOUT; the idle timeout (0.5 s) is for a connection with nothing under way.
+    config = ServerConfig(port=0, slow_timeout=3.0, idle_timeout=0.5)
+    s = ThreadServer(tmp_path / "qm", config).start()
+    try:
+        silent = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        half = _hello_socket(s.port)
+        half.sendall(b"MQ\x01\x03\x01\x00\x00\x00\x01\x00\x00\x00")  # 12 of the 16 header bytes
+        started = time.monotonic()
+        farewells = [_goodbye_or_close(sock, 10) for sock in (silent, half)]
+        assert time.monotonic() - started > 2.5  # not cut by the 0.5 s idle clock
+        assert "handshake timeout".encode("utf-16-le") in farewells[0]
+        assert "slow sender".encode("utf-16-le") in farewells[1]
+        for farewell in farewells:
+            assert HResult.MQ_ERROR_IO_TIMEOUT.to_bytes(4, "little") in farewell
     finally:
         s.stop()
 

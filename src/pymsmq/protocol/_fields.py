@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pymsmq.errors import WireError
+from pymsmq.errors import WireError, reason
 from pymsmq.hresult import HResult
 from pymsmq.wire._buffer import Reader, Writer
 from pymsmq.wire.base_header import (
@@ -220,7 +220,7 @@ def _r_packet(r: Reader) -> bytes:
     try:
         check_packet(data)
     except WireError as exc:
-        raise WireError(str(exc), pos) from None
+        raise WireError(reason(exc), pos) from None
     return data
 
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from pymsmq.errors import WireError
+from pymsmq.errors import WireError, reason
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol._fields import BYTES, PROPIDS, STR, U8, U32, XACT, Props, TransactionRef, check_packet
@@ -208,7 +208,7 @@ def _bad_packet(data: bytes, pos: int, n: int) -> WireError:
     try:
         check_packet(data[pos : pos + n])
     except WireError as exc:
-        return WireError(str(exc), pos)
+        return WireError(reason(exc), pos)
     return WireError("MESSAGE_LIST: bad packet", pos)  # pragma: no cover - the caller found it bad
 
 

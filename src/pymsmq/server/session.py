@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from pymsmq.errors import MSMQError, quoted
+from pymsmq.errors import MSMQError, quoted, reason
 from pymsmq.hresult import HResult
 from pymsmq.protocol import (
     ClientHello,
@@ -195,7 +195,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self.stats.protocol_errors += 1
             log.warning("protocol error from %s: %s; closing the connection", self.peer, exc)
             self._flush_pending = False
-            self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, str(exc)))
+            self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, reason(exc)))
             return
         try:
             backlog = self._backlog
