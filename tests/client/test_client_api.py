@@ -216,6 +216,29 @@ def test_a_dropped_handle_is_closed(qm: Any) -> None:
     reader.close()
 
 
+def test_transaction_facts_are_the_queue_managers(qm: Any) -> None:
+    # A message sent outside a transaction arrives with no transaction facts, whatever the sender's
+    # Message said (remotely its packet then carries a TransactionHeader the server must not keep).
+    q = qm.create_queue(Q)
+    forged = Message(
+        body=b"x",
+        delivery=1,
+        transaction_id=ObjectId(uuid.uuid4(), 9),
+        is_first_in_transaction=True,
+        is_last_in_transaction=True,
+    )
+    q.send(forged)
+    q.send(Message(body=b"y", transaction_id=ObjectId(uuid.uuid4(), 3), is_last_in_transaction=True))
+    for got in (q.receive(timeout=1), q.receive(timeout=1)):
+        assert got.transaction_id is None
+        assert not got.is_first_in_transaction and not got.is_last_in_transaction
+    t = qm.create_queue(TQ, transactional=True)
+    t.send(Message(body=b"z", transaction_id=ObjectId(uuid.uuid4(), 5)), transaction=3)  # single message
+    got = t.receive(timeout=1, transaction=3)
+    assert got.transaction_id is not None and got.transaction_id.lineage == qm.guid
+    assert got.is_first_in_transaction and got.is_last_in_transaction
+
+
 def test_purge(qm: Any) -> None:
     q = qm.create_queue(Q)
     for _ in range(5):

@@ -146,6 +146,10 @@ def _reference_receive(sent: Message, before: Message, qm: QueueManager, fmt: st
     m.destination_queue = fmt
     m.sent_time = float(int(now))
     m.arrived_time = now
+    # Outside a transaction: no transaction facts ([MC-MQAC] 3.17.4.1.68-70, queue-manager properties).
+    if m.transaction_id is not None or m.is_first_in_transaction or m.is_last_in_transaction:
+        m.transaction_id = None
+        m.is_first_in_transaction = m.is_last_in_transaction = False
     if m.abort_count or m.move_count:
         m.abort_count = m.move_count = 0
     if INFINITE != m.max_time_to_reach_queue > m.max_time_to_receive:

@@ -384,6 +384,12 @@ class Queue(LookupIdOps):
             else:
                 m.transaction_id = new_object_id(qm.guid, qm._next_ordinal())
                 m.is_first_in_transaction = m.is_last_in_transaction = True
+        elif m.transaction_id is not None or m.is_first_in_transaction or m.is_last_in_transaction:
+            # Outside a transaction a message has no transaction facts: TransactionId and
+            # Is{First,Last}InTransaction are the queue manager's ([MC-MQAC] 3.17.4.1.68-70: read-only
+            # properties), whatever the sender's message (or its packet's TransactionHeader) said.
+            m.transaction_id = None
+            m.is_first_in_transaction = m.is_last_in_transaction = False
         # [MC-MQAC] 3.17.4.1.48 steps 7, 9, 10, 11: source machine, new id, destination, sent time.
         # (new_object_id: the queue manager's GUID and a 32-bit ordinal are valid by construction.)
         guid = qm.guid
