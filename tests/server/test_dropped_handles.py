@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import gc
 
-from pymsmq import Message, connect
-
 from _pymsmq_server import ThreadServer
+
+from pymsmq import Message, connect
 
 Q = ".\\private$\\orders"
 
