@@ -286,3 +286,35 @@ def test_deleted_queue_timers_are_dropped(qm: QueueManager, clock: FakeClock) ->
     clock.advance(10)
     # Non-transactional messages of a deleted queue are not dead-lettered (no negative FinalAck).
     assert qm.dead_letter_queue.message_count == 0
+
+
+def test_a_dead_letter_sent_again_goes_back_to_the_dead_letter_queue(
+    qm: QueueManager, clock: FakeClock
+) -> None:
+    # "Retry the dead letters": a message taken from the dead-letter queue (class NACK_RECEIVE_TIMEOUT)
+    # and sent again with its MQMSG_DEADLETTER expires into the dead-letter queue again, not into
+    # nothing; it acknowledges nothing (a NACK is not acknowledged).
+    q = qm.create_queue(r".\private$\q")
+    admin = qm.create_queue(r".\private$\admin")
+    q.send(
+        Message(
+            body=b"x",
+            max_time_to_receive=5,
+            journal=MQMSG_DEADLETTER,
+            ack=MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE,
+            admin_queue=admin.format_name,
+        )
+    )
+    clock.advance(5)
+    dead = qm.dead_letter_queue.receive(timeout=0)
+    assert dead.msg_class == 0xC002 and admin.message_count == 1
+    admin.receive(timeout=0)
+    dead.max_time_to_receive = 5
+    q.send(dead)
+    clock.advance(5)
+    assert q.message_count == 0
+    again = qm.dead_letter_queue.peek(timeout=0)
+    assert again.body == b"x" and again.msg_class == 0xC002
+    assert admin.message_count == 0
+    clock.advance(3600)  # dead-letter queues arm no timers: it stays
+    assert qm.dead_letter_queue.message_count == 1

@@ -233,9 +233,10 @@ class Lifecycle:
         self, state: QueueState, message: Message, msg_class: int, batch: Batch, expiry: bool = False
     ) -> None:
         """Negative receive outcome of a message that was in ``state``."""
-        if message.msg_class & 0x8000:
-            return
-        if _requested(message, msg_class):
+        # A negative acknowledgement (a dead letter sent again, an imported one) is not acknowledged
+        # in turn; it is still dead-lettered when it asks to be (dead-letter queues arm no timers,
+        # so it does not come back; deleting it outright lost it).
+        if _requested(message, msg_class) and not message.msg_class & 0x8000:
             self.send_ack(message, msg_class, batch)
         if not message.journal & _DEADLETTER:
             return
