@@ -137,6 +137,30 @@ def test_export_to_stdout_then_import_round_trips_every_property(source: str, tm
     assert settable(again) == settable(exported)
 
 
+def test_labels_that_are_not_valid_unicode_export_and_import_exactly(tmp_path: Path) -> None:
+    # MSMQ strings are UTF-16 and may hold a lone surrogate (a non-UTF-8 byte on a command line
+    # becomes one too): export writes it as a \uXXXX escape, so the file is UTF-8 and exact.
+    source, target = str(tmp_path / "a"), str(tmp_path / "b")
+    odd = ["sur\ud800x", "caf\udce9", "fine \u00e9"]
+    with QueueManager.open(source) as qm:
+        q = qm.create_queue(ORDERS, label="q\udce9")
+        for label in odd:
+            q.send(Message(body=b"x", label=label, delivery=1))
+    r = run(source, "export", ORDERS)  # to standard output
+    assert r.exit_code == 0, r.output
+    r.stdout_bytes.decode("utf-8")
+    out = tmp_path / "odd.jsonl"
+    r = run(source, "export", ORDERS, "-o", str(out), "--remove")
+    assert r.exit_code == 0, r.output
+    text = out.read_bytes().decode("utf-8")  # strictly UTF-8
+    assert "fine \u00e9" in text  # valid text is written as it is
+    r = run(target, "import", str(out), "--create")
+    assert r.exit_code == 0, r.output
+    assert [m.label for m in peek_all(target)] == odd
+    with QueueManager.open(target) as qm:
+        assert qm.get_queue_properties(ORDERS).label == "q\udce9"
+
+
 def test_import_into_named_existing_transactional_queue_in_batches(source: str, tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     run(source, "export", ORDERS, "-o", str(out))

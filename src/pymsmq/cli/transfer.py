@@ -60,7 +60,15 @@ _CREATE_PROPS: Final = (
 
 
 def _line(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A string that is not valid Unicode (a lone UTF-16 surrogate: MSMQ's strings are UTF-16
+            # and do not have to be): \uXXXX escapes keep the line UTF-8 and the value exact.
+            text = json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+    return text + "\n"
 
 
 # ---------------------------------------------------------------------- export
