@@ -4,6 +4,7 @@ TLS handshakes that never finish, policies that would let anybody in, client nam
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import sys
@@ -31,7 +32,9 @@ from pymsmq.protocol import (
     ResponseReceived,
 )
 from pymsmq.server import AccessPolicy, ServerConfig
+from pymsmq.server.access import MACHINE_KEY
 from pymsmq.server.session import UNREAD_ANSWERS_LIMIT
+from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
 
 Q = ".\\private$\\flow"
 MQ_ACTION_PEEK_CURRENT = 0x80000000
@@ -240,6 +243,42 @@ def test_a_policy_with_an_empty_token_or_identity_is_refused(policy: str) -> Non
     # bind; an empty identity was taken for "handshake not finished" and closed after 10 s.
     with pytest.raises(ValueError, match="empty"):
         AccessPolicy.from_json(policy)
+
+
+def test_a_queue_pattern_grants_no_machine_rights_unless_it_names_them() -> None:
+    # MQSEC_CREATE_QUEUE ([MS-MQMQ] 2.2.23) is 0x4, MQSEC_WRITE_MESSAGE's bit: "*": "write" let an
+    # identity create queues.  A pattern gives machine rights only by naming them ("all",
+    # MQSEC_CREATE_QUEUE); an exact "$machine" key gives what it says.
+    policy = AccessPolicy.from_json(
+        json.dumps(
+            {
+                "tokens": {"a": "writer", "b": "admin", "c": "creator", "d": "numbers"},
+                "permissions": {
+                    "writer": {"*": "write"},
+                    "admin": {"*": "all"},
+                    "creator": {"private$\\*": "read", "$machine": ["MQSEC_CREATE_QUEUE"]},
+                    "numbers": {"*": 0xFFFFFFFF},
+                },
+            }
+        )
+    )
+    create = int(MQQMAccessMask.MQSEC_CREATE_QUEUE)
+    assert not policy.rights_of("writer", MACHINE_KEY) & create
+    assert policy.rights_of("writer", "private$\\q") & int(MQQueueAccessMask.MQSEC_WRITE_MESSAGE)
+    assert policy.rights_of("admin", MACHINE_KEY) & create
+    assert policy.rights_of("creator", MACHINE_KEY) == create
+    assert policy.rights_of("numbers", MACHINE_KEY) == 0
+    assert policy.rights_of("numbers", "private$\\q") == 0xFFFFFFFF
+    with pytest.raises(MSMQError) as refused:
+        policy.check("writer", MACHINE_KEY, create, "create queues on")
+    assert refused.value.hresult == HResult.MQ_ERROR_ACCESS_DENIED
+
+
+def test_a_policy_with_permissions_but_no_tokens_is_refused() -> None:
+    # Without tokens every client is the owner: the permissions would mean nothing.
+    with pytest.raises(ValueError, match="no tokens"):
+        AccessPolicy.from_json('{"permissions": {"reader": {"*": "read"}}}')
+    assert AccessPolicy.from_json('{"permissions": {"reader": {"*": "read"}}}', "t").requires_token
 
 
 def test_a_client_name_cannot_forge_log_lines(server: ThreadServer, caplog: pytest.LogCaptureFixture) -> None:

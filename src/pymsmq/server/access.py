@@ -15,7 +15,9 @@ The policy is a small JSON document (``pymsmq serve --auth FILE``)::
 * Queue keys are path names without the computer name, case-insensitive (``private$\\orders``,
   ``orders`` for a public queue, ``system$;deadletter``); ``fnmatch`` patterns are allowed and the
   most specific (exact first, then the longest pattern) wins.  ``$machine`` holds machine rights
-  ([MS-MQMQ] 2.2.23 MQQMACCESSMASK), of which only MQSEC_CREATE_QUEUE is used.
+  ([MS-MQMQ] 2.2.23 MQQMACCESSMASK), of which only MQSEC_CREATE_QUEUE is used; a pattern that
+  matches ``$machine`` gives only the machine rights it names (``"all"``, MQSEC_CREATE_QUEUE).
+* A policy with permissions needs tokens (without them every client is the owner).
 * Rights are a number, a list of MQSEC_* names, or ``"all"`` / ``"read"`` / ``"write"`` (the
   MQSEC_QUEUE_GENERIC_* composites).
 * The owner identity has every right on everything ("default: owner has all").  With no policy
@@ -77,6 +79,22 @@ def parse_rights(value: object) -> int:
     return mask
 
 
+def machine_rights_of_pattern(value: object) -> int:
+    """The machine rights a *pattern* entry that matches ``$machine`` gives: only those it names
+    (``"all"``, MQQMACCESSMASK names).  A number, ``"write"`` or a queue right name gives none: in
+    [MS-MQMQ] 2.2.23 MQSEC_CREATE_QUEUE is 0x4, the bit of MQSEC_WRITE_MESSAGE, so ``"*": "write"``
+    would otherwise let an identity create queues."""
+    names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    mask = 0
+    for name in names:
+        if isinstance(name, str):
+            if name.lower() == "all":
+                mask |= int(MQQMAccessMask.MQSEC_CREATE_QUEUE)
+            elif name in _MACHINE_RIGHTS and name not in _QUEUE_RIGHTS:
+                mask |= _MACHINE_RIGHTS[name]
+    return mask
+
+
 def queue_key(path_name: str) -> str:
     """The policy key of a queue path name: lower case, no computer name, no subqueue/journal suffix."""
     tail = path_name.partition("\\")[2] if "\\" in path_name else path_name
@@ -95,6 +113,9 @@ class AccessPolicy:
     #: identity -> [(queue key or pattern, rights mask)], most specific first.
     rights: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     owner: str = OWNER
+    #: identity -> its machine rights (``$machine``), when the policy file set them; otherwise an
+    #: exact ``$machine`` entry of ``rights`` gives them (patterns do not).
+    machine: dict[str, int] = field(default_factory=dict)
 
     @property
     def requires_token(self) -> bool:
@@ -134,14 +155,27 @@ class AccessPolicy:
         if not isinstance(perms, dict):
             raise ValueError("permissions must be an object")
         rights: dict[str, list[tuple[str, int]]] = {}
+        machine: dict[str, int] = {}
         for identity, table in perms.items():
             if not isinstance(table, dict):
                 raise ValueError(f"permissions of {quoted(identity)} must be an object")
-            entries = [(str(k).lower().lstrip(".\\") or "*", parse_rights(v)) for k, v in table.items()]
+            raw = [(str(k).lower().lstrip(".\\") or "*", v) for k, v in table.items()]
             # Exact keys first, then patterns by decreasing length (more specific first).
-            entries.sort(key=lambda e: (any(c in e[0] for c in "*?["), -len(e[0])))
-            rights[identity] = entries
-        return cls(tokens, rights, owner)
+            raw.sort(key=lambda e: (_is_pattern(e[0]), -len(e[0])))
+            rights[identity] = [(key, parse_rights(v)) for key, v in raw]
+            for key, v in raw:
+                if key == MACHINE_KEY:
+                    machine[identity] = parse_rights(v)
+                    break
+                if _is_pattern(key) and fnmatch.fnmatchcase(MACHINE_KEY, key):
+                    machine[identity] = machine_rights_of_pattern(v)
+                    break
+        if rights and not tokens:
+            raise ValueError(
+                "the policy gives permissions but no tokens: every client would be the owner "
+                "(add tokens, or --token)"
+            )
+        return cls(tokens, rights, owner, machine)
 
     def authenticate(self, token: bytes) -> str | None:
         """The identity of ``token`` (constant-time compare), ``owner`` when no token is needed."""
@@ -157,6 +191,11 @@ class AccessPolicy:
         """The rights mask ``identity`` has on the queue (or ``$machine``) ``key``."""
         if identity == self.owner:
             return 0xFFFFFFFF
+        if key == MACHINE_KEY:
+            given = self.machine.get(identity)
+            if given is not None:
+                return given
+            return next((mask for k, mask in self.rights.get(identity, ()) if k == MACHINE_KEY), 0)
         for pattern, mask in self.rights.get(identity, ()):
             if pattern == key or fnmatch.fnmatchcase(key, pattern):
                 return mask
@@ -168,6 +207,10 @@ class AccessPolicy:
             raise MSMQError(
                 f"{quoted(identity)} may not {what} {quoted(key)}", HResult.MQ_ERROR_ACCESS_DENIED
             )
+
+
+def _is_pattern(key: str) -> bool:
+    return any(c in key for c in "*?[")
 
 
 def rights_table(policy: AccessPolicy) -> Mapping[str, list[tuple[str, int]]]:
