@@ -472,17 +472,27 @@ def test_docs_worked_examples_match_the_code() -> None:
     hello = ServerHello(1, QM, "box", MAX_PAYLOAD, 1024)
     assert s.send(hello) == examples["server_hello"]
     assert c.receive_data(examples["server_hello"]) == [hello]
-    packet = UserMessage.build(destination="DIRECT=TCP:10.0.0.1\\private$\\q", body=b"hi", label="x").encode()
+    # The sender leaves the destination empty (the server uses the handle's queue).
+    packet = UserMessage.build(destination=None, body=b"hi", label="x").encode()
     send = SendRequest(1, packet, None)
     assert c.send_request(send, 1)[1] == examples["send"]
     assert s.receive_data(examples["send"]) == [RequestReceived(1, send)]
-    lookup = ((60, PropVariant(VarType.VT_UI8, 1)),)
-    assert s.send(SendResponse(lookup), 1) == examples["send_response"]
-    assert c.receive_data(examples["send_response"]) == [ResponseReceived(1, SendResponse(lookup))]
+    # The SEND answer: PROPID_M_MSGID and PROPID_M_SENTTIME (what the server's send_facts gives).
+    facts = (
+        (2, PropVariant(VarType.VT_VECTOR_UI1, QM.bytes_le + (1).to_bytes(4, "little"))),
+        (31, PropVariant(VarType.VT_UI4, 0x65000000)),
+    )
+    assert s.send(SendResponse(facts), 1) == examples["send_response"]
+    assert c.receive_data(examples["send_response"]) == [ResponseReceived(1, SendResponse(facts))]
     receive = ReceiveRequest(1, Action.MQ_ACTION_RECEIVE, 1000, propids=(60, 32))
     assert c.send_request(receive, 2)[1] == examples["receive"]
     assert s.receive_data(examples["receive"]) == [RequestReceived(2, receive)]
-    answer = ReceiveResponse(packet, (*lookup, (32, PropVariant(VarType.VT_UI4, 0x65000000))))
+    # The stored packet: the sent one with SourceQueueManager, MessageID and SentTime filled in.
+    stored = UserMessage.build(
+        destination=None, body=b"hi", label="x", source_queue_manager=QM, message_id=1, sent_time=0x65000000
+    ).encode()
+    lookup = ((60, PropVariant(VarType.VT_UI8, 1)),)
+    answer = ReceiveResponse(stored, (*lookup, (32, PropVariant(VarType.VT_UI4, 0x65000000))))
     assert s.send(answer, 2) == examples["receive_response"]
     assert c.receive_data(examples["receive_response"]) == [ResponseReceived(2, answer)]
     c.send_request(ReceiveRequest(1, request_timeout=0), 3)
