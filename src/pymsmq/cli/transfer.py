@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -140,7 +141,9 @@ def export(
                     for m in _messages(h, remove, count):
                         out.write(_line({"subqueue": sub, "message": message_to_json(m)}))
                         if remove:
-                            out.flush()  # written before it is removed: a crash duplicates, never loses
+                            # On disk before it is removed: a crash, of this process or of the
+                            # machine, can duplicate a message, never lose it.
+                            sink.sync()
                             h.receive_by_lookup_id(m.lookup_id)
                             removed += 1
                         written += 1
@@ -176,6 +179,20 @@ def _mode_for(path: str) -> int:
         return 0o666 & ~umask
 
 
+def _sync_directory(path: str) -> None:
+    # The rename of the finished file survives a crash of the machine once its directory is synced.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 class _Output:
     """Where ``export`` writes: stdout, or FILE through a temporary file renamed over it on success
     (a failed export leaves an earlier FILE as it was).  A symbolic link or a path that is not a
@@ -184,6 +201,8 @@ class _Output:
     def __init__(self, output: str) -> None:
         self.output = output
         self.temp: str | None = None
+        #: Whether the stream is a regular file (``sync`` finds out on first use).
+        self._regular: bool | None = None
         try:
             if output == "-":
                 self.stream: IO[str] = sys.stdout
@@ -199,11 +218,26 @@ class _Output:
         except OSError as exc:
             raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc
 
+    def sync(self) -> None:
+        """What was written so far is on disk (``fdatasync``) when the output is a regular file; a
+        pipe or a terminal is only flushed (its reader decides what is kept)."""
+        self.stream.flush()
+        if self._regular is None:
+            try:
+                self._regular = stat.S_ISREG(os.fstat(self.stream.fileno()).st_mode)
+            except (OSError, ValueError):  # no file descriptor (a test's captured stdout)
+                self._regular = False
+        if self._regular:
+            os.fdatasync(self.stream.fileno())
+
     def commit(self) -> None:
-        """The export is complete: close, and put the file in place."""
+        """The export is complete: close, and put the file in place (durably: its directory too)."""
+        if self.temp is not None:
+            self.sync()
         self._close()
         if self.temp is not None:
             os.replace(self.temp, self.output)
+            _sync_directory(os.path.dirname(os.path.abspath(self.output)))
 
     def abandon(self, keep: bool) -> str | None:
         """The export failed: drop what was written, or (``keep``) leave it; where it is left."""
