@@ -260,6 +260,25 @@ def _file(source: str) -> list[str]:
         (lambda lines: [lines[0], '{"subqueue": null, "message": {"priority": 9}}', *lines[1:]], "priority"),
         (lambda lines: [lines[0], '{"subqueue": null, "message": {"colour": 1}}', *lines[1:]], "colour"),
         (lambda lines: [lines[0], '{"subqueue": null, "message": {"body": "***"}}', *lines[1:]], "base64"),
+        (lambda lines: [lines[0], "[" * 5000, *lines[1:]], "nested too deeply"),
+        (lambda lines: [lines[0].replace('"version":1', '"version":true'), *lines[1:]], "version True"),
+        (lambda lines: [lines[0].replace('"version":1', '"version":1.0'), *lines[1:]], "version 1.0"),
+        (lambda lines: [*lines[:-1], '{"end": false, "count": 3}'], "the end line is"),
+        (lambda lines: [*lines[:-1], '{"end": true, "count": 3.0}'], "the end line is"),
+        (lambda lines: [*lines[:-1], '{"end": true, "count": 3, "x": 1}'], "the end line is"),
+        (lambda lines: [lines[0], '{"subqueue": "a;b", "message": {}}', *lines[1:]], "subqueue"),
+        (
+            lambda lines: [lines[0], '{"subqueue": null, "message": {"app_specific": -1}}', *lines[1:]],
+            "negative",
+        ),
+        (
+            lambda lines: [
+                lines[0],
+                '{"subqueue": null, "message": {"max_time_to_receive": -1}}',
+                *lines[1:],
+            ],
+            "negative",
+        ),
     ],
 )
 def test_import_rejects_bad_files_before_sending_anything(

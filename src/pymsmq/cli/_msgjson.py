@@ -141,6 +141,8 @@ def _decode_member(name: str, value: Any) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise MessageJSONError(f"{name} must be an integer")
+    if value < 0:  # every integer message property is unsigned (docs/export-format.md)
+        raise MessageJSONError(f"{name} must not be negative")
     return value
 
 

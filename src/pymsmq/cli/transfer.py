@@ -30,9 +30,10 @@ from pymsmq.cli._common import (
     target_options,
 )
 from pymsmq.cli._msgjson import MessageJSONError, message_from_json, message_to_json, sendable_copy
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
+from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues, message_to_packet
 from pymsmq.model.queue_properties import QueueProperties
 
@@ -290,28 +291,37 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any] | tuple[str | N
             record = json.loads(text)
         except ValueError as exc:
             raise ExportFileError(f"not JSON: {exc}", lineno) from None
+        except RecursionError:
+            raise ExportFileError("not JSON this reader takes: nested too deeply", lineno) from None
         if not isinstance(record, dict):
             raise ExportFileError("not a JSON object", lineno)
         if not header_seen:
             if record.get("format") != FORMAT:
                 raise ExportFileError(f"not a {FORMAT} file (no header line)", lineno)
-            if record.get("version") != VERSION:
-                raise ExportFileError(f"unsupported version {record.get('version')!r}", lineno)
+            version = record.get("version")
+            if type(version) is not int or version != VERSION:  # not true, not 1.0
+                raise ExportFileError(f"unsupported version {version!r}", lineno)
             header_seen = True
             yield record
             continue
         if "end" in record:
-            if record.get("count") != count:
-                raise ExportFileError(
-                    f"end line says {record.get('count')!r} messages, found {count}", lineno
-                )
+            said = record.get("count")
+            if set(record) != {"end", "count"} or record["end"] is not True or type(said) is not int:
+                raise ExportFileError('the end line is {"end": true, "count": <messages>}', lineno)
+            if said != count:
+                raise ExportFileError(f"end line says {said} messages, found {count}", lineno)
             ended = True
             continue
         if set(record) != {"subqueue", "message"}:
             raise ExportFileError("a message line has exactly 'subqueue' and 'message'", lineno)
         sub = record["subqueue"]
-        if sub is not None and not isinstance(sub, str):
-            raise ExportFileError("subqueue must be a name or null", lineno)
+        if sub is not None:
+            if not isinstance(sub, str):
+                raise ExportFileError("subqueue must be a name or null", lineno)
+            try:
+                validate_subqueue_name(sub)
+            except MSMQError as exc:
+                raise ExportFileError(reason(exc), lineno) from None
         try:
             message = message_from_json(record["message"])
         except MessageJSONError as exc:
