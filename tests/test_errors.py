@@ -54,6 +54,8 @@ def test_quoted_names_read_as_typed_and_stay_on_one_line() -> None:
     assert quoted("a\nb\tc\x00") == r"'a\nb\tc\x00'"
     assert quoted("zürich") == "'zürich'"
     assert quoted(17) == "17" and quoted(None) == "None" and quoted(b"x") == "b'x'"
+    long = quoted("q" * 10_000)
+    assert len(long) < 150 and long.endswith("...' (10000 characters)")
     assert printable("plain") == "plain" and printable("two\nlines") == r"two\nlines"
 
 

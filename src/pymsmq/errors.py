@@ -70,7 +70,12 @@ def printable(text: str) -> str:
 def quoted(value: object) -> str:
     """``value`` as an error message names it: a string in single quotes, :func:`printable`, its
     backslashes as typed (``'.\\private$\\orders'`` is what ``repr`` would show for a path name);
-    anything that is not a string as its ``repr``."""
+    anything that is not a string as its ``repr``.  A string over 200 characters is shortened."""
     if isinstance(value, str):
+        if len(value) > _QUOTED_MAX:  # a 10,000-character name would make a 10 KB error line
+            return f"'{printable(value[: _QUOTED_MAX // 2])}...' ({len(value)} characters)"
         return f"'{printable(value)}'"
     return repr(value)
+
+
+_QUOTED_MAX = 200

@@ -181,6 +181,15 @@ def test_info_unknown_queue_and_malformed_format_name(data: str) -> None:
     assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.stderr
     r = run(data, "queue", "info", "PRIVATE=not-a-guid\\1")
     assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME 0xC00E001E" in r.stderr
+    # A direct name is checked against the [MS-MQMQ] 2.1.2 grammar, as --response-queue's is: a
+    # TCP address that is not a.b.c.d is malformed (exit 2), not a queue of another computer (1).
+    for bad in (r"DIRECT=TCP:1.2.3\private$\q", r"DIRECT=TCP:999.1.1.1\private$\q"):
+        r = run(data, "queue", "info", bad)
+        assert r.exit_code == 2 and "not an IPv4 address" in r.stderr, r.output
+        r = run(data, "send", bad, "x")
+        assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME" in r.stderr, r.output
+    r = run(data, "queue", "info", "." + "\\q" * 5000)  # a long name is shortened in the error
+    assert r.exit_code in (1, 2) and len(r.stderr) < 600, r.stderr[:300]
 
 
 def test_purge_queue_subqueue_and_journal(data: str) -> None:

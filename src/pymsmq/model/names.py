@@ -25,6 +25,7 @@ from typing import Final
 
 from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
+from pymsmq.wire.format_name import FormatName
 from pymsmq.wire.path_name import PathGrammar, PathName, check_subqueue
 
 __all__ = [
@@ -180,6 +181,10 @@ class LocalFormat:
             protocol, colon, rest = value.partition(":")
             if not colon or protocol.upper() not in ("OS", "TCP"):
                 raise _bad_format(text, "only DIRECT=OS: and DIRECT=TCP: name local queues")
+            try:  # the [MS-MQMQ] 2.1.2 grammar first (a TCP address is a.b.c.d), as everywhere else
+                FormatName.parse(text)
+            except FormatNameError as exc:
+                raise _bad_format(text, exc.message) from None
             computer, sep, tail = rest.partition("\\")
             suffix = ""
             if tail.lower().startswith("system$;"):
