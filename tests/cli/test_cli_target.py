@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 import sys
 from pathlib import Path
 
@@ -67,6 +68,47 @@ def test_neither_data_nor_url_is_a_clear_usage_error(command: tuple[str, ...]) -
         "Error: no queue manager: give --data DIR (embedded) or --url msmq://host:port (a server), "
         "or set PYMSMQ_DATA / PYMSMQ_URL"
     )
+
+
+def _examples(*command: str) -> list[str]:
+    text = run(*command, "--help").stdout.split("Example:")[1]
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            if lines:
+                break
+            continue
+        if lines and lines[-1].endswith("\\"):
+            lines[-1] = lines[-1][:-1] + line
+        else:
+            lines.append(line)
+    return lines
+
+
+@pytest.mark.parametrize("command", [(), ("send",), ("decode",)], ids=lambda c: " ".join(c) or "pymsmq")
+def test_help_examples_work_as_written(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run each example line in a fresh directory, in order: `A | pymsmq ...` feeds A's output
+    # (echo TEXT, cat FILE) to standard input; lines naming a server or a capture file are skipped.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "order.xml").write_text("<order/>")
+    ran = 0
+    for line in _examples(*command):
+        if "--url" in line or "capture.bin" in line:
+            continue
+        stdin = None
+        if " | " in line:
+            feed, line = line.split(" | ", 1)
+            words = shlex.split(feed)
+            stdin = words[1] + "\n" if words[0] == "echo" else (tmp_path / words[1]).read_text()
+        args = shlex.split(line)
+        assert args[0] == "pymsmq", line
+        r = CliRunner().invoke(main, args[1:], input=stdin, env={"PYMSMQ_DATA": None, "PYMSMQ_URL": None})
+        assert r.exit_code == 0, (line, r.output)
+        ran += 1
+    assert ran >= 1
 
 
 @pytest.mark.parametrize("command", [(), *QUEUE_COMMANDS, ("queue",), ("decode",)], ids=" ".join)

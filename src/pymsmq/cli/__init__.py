@@ -59,9 +59,9 @@ def main() -> None:
     \b
     Example:
       pymsmq queue create --data ./qm '.\\private$\\orders'
-      pymsmq send --data ./qm '.\\private$\\orders' 'hello'
+      pymsmq send --data ./qm '.\\private$\\orders' 'hello' --recoverable
       pymsmq receive --data ./qm '.\\private$\\orders'
-      pymsmq decode tests/vectors/mqqb-4.1.8-frame8-sessionack.bin
+      echo 10cd1b004c494f5224000000ffffffff0000010001000000000000000000000040000000 | pymsmq decode --hex -
     """
 
 

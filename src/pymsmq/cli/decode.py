@@ -70,7 +70,8 @@ def decode(source: str, as_json: bool, as_hex: bool) -> None:
 
     \b
     Example:
-      pymsmq decode tests/vectors/queuejumper-msf-usermessage-srmp.bin
+      echo 10cd1b004c494f5224000000ffffffff0000010001000000000000000000000040000000 | pymsmq decode --hex -
+      pymsmq decode capture.bin --json
       xxd -p capture.bin | pymsmq decode --hex --json -
     """
     data = _read_input(source, as_hex)

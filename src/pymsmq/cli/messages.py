@@ -220,7 +220,9 @@ def send(
 
     \b
     Example:
+      pymsmq queue create --data ./qm '.\\private$\\orders'
       pymsmq send --data ./qm '.\\private$\\orders' 'hello' --label greeting --priority 5 --recoverable
+      pymsmq queue create --data ./qm '.\\private$\\acks'
       cat order.xml | pymsmq send --data ./qm '.\\private$\\orders' --label order --ack full-receive \\
           --admin-queue '.\\private$\\acks'
     """
