@@ -161,7 +161,9 @@ def _read_body(body: str | None, file: str | None, encoding: str, encoding_given
     default=None,
     help="How a BODY argument becomes bytes (default utf-8; utf-16-le for --body-type string).",
 )
-@click.option("--label", default="", help="Message label (at most 249 UTF-16 units: characters outside the BMP count 2).")
+@click.option(
+    "--label", default="", help="Message label (at most 249 UTF-16 units: characters outside the BMP count 2)."
+)
 @click.option("--priority", type=click.IntRange(0, 7), default=3, show_default=True, help="0..7.")
 @click.option("--recoverable/--express", default=False, help="Recoverable (stored) or express (default).")
 @click.option("--correlation-id", type=OBJECT_ID, default=None, help="Correlation id.")
