@@ -162,7 +162,7 @@ def _read_body(body: str | None, file: str | None, encoding: str, encoding_given
     help="How a BODY argument becomes bytes (default utf-8; utf-16-le for --body-type string).",
 )
 @click.option(
-    "--label", default="", help="Message label (at most 249 UTF-16 units: characters outside the BMP count 2)."
+    "--label", default="", help="Message label (at most 249 UTF-16 units; a character beyond the BMP is 2)."
 )
 @click.option("--priority", type=click.IntRange(0, 7), default=3, show_default=True, help="0..7.")
 @click.option("--recoverable/--express", default=False, help="Recoverable (stored) or express (default).")
