@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pymsmq import Message, MSMQError
+from pymsmq import Message, MSMQError, QuotaExceededError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
@@ -237,6 +237,24 @@ def test_transaction_facts_are_the_queue_managers(qm: Any) -> None:
     got = t.receive(timeout=1, transaction=3)
     assert got.transaction_id is not None and got.transaction_id.lineage == qm.guid
     assert got.is_first_in_transaction and got.is_last_in_transaction
+
+
+def test_a_quota_refusal_is_a_quota_exceeded_error(qm: Any) -> None:
+    # pymsmq.QuotaExceededError (MQ_ERROR_INSUFFICIENT_RESOURCES, msg_class NACK_Q_EXCEED_QUOTA)
+    # on both sides, for send and send_many; other refusals with that HRESULT are not one.
+    q = qm.create_queue(Q, quota=1)  # 1 KB
+    q.send(Message(body=b"x" * 900))
+    with pytest.raises(QuotaExceededError) as refused:
+        q.send(Message(body=b"y" * 900))
+    assert refused.value.hresult == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert refused.value.msg_class == 0x8003
+    with pytest.raises(QuotaExceededError):
+        q.send_many([Message(body=b"z" * 900)])
+    big = qm.create_queue(TQ)
+    with pytest.raises(MSMQError) as too_big:
+        big.send(Message(body=b"x" * (MAX_PACKET_SIZE + 1)))
+    assert too_big.value.hresult == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert not isinstance(too_big.value, QuotaExceededError)
 
 
 def test_purge(qm: Any) -> None:

@@ -45,6 +45,7 @@ from pymsmq.protocol import (
     ServerHello,
 )
 from pymsmq.protocol import messages as pm
+from pymsmq.qm.queue_manager import QuotaExceededError
 
 __all__ = ["DEFAULT_PORT", "NOT_SENT", "OnAbandon", "Pending", "Transport", "error_from", "parse_url"]
 
@@ -67,6 +68,10 @@ def error_from(response: ErrorResponse) -> MSMQError:
     """The exception an ERROR frame stands for (same HRESULT as the embedded queue manager raises)."""
     if response.hresult in _NAME_ERRORS:
         return FormatNameError(response.message, response.hresult)
+    if response.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
+        quota = QuotaExceededError.from_text(response.message)
+        if quota is not None:
+            return quota
     return MSMQError(response.message, response.hresult)
 
 

@@ -640,11 +640,11 @@ class QueueManager(QueueCatalog):
         # [MS-MQDMPR] 3.1.7.1.9 Enqueue Message step 1: QM quota first (status 2), then queue quota
         # (status 1).  A local send reports both as MQ_ERROR_INSUFFICIENT_RESOURCES.
         if self.machine_quota is not None and self.total_bytes + size > self.machine_quota * 1024:
-            raise QuotaExceededError("the machine quota would be exceeded", None)
+            raise QuotaExceededError(MACHINE_QUOTA_TEXT, None)
         quota = state.props.quota
         if quota != INFINITE and state.total_bytes() + size > quota * 1024:
             raise QuotaExceededError(
-                f"the quota of {state.props.path_name} ({quota} KB) would be exceeded", 0x8003
+                f"{_QUEUE_QUOTA_HEAD}{state.props.path_name} ({quota} KB){_QUEUE_QUOTA_TAIL}", 0x8003
             )
 
     @property
@@ -665,3 +665,20 @@ class QuotaExceededError(MSMQError):
     def __init__(self, message: str, msg_class: int | None) -> None:
         super().__init__(message)
         self.msg_class = msg_class
+
+    @classmethod
+    def from_text(cls, message: str) -> QuotaExceededError | None:
+        """The quota refusal an MQ_ERROR_INSUFFICIENT_RESOURCES with text ``message`` is, or None
+        (a remote client gets only the HRESULT and the text; docs/protocol.md 11, errors)."""
+        if message == MACHINE_QUOTA_TEXT:
+            return cls(message, None)
+        if message.startswith(_QUEUE_QUOTA_HEAD) and message.endswith(_QUEUE_QUOTA_TAIL):
+            return cls(message, 0x8003)
+        return None
+
+
+#: The texts of quota refusals: MQ_ERROR_INSUFFICIENT_RESOURCES is also a message over 4 MB, a
+#: server's connection limit, ...; these tell a quota apart (``QuotaExceededError.from_text``).
+MACHINE_QUOTA_TEXT: Final = "the machine quota would be exceeded"
+_QUEUE_QUOTA_HEAD: Final = "the quota of "
+_QUEUE_QUOTA_TAIL: Final = " would be exceeded"
