@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,7 +19,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.protocol.message_batch import decode_batch, encode_batch
 from pymsmq.spark.message_arrow import ARROW_SCHEMA, batch_to_arrow
 from pymsmq.spark.options import SourceOptions
-from pymsmq.spark.reader import Pushdown, plan_partitions
+from pymsmq.spark.reader import plan_partitions
 from pymsmq.spark.stream import MsmqStreamReader, admitted_end, receive_committed
 from pymsmq.spark.writer import Staged, check_columns, commit_staged, row_to_message
 
@@ -40,27 +38,6 @@ def test_plan_partitions_cover_the_range(start: int, width: int, parts: int) -> 
     assert all(ranges[i][1] == ranges[i + 1][0] for i in range(len(ranges) - 1))
     sizes = [b - a for a, b in ranges]
     assert max(sizes) - min(sizes) <= 1
-
-
-def test_pushdown_bounds_and_apply() -> None:
-    p = Pushdown()
-    assert p.accept("lookup_id", "ge", 10) and p.accept("lookup_id", "lt", 20)
-    assert p.accept("priority", "in", (2, 5)) and p.accept("msg_class", "eq", 1)
-    assert not p.accept("label", "eq", "x") and not p.accept("priority", "eq", "3")
-    assert p.lookup_range() == (10, 20) and p.priority_range() == (2, 5)
-    t = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-    assert p.accept("arrived_time", "gt", t)
-    batch = pa.RecordBatch.from_pydict(
-        {
-            "lookup_id": [9, 10, 15, 19, 20],
-            "priority": pa.array([2, 2, 3, 5, 5], pa.int32()),
-            "msg_class": [1, 1, 1, 1, 1],
-            "arrived_time": pa.array([t + dt.timedelta(seconds=1)] * 4 + [None], pa.timestamp("us", "UTC")),
-        }
-    )
-    assert p.apply(batch).column("lookup_id").to_pylist() == [10, 19]
-    empty = Pushdown()
-    assert empty.accept("priority", "gt", 7) and empty.priority_range()[0] > empty.priority_range()[1]
 
 
 def test_options_parse() -> None:

@@ -10,8 +10,8 @@
 Options: ``pymsmq.spark.options``.  Columns (``MESSAGE_COLUMNS``): the ``Message`` attribute names
 (``lookup_id``, ``id``, ``label``, ``body``, ``priority``, ``msg_class``, ``sent_time``, ...) plus
 ``queue``.  Batch reads: ``pymsmq.spark.reader``; streaming reads: ``pymsmq.spark.stream``; writes:
-``pymsmq.spark.writer``.  Filter pushdown needs ``spark.sql.python.filterPushdown.enabled=true``
-(``register`` sets it).
+``pymsmq.spark.writer``.  Spark evaluates every filter itself (``pymsmq.spark.reader`` says why none
+is pushed down).
 """
 
 from __future__ import annotations
@@ -66,6 +66,5 @@ class MsmqDataSource(DataSource):
 
 
 def register(spark: Any) -> None:
-    """Register the ``msmq`` source with ``spark`` and turn filter pushdown on for it."""
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    """Register the ``msmq`` source with ``spark``."""
     spark.dataSource.register(MsmqDataSource)

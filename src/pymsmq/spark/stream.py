@@ -20,18 +20,16 @@ started (it never changes), so that ``mode=receive`` knows which messages belong
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Final
+from typing import Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadMaxRows, SupportsTriggerAvailableNow
 
 from pymsmq.client.range_read import queue_position, read_range
 from pymsmq.spark.options import SourceOptions, open_queue
-from pymsmq.spark.reader import Pushdown, RangePartition, plan_partitions, read_partition
+from pymsmq.spark.reader import RangePartition, plan_partitions, read_partition
 
 __all__ = ["MsmqStreamReader", "admitted_end", "receive_committed"]
-
-_NO_FILTER: Final = Pushdown()
 
 
 def admitted_end(q: Any, start: int, high: int, max_messages: int | None) -> int:
@@ -120,7 +118,7 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         """Arrow batches of the partition's messages (peek: replayable)."""
         assert isinstance(partition, RangePartition)
-        yield from read_partition(self.opts, partition.start, partition.end, _NO_FILTER)
+        yield from read_partition(self.opts, partition.start, partition.end)
 
     def commit(self, end: dict[str, int]) -> None:
         """Spark processed everything before ``end``: in receive mode, remove those messages."""
