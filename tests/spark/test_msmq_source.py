@@ -275,6 +275,31 @@ def test_batch_write_partition_failure_leaves_nothing(msmq_spark: Any, msmq_serv
         ).option("queue", name).mode("append").save()
 
 
+def test_a_streaming_write_needs_its_own_writer_id(msmq_spark: Any, msmq_server: Any, tmp_path: Path) -> None:
+    # The markers were keyed on the queue by default: a second query into the same queue (or one
+    # started again with a new checkpoint) had its batches taken for replays and dropped.
+    source, target = _name("wid_src"), _name("wid_dst")
+    _fill(msmq_server.url, source, 3)
+    qm = connect(msmq_server.url)
+    try:
+        qm.create_queue(target, transactional=True)
+    finally:
+        qm.close()
+    with pytest.raises(Exception, match="needs option writerId"):
+        query = (
+            _stream(msmq_spark, msmq_server.url, source, "peek", 10)
+            .select("body")
+            .writeStream.format("msmq")
+            .option("url", msmq_server.url)
+            .option("queue", target)
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+    assert _count(msmq_server.url, target) == 0
+
+
 def test_streaming_write_exactly_once(msmq_spark: Any, msmq_server: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as sf
     from pyspark.sql.types import StringType

@@ -21,7 +21,15 @@ from pymsmq.spark.message_arrow import ARROW_SCHEMA, batch_to_arrow
 from pymsmq.spark.options import SourceOptions
 from pymsmq.spark.reader import plan_partitions
 from pymsmq.spark.stream import MsmqStreamReader, admitted_end, receive_committed
-from pymsmq.spark.writer import Staged, check_columns, commit_staged, row_to_message
+from pymsmq.spark.writer import (
+    KEEP_MARKERS,
+    MARKER_QUEUE,
+    Staged,
+    check_columns,
+    commit_staged,
+    row_to_message,
+)
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 from _pymsmq_server import ThreadServer
@@ -247,3 +255,54 @@ def test_commit_staged_is_idempotent_per_batch(server: ThreadServer) -> None:
     with pymsmq.client.connect(server.url) as qm:
         bodies = [m.body for m in read_range(qm.queue(name)).messages()]
     assert bodies == [b"c", b"a", b"b"] * 3
+
+
+@pytest.mark.parametrize(
+    ("row", "needle"),
+    [
+        ({"body": 42}, "body must be binary or string, not int"),
+        ({"body": True}, "body must be binary or string, not bool"),
+        ({"body": 2**40}, "body must be binary or string, not int"),
+        ({"body": [104, 105]}, "body must be binary or string, not list"),
+        ({"body": b"x", "extension": "text"}, "extension must be binary, not str"),
+        ({"body": b"x", "correlation_id": 7}, "correlation_id must be binary, not int"),
+        ({"body": b"x", "label": "\U0001f600" * 200}, "249 UTF-16 units"),
+        ({"body": b"x" * MAX_PACKET_SIZE}, "larger than MSMQ allows"),
+    ],
+)
+def test_a_row_a_send_would_refuse_fails_while_staged(row: dict[str, Any], needle: str) -> None:
+    # bytes(42) was 42 zero bytes; a label over 249 UTF-16 units or a packet over 4 MB was refused
+    # only by the server, during the driver's commit, after other partitions had been sent.
+    with pytest.raises(MSMQError) as refused:
+        row_to_message(row)
+    assert needle in str(refused.value)
+    assert row_to_message({"body": bytearray(b"ok"), "extension": memoryview(b"e")}).extension == b"e"
+
+
+def test_a_refused_commit_into_a_transactional_queue_leaves_nothing(server: ThreadServer) -> None:
+    # One transaction for every partition: the queue's quota refuses the third partition, and the
+    # two before it are not left in the queue (a retry would have duplicated them).
+    name = f".\\private$\\w_{uuid.uuid4().hex[:6]}"
+    with pymsmq.client.connect(server.url) as qm:
+        qm.create_queue(name, transactional=True, quota=2)  # 2 KB
+    opts = SourceOptions.parse({"url": server.url, "queue": name})
+    part = [pymsmq.Message(body=b"x" * 800)]
+    staged: list[Any] = [Staged(i, 1, encode_batch(part)) for i in range(3)]
+    with pytest.raises(MSMQError):
+        commit_staged(opts, staged, None)
+    with pymsmq.client.connect(server.url) as qm:
+        assert qm.queue(name).message_count == 0
+
+
+def test_old_markers_of_a_non_transactional_target_are_removed(server: ThreadServer) -> None:
+    name = f".\\private$\\w_{uuid.uuid4().hex[:6]}"
+    with pymsmq.client.connect(server.url) as qm:
+        qm.create_queue(name)
+    opts = SourceOptions.parse({"url": server.url, "queue": name, "writerId": "plain"})
+    staged: list[Any] = [Staged(0, 1, encode_batch([pymsmq.Message(body=b"m", delivery=1)]))]
+    for batch_id in range(KEEP_MARKERS * 3):
+        commit_staged(opts, staged, batch_id)
+    with pymsmq.client.connect(server.url) as qm:
+        labels = [m.label for m in read_range(qm.queue(MARKER_QUEUE)).messages()]
+    mine = [lbl for lbl in labels if lbl.startswith("plain|")]
+    assert len(mine) <= KEEP_MARKERS + 2

@@ -20,6 +20,8 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource
 
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
 from pymsmq.spark.message_arrow import SPARK_SCHEMA
 from pymsmq.spark.options import SourceOptions
 from pymsmq.spark.reader import MsmqBatchReader
@@ -60,8 +62,16 @@ class MsmqDataSource(DataSource):
         return MsmqBatchWriter(self._opts())
 
     def streamWriter(self, schema: Any, overwrite: bool) -> MsmqStreamWriter:  # noqa: N802
-        """Streaming write, idempotent per micro-batch."""
+        """Streaming write, idempotent per micro-batch (needs ``writerId``: ``pymsmq.spark.writer``)."""
         check_columns(list(schema.names))
+        if not any(key.lower() == "writerid" and value for key, value in self.options.items()):
+            # Its exactly-once markers are the query's own: a shared or reused name (the queue's,
+            # as the default was) made another query's batches look written, and they were dropped.
+            raise MSMQError(
+                "msmq data source: a streaming write needs option writerId, a name of this query "
+                "alone (a new checkpoint needs a new one)",
+                HResult.MQ_ERROR_INVALID_PARAMETER,
+            )
         return MsmqStreamWriter(self._opts())
 
 

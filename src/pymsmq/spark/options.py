@@ -14,7 +14,7 @@ Spark hands options over as case-insensitive strings (``load("x")`` arrives as `
 ``startingLookupId``        streaming read: ``earliest`` (default), ``latest`` or a lookup id
 ``numPartitions``           read: Spark partitions (lookup-id ranges) per scan (default 2)
 ``chunk``                   read: lookup ids per READ_RANGE request (default 8192)
-``writerId``                streaming write: names the exactly-once markers (default: the queue)
+``writerId``                streaming write (required): names the query's exactly-once markers
 ==========================  =======================================================================
 """
 

@@ -6,20 +6,30 @@ Columns the queue manager assigns (``READ_ONLY_COLUMNS``: ``lookup_id``, ``id``,
 ignored, so a DataFrame read from one queue can be written to another as it is; any other column is
 an error when the write is planned.
 
-Commit protocol.  A Python data source cannot keep an executor's transaction open until the driver's
-``commit`` (the driver only receives picklable commit messages), so each task validates its rows and
-returns them as one MESSAGE_BATCH blob (``Staged``); nothing reaches the queue before the driver's
-``commit``, which sends each partition's messages in one transaction (transactional queues).  A failed
-task or job therefore leaves nothing behind (``abort`` has nothing to undo).  The messages pass
-through the driver: size a write to fit in the driver's memory and ``spark.driver.maxResultSize``.
+Rows are sent as ``delivery`` says, and its default is MSMQ's: express (kept in the server's memory,
+lost when it stops).  Give a ``delivery`` column of 1 (``F.lit(1)``), or write to a transactional
+queue, for messages that survive a restart.
 
-Exactly-once for streaming writes (``writerId`` option, default the queue name): inside each
-partition's transaction a marker message is sent to the transactional queue
+Commit protocol.  A Python data source cannot keep an executor's transaction open until the driver's
+``commit`` (the driver only receives picklable commit messages), so each task validates its rows as
+a send would (the packet's limits included) and returns them as one MESSAGE_BATCH blob (``Staged``);
+nothing reaches the queue before the driver's ``commit``.  Into a transactional queue ``commit``
+sends every partition's messages in one transaction: a failed task, job or commit leaves nothing
+behind (``abort`` has nothing to undo).  Into a non-transactional queue it sends them without one,
+partition after partition: a refusal there (a quota) leaves the partitions sent before it.  The
+messages pass through the driver: size a write to fit in the driver's memory and
+``spark.driver.maxResultSize``.
+
+Exactly-once for streaming writes (``writerId`` option, required): inside the commit's
+transaction a marker message per partition is sent to the transactional queue
 ``.\\private$\\pymsmq_spark_commits`` with the label ``<writerId>|<batchId>|<partition>``.  Before
 sending, ``commit`` looks the markers up and skips partitions already committed, so a micro-batch
 replayed after a failure is not written twice.  Markers of batches more than ``KEEP_MARKERS`` batches
-old are received (removed) in the same transaction.  Into a non-transactional queue the messages
-and then the marker are sent without a transaction: at-least-once.
+old are received (removed).  Into a non-transactional queue the messages and then the marker are
+sent without a transaction: at-least-once.  The markers belong to the query: two streaming queries
+writing to one queue need different ``writerId`` values, and so does a query started again with a
+new checkpoint (its batch ids start at 0 again) -- with the same one, their batches are taken for
+replays and silently not written.
 """
 
 from __future__ import annotations
@@ -36,8 +46,10 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import check_packet_size, check_strings
 from pymsmq.protocol.message_batch import decode_batch, encode_batch
 from pymsmq.spark.options import SourceOptions, open_queue
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 __all__ = [
     "KEEP_MARKERS",
@@ -52,6 +64,8 @@ __all__ = [
     "row_to_message",
 ]
 
+#: Messages this close to the 4 MB packet limit are encoded once while staged to check their size.
+_NEAR_PACKET_LIMIT: Final = MAX_PACKET_SIZE - 65536
 MARKER_QUEUE: Final = ".\\private$\\pymsmq_spark_commits"
 KEEP_MARKERS: Final = 16
 WRITABLE_COLUMNS: Final = frozenset(
@@ -107,21 +121,44 @@ def check_columns(names: list[str]) -> None:
         raise _bad(f"columns {unknown} are not message properties (writable: {sorted(WRITABLE_COLUMNS)})")
 
 
+def _binary(name: str, value: Any) -> bytes:
+    # A binary column (bytes, or bytearray as PySpark may give it); a string body is sent as UTF-8.
+    # Anything else is refused: bytes(42) would be 42 zero bytes, bytes(2**40) a MemoryError.
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    if name == "body" and isinstance(value, str):
+        return value.encode("utf-8")
+    kind = "binary or string" if name == "body" else "binary"
+    raise _bad(f"column {name} must be {kind}, not {type(value).__name__} ({value!r:.40})")
+
+
 def row_to_message(row: Mapping[str, Any]) -> Message:
-    """The ``Message`` of one row (``MSMQError`` for a missing body or an invalid value)."""
+    """The ``Message`` of one row (``MSMQError`` for a missing body or an invalid value).
+
+    The message is checked as a send checks it, the packet's limits included (a label over 249
+    UTF-16 units, a packet over 4 MB): a row the queue manager would refuse fails its task, before
+    anything is sent.
+    """
     body = row.get("body")
     if body is None:
         raise _bad("a row has a null body")
-    kwargs: dict[str, Any] = {"body": body.encode("utf-8") if isinstance(body, str) else bytes(body)}
+    kwargs: dict[str, Any] = {"body": _binary("body", body)}
     for name, value in row.items():
         if value is None or name == "body" or name not in WRITABLE_COLUMNS:
             continue
         if name == "correlation_id":
-            value = ObjectId.from_bytes(value)
+            value = ObjectId.from_bytes(_binary(name, value))
         elif name == "extension":
-            value = bytes(value)
+            value = _binary(name, value)
         kwargs[name] = value
-    return Message(**kwargs)
+    try:
+        m = Message(**kwargs)
+    except TypeError as exc:  # a value of the wrong type for its property
+        raise _bad(f"a row has a value of the wrong type: {exc}") from None
+    check_strings(m)
+    if len(m.body) + len(m.extension) + 2 * len(m.label) > _NEAR_PACKET_LIMIT:
+        check_packet_size(m)
+    return m
 
 
 @dataclass
@@ -193,25 +230,33 @@ def commit_staged(opts: SourceOptions, staged: list[WriterCommitMessage | None],
                 bid = label.rsplit("|", 2)[1]
                 if bid.isdigit() and int(bid) < batch_id - KEEP_MARKERS:
                     old.append(lid)
+        todo = []
         for s in parts:
             label = _marker_label(opts.writer_id, batch_id, s.partition) if batch_id is not None else ""
-            if label and label in done:
-                continue  # this partition of this batch was committed before (a replay)
-            messages = decode_batch(s.batch)
-            if q.transactional:
-                with qm.begin_transaction() as tx:
+            if not (label and label in done):  # else committed before (a replay)
+                todo.append((label, decode_batch(s.batch)))
+        if q.transactional:
+            # One transaction for the whole write: a refusal (a quota) leaves nothing behind.
+            with qm.begin_transaction() as tx:
+                for label, messages in todo:
                     q.send_many(messages, tx)
                     if mq is not None:
                         mq.send(Message(body=b"", label=label), tx)
-                        for lid in old:
-                            read_range(mq, lid, lid + 1, receive=True, transaction=tx, no_data=True)
-                        old = []
-            else:
+                    sent += len(messages)
+                if mq is not None:
+                    for lid in old:
+                        read_range(mq, lid, lid + 1, receive=True, transaction=tx, no_data=True)
+        else:
+            for label, messages in todo:
                 q.send_many(messages)
                 if mq is not None:
                     with qm.begin_transaction() as tx:
                         mq.send(Message(body=b"", label=label), tx)
-            sent += len(messages)
+                        # Old markers go too (only transactional targets removed them: they piled up).
+                        for lid in old:
+                            read_range(mq, lid, lid + 1, receive=True, transaction=tx, no_data=True)
+                        old = []
+                sent += len(messages)
         if mq is not None:
             mq.close()
     return sent
