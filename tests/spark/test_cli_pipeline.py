@@ -41,3 +41,15 @@ def test_cli_report_without_archive_is_exit_2(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["pipeline", "report", "--archive", str(tmp_path / "none"), "--out", "x"])
     assert r.exit_code == 2
     assert "no archive" in r.stderr
+
+
+def test_cli_archive_of_an_unknown_queue_or_server_is_one_line(msmq_server: Any, tmp_path: Path) -> None:
+    # Checked before Spark starts: one Error line (it was a Spark trace of about 130 lines).
+    base = ["pipeline", "archive", "--out", str(tmp_path / "a"), "--checkpoint", str(tmp_path / "ck")]
+    r = CliRunner().invoke(main, [*base, "--url", msmq_server.url, "--queue", ".\\private$\\no_such_queue"])
+    assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = CliRunner().invoke(main, [*base, "--url", "msmq://127.0.0.1:1", "--queue", ".\\private$\\q"])
+    assert r.exit_code == 1 and "cannot connect" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "a").exists()

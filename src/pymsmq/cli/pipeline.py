@@ -89,6 +89,12 @@ def archive(
           --out ./archive --checkpoint ./archive/_checkpoint
     """
     run = _jobs().archive
+    from pymsmq.spark.options import SourceOptions, open_queue
+
+    # An unknown queue or an unreachable server is one line here, before Spark starts (inside the
+    # streaming query it was a Spark trace of a hundred lines with the cause in its middle).
+    with open_queue(SourceOptions.parse({"url": url, "queue": queue, "token": token})):
+        pass
     spark = _session(master)
     with progress(f"archiving {queue}", 1) as bar:
         result = run(
