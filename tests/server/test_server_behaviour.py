@@ -32,14 +32,19 @@ Q = ".\\private$\\q"
 TQ = ".\\private$\\tq"
 
 
-def _hello_socket(port: int) -> socket.socket:
-    """A raw socket that completed the handshake."""
+def _hello(port: int) -> tuple[socket.socket, ClientConnection]:
+    """A raw socket that completed the handshake, and its connection state."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=5)
     conn = ClientConnection()
     sock.sendall(conn.send(ClientHello(client_name="raw")))
     while conn.server_hello is None:
         conn.receive_data(sock.recv(65536))
-    return sock
+    return sock, conn
+
+
+def _hello_socket(port: int) -> socket.socket:
+    """A raw socket that completed the handshake."""
+    return _hello(port)[0]
 
 
 def _closed_by_server(sock: socket.socket) -> bool:
@@ -188,11 +193,7 @@ def test_bad_frames_close_that_connection_only(server: ThreadServer, payload: by
 def test_a_goodbye_for_a_malformed_packet_names_its_hresult_once(server: ThreadServer) -> None:
     # The GOODBYE carries the HRESULT in its own field; its reason is text without "[NAME 0x...]"
     # (which the nested packet error once repeated: "... [MQ_ERROR_...] at offset 8 [MQ_ERROR_...]").
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
-    conn = ClientConnection()
-    sock.sendall(conn.send(ClientHello(client_name="raw")))
-    while conn.server_hello is None:
-        conn.receive_data(sock.recv(65536))
+    sock, conn = _hello(server.port)
     framed = conn.request_frame(Op.SEND, hot.send_request_body(1, b"\x00" * 40))
     assert framed is not None
     sock.sendall(framed[1])
