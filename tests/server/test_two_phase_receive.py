@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,13 @@ def test_closing_the_queue_handle_gives_its_held_messages_back(server: Any) -> N
     with pytest.raises(MSMQError) as closed:
         c._t.call(pm.EndReceiveRequest(handle, held.lookup_id, RR_ACK))
     assert closed.value.hresult == HResult.MQ_ERROR_INVALID_HANDLE
-    again = c.queue(Q).receive(timeout=5)  # the same connection: back in its place
+    # The same connection: back in its place (given back on the server's work pool, so a request
+    # right after the close may come first: wait until it is visible).
+    reader = c.queue(Q)
+    deadline = time.monotonic() + 10
+    while reader.peek(timeout=5).body != b"held":
+        assert time.monotonic() < deadline, "the held message did not come back"
+        time.sleep(0.02)
+    again = reader.receive(timeout=5)
     assert again.body == b"held" and again.lookup_id == held.lookup_id
     c.close()
