@@ -125,9 +125,13 @@ class OpsMixin:
         def server_snapshot(self) -> dict[str, Any]: ...
         def release_later(self, held: list[Hold]) -> None: ...
 
+    def _has_every_right(self) -> bool:
+        # The owner (or an identity given every bit everywhere): no per-queue lookup needed.
+        return self.policy.rights_of(self.identity, "") == 0xFFFFFFFF
+
     def _check_name(self, name: str, needed: int, what: str) -> None:
-        if self.policy.rights_of(self.identity, "") == 0xFFFFFFFF:
-            return  # the owner: skip the name lookup
+        if self._has_every_right():
+            return  # skip the name lookup
         path = self.qm.get_queue_properties(name).path_name
         self.policy.check(self.identity, queue_key(path), needed, what)
 
@@ -136,8 +140,8 @@ class OpsMixin:
 
     def _visible(self, paths: list[str]) -> list[str]:
         """The queues of ``paths`` this identity has any right on (the others it cannot use)."""
-        if self.policy.rights_of(self.identity, "") == 0xFFFFFFFF:
-            return paths  # the owner
+        if self._has_every_right():
+            return paths
         return [p for p in paths if self._rights_on_path(p)]
 
     def _may_read_stats(self, path: str) -> bool:
@@ -179,10 +183,8 @@ class OpsMixin:
         # Only the queues this identity has a right on; their counters as STATS of each gives them
         # (MQSEC_GET_QUEUE_PROPERTIES; without it the queue's entry has no properties).
         names = self._visible(names)
-        owner = self.policy.rights_of(self.identity, "") == 0xFFFFFFFF
         props = tuple(
-            queue_stats(qm, n, req.propids) if req.propids and (owner or self._may_read_stats(n)) else ()
-            for n in names
+            queue_stats(qm, n, req.propids) if req.propids and self._may_read_stats(n) else () for n in names
         )
         return pm.ListQueuesResponse(tuple(names), props)
 

@@ -594,7 +594,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         """The server's statistics (for STATS): the counters of the queues this identity may read
         statistics of (MQSEC_GET_QUEUE_PROPERTIES), the server's totals."""
         snap = self.server.snapshot()
-        if self.policy.rights_of(self.identity, "") != 0xFFFFFFFF:
+        if not self._has_every_right():
             readable: dict[str, Any] = {}
             for name, counters in snap["queues"].items():
                 try:
