@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,12 +60,17 @@ def test_options_parse() -> None:
         "receive",
         "q",
     )
+    assert o.held_timeout == 60.0
+    assert SourceOptions.parse({"url": "u", "queue": "q", "heldTimeout": "0.5"}).held_timeout == 0.5
     for bad in (
         {"queue": "q"},
         {"url": "u"},
         {"url": "u", "queue": "q", "mode": "eat"},
         {"url": "u", "queue": "q", "numPartitions": "0"},
         {"url": "u", "queue": "q", "startingLookupId": "x"},
+        {"url": "u", "queue": "q", "heldTimeout": "soon"},
+        {"url": "u", "queue": "q", "heldTimeout": "nan"},
+        {"url": "u", "queue": "q", "heldTimeout": "-1"},
     ):
         with pytest.raises(MSMQError):
             SourceOptions.parse(bad)
@@ -306,3 +312,107 @@ def test_old_markers_of_a_non_transactional_target_are_removed(server: ThreadSer
         labels = [m.label for m in read_range(qm.queue(MARKER_QUEUE)).messages()]
     mine = [lbl for lbl in labels if lbl.startswith("plain|")]
     assert len(mine) <= KEEP_MARKERS + 2
+
+
+def _held_queue(server: ThreadServer, n: int) -> str:
+    name = f".\\private$\\h_{uuid.uuid4().hex[:6]}"
+    with pymsmq.client.connect(server.url) as qm:
+        q = qm.create_queue(name, transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send_many([pymsmq.Message(body=b"x", label=str(i)) for i in range(n)], tx)
+    return name
+
+
+def _labels(r: MsmqStreamReader, start: dict[str, int], end: dict[str, int]) -> list[str]:
+    return [
+        str(label) for p in r.partitions(start, end) for b in r.read(p) for label in b.column("label").to_pylist()
+    ]
+
+
+def test_a_receive_stream_never_removes_a_message_another_consumer_gave_back(server: ThreadServer) -> None:
+    # Another consumer holds message "2" in an open transaction while the stream's batch passes it.
+    # Before: the batch ended at the high water (past it), read 0,1,3,4, and once the consumer
+    # aborted, the stream's commit (from its origin) removed "2" unread.  Now the batch ends at
+    # the held message and the stream delivers it after the abort.
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    name = _held_queue(server, 5)
+    other = pymsmq.client.connect(server.url)
+    try:
+        oq = other.queue(name)
+        tx = other.begin_transaction()
+        assert oq.receive_by_lookup_id(3, tx).label == "2"
+        r = MsmqStreamReader(SourceOptions.parse({"url": server.url, "queue": name, "mode": "receive"}))
+        start = r.initialOffset()
+        end = r.latestOffset(start, ReadAllAvailable())
+        assert end["lookup_id"] == 3
+        delivered = _labels(r, start, end)
+        assert delivered == ["0", "1"]
+        r.commit(end)
+        assert r.latestOffset(end, ReadAllAvailable()) == end  # waits at the held message
+        tx.abort()
+        end2 = r.latestOffset(end, ReadAllAvailable())
+        assert end2["lookup_id"] == 6
+        delivered += _labels(r, end, end2)
+        r.commit(end2)
+    finally:
+        other.close()
+    assert delivered == ["0", "1", "2", "3", "4"]
+    with pymsmq.client.connect(server.url) as qm:
+        assert qm.queue(name).message_count == 0
+
+
+def test_admission_control_stops_at_a_held_message(server: ThreadServer) -> None:
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    name = _held_queue(server, 6)
+    with pymsmq.client.connect(server.url) as other:
+        tx = other.begin_transaction()
+        other.queue(name).receive_by_lookup_id(4, tx)
+        r = MsmqStreamReader(SourceOptions.parse({"url": server.url, "queue": name}))
+        start = r.initialOffset()
+        assert r.latestOffset(start, ReadMaxRows(2))["lookup_id"] == 3
+        assert r.latestOffset({"lookup_id": 3, "origin": 1}, ReadMaxRows(2))["lookup_id"] == 4
+        r.prepareForTriggerAvailableNow()  # the frozen end does not pass a held message either
+        assert r.latestOffset({"lookup_id": 3, "origin": 1}, ReadMaxRows(9))["lookup_id"] == 4
+        tx.commit()  # taken for good: the stream goes on without it
+        assert r.latestOffset({"lookup_id": 4, "origin": 1}, ReadMaxRows(9))["lookup_id"] == 7
+
+
+def test_a_batch_read_waits_for_a_message_taken_after_its_offsets(server: ThreadServer) -> None:
+    # The race: the offsets were fixed with every message visible, then another consumer took one
+    # in a transaction before the partition was read.  The read waits for it to settle.
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    name = _held_queue(server, 4)
+    r = MsmqStreamReader(SourceOptions.parse({"url": server.url, "queue": name, "heldTimeout": "20"}))
+    start = r.initialOffset()
+    end = r.latestOffset(start, ReadAllAvailable())
+    assert end["lookup_id"] == 5
+    with pymsmq.client.connect(server.url) as other:
+        tx = other.begin_transaction()
+        other.queue(name).receive_by_lookup_id(2, tx)
+        timer = threading.Timer(0.3, tx.abort)
+        timer.start()
+        try:
+            assert _labels(r, start, end) == ["0", "1", "2", "3"]
+        finally:
+            timer.join()
+
+
+def test_a_batch_read_fails_clearly_when_a_message_stays_held(server: ThreadServer) -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    name = _held_queue(server, 3)
+    r = MsmqStreamReader(SourceOptions.parse({"url": server.url, "queue": name, "heldTimeout": "0.2"}))
+    start = r.initialOffset()
+    end = r.latestOffset(start, ReadAllAvailable())
+    with pymsmq.client.connect(server.url) as other:
+        tx = other.begin_transaction()
+        other.queue(name).receive_by_lookup_id(2, tx)
+        with pytest.raises(MSMQError) as stuck:
+            _labels(r, start, end)
+        assert stuck.value.hresult == pymsmq.HResult.MQ_ERROR_IO_TIMEOUT
+        assert "lookup ids 2 to" in str(stuck.value) and "still held after 0.2 s" in str(stuck.value)
+        tx.abort()
+    assert _labels(r, start, end) == ["0", "1", "2"]

@@ -9,6 +9,7 @@ call (no messages): lowest live lookup id, high water and message count.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -17,6 +18,8 @@ from pymsmq.client.many import end_receives
 from pymsmq.client.remote import RemoteQueue, RemoteTransaction
 from pymsmq.client.remote_transaction import _receive_xact
 from pymsmq.client.transport import error_from
+from pymsmq.errors import MSMQError, quoted
+from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.protocol import ErrorResponse
 from pymsmq.protocol import messages as pm
@@ -62,9 +65,12 @@ def _request(
     min_priority: int,
     max_priority: int,
     no_data: bool,
+    until_held: bool = False,
 ) -> pm.ReadRangeRequest:
     queue._check()
     flags = (RangeFlags.RECEIVE if receive else 0) | (RangeFlags.NO_DATA if no_data else 0)
+    if until_held:
+        flags |= RangeFlags.UNTIL_HELD
     xact = _receive_xact(queue._qm, transaction) if receive else None
     if receive and xact is None and not no_data:
         flags |= RangeFlags.CONFIRM  # two-phase: recoverable messages removed once they are here
@@ -117,12 +123,15 @@ def read_range(
     min_priority: int = 0,
     max_priority: int = 7,
     no_data: bool = False,
+    until_held: bool = False,
 ) -> RangeBatch:
     """Peek at (or ``receive``) the messages with ``from_lookup_id <= lookup_id < to_lookup_id``.
 
     ``to_lookup_id`` 0 = no upper bound.  At most ``max_count`` messages and about ``max_bytes`` of
     batch (at least one message); ``more`` tells whether to continue at ``next_lookup_id``.  With
-    ``no_data`` nothing is sent back, so the byte budget does not apply.
+    ``no_data`` nothing is sent back, so the byte budget does not apply.  With ``until_held`` the
+    high water (and so the range read) also stops at the first message at or after
+    ``from_lookup_id`` that a receive holds and may give back (``RangeFlags.UNTIL_HELD``).
     """
     if no_data:
         max_bytes = 0xFFFFFFFF
@@ -138,6 +147,7 @@ def read_range(
             min_priority,
             max_priority,
             no_data,
+            until_held,
         )
         t = queue._t
         # Interrupted while waiting, the answer is abandoned: what it holds goes back (many.GiveBack).
@@ -158,6 +168,7 @@ def read_range(
         transaction,  # type: ignore[arg-type]
         min_priority,
         max_priority,
+        until_held,
     )
     batch = b"" if no_data else encode_batch(r.messages)
     return RangeBatch(
@@ -176,6 +187,35 @@ def queue_position(queue: Queue | RemoteQueue) -> RangeBatch:
     return read_range(queue, 0, 0, max_count=0, no_data=True)
 
 
+def _rest(
+    queue: Queue | RemoteQueue,
+    rb: RangeBatch,
+    b: int,
+    kw: dict[str, int],
+    held_timeout: float | None,
+) -> Iterator[RangeBatch]:
+    """The rest of the sub-range ``[.., b)`` after its answer ``rb``: follow ``more`` and, with
+    ``held_timeout``, wait for the part that is not settled (``rb`` ended before ``b``)."""
+    deadline = None if held_timeout is None else time.monotonic() + held_timeout
+    delay = 0.005
+    while (a := rb.next_lookup_id) < b:
+        if not rb.more:
+            if deadline is None:
+                return
+            if time.monotonic() >= deadline:
+                raise MSMQError(
+                    f"lookup ids {a} to {b - 1} of {quoted(queue.format_name)} are still held after"
+                    f" {held_timeout:g} s: a message there was received inside a transaction not yet"
+                    " ended or by a two-phase receive not yet acknowledged, and may come back",
+                    HResult.MQ_ERROR_IO_TIMEOUT,
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+        rb = read_range(queue, a, b, until_held=deadline is not None, **kw)  # type: ignore[arg-type]
+        if rb.count:
+            yield rb
+
+
 def iter_range(
     queue: Queue | RemoteQueue,
     from_lookup_id: int,
@@ -186,26 +226,30 @@ def iter_range(
     min_priority: int = 0,
     max_priority: int = 7,
     depth: int = 4,
+    held_timeout: float | None = None,
 ) -> Iterator[RangeBatch]:
     """Peek at the whole range ``[from_lookup_id, to_lookup_id)`` (``to_lookup_id`` > 0) in batches.
 
     The range is cut into sub-ranges of ``chunk`` lookup ids; on a remote queue ``depth`` of them are
     requested at once (pipelined), and a sub-range cut short by ``max_bytes`` is continued where it
     stopped.  Batches come in lookup-id order; empty ones are skipped.
+
+    ``held_timeout`` (seconds): read with ``until_held`` and, where the range is not settled (a
+    message in it is held by a receive that may give it back, or a send to it is not committed),
+    wait until it is and read on; ``MSMQError`` (MQ_ERROR_IO_TIMEOUT) after that long.  ``None``:
+    read what is visible now and skip the rest.
     """
     if to_lookup_id <= from_lookup_id:
         return
     bounds = [(a, min(a + chunk, to_lookup_id)) for a in range(from_lookup_id, to_lookup_id, chunk)]
     kw = {"max_bytes": max_bytes, "min_priority": min_priority, "max_priority": max_priority}
+    until_held = held_timeout is not None
     if not isinstance(queue, RemoteQueue):
         for a, b in bounds:
-            while a < b:
-                rb = read_range(queue, a, b, **kw)  # type: ignore[arg-type]
-                if rb.count:
-                    yield rb
-                if not rb.more:
-                    break
-                a = rb.next_lookup_id
+            rb = read_range(queue, a, b, until_held=until_held, **kw)  # type: ignore[arg-type]
+            if rb.count:
+                yield rb
+            yield from _rest(queue, rb, b, kw, held_timeout)
         return
     t = queue._t
     pending: list[tuple[int, int]] = []  # (request id, sub-range end)
@@ -215,7 +259,9 @@ def iter_range(
         nonlocal position
         a, b = bounds[position]
         position += 1
-        req = _request(queue, a, b, 0xFFFFFFFF, max_bytes, False, None, min_priority, max_priority, False)
+        req = _request(
+            queue, a, b, 0xFFFFFFFF, max_bytes, False, None, min_priority, max_priority, False, until_held
+        )
         pending.append((t.send(req), b))
 
     try:
@@ -233,12 +279,7 @@ def iter_range(
                 submit()
             if rb.count:
                 yield rb
-            a = rb.next_lookup_id
-            while rb.more and a < b:
-                rb = read_range(queue, a, b, **kw)  # type: ignore[arg-type]
-                if rb.count:
-                    yield rb
-                a = rb.next_lookup_id
+            yield from _rest(queue, rb, b, kw, held_timeout)
     finally:
         # Left early (the caller stopped iterating, or an error): the answers still on the way are
         # dropped as they come, not kept for nobody.

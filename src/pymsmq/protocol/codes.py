@@ -119,6 +119,9 @@ class RangeFlags(IntFlag):
     #: With RECEIVE, outside a transaction and with data: a two-phase receive, the recoverable
     #: messages held until END_RECEIVE (docs/protocol.md, READ_RANGE; ``ManyMore.HELD`` in ``more``).
     CONFIRM = 0x00000004
+    #: ``high_water`` also stops at the lowest held message at or after ``from_lookup_id`` (received
+    #: inside an open transaction or by an unacknowledged two-phase receive; it may come back).
+    UNTIL_HELD = 0x00000008
 
 
 class ManyFlags(IntFlag):

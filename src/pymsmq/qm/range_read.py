@@ -12,6 +12,11 @@ PENDING, and the high water stays at the lowest of them).  A reader that advance
 water never skips a message that becomes visible later.  (A message moved back from a subqueue keeps
 its old lookup id; such moves are outside this guarantee.)
 
+``until_held``: the high water also stops at the lowest lookup id at or after ``from_lookup_id`` of a
+message that is held (LOCKED by another transaction's receive or by a two-phase receive, and not
+peekable): such a message may come back when its holder aborts, so a reader that moves past it
+would never see it.  A stream (``pymsmq.spark.stream``) reads with it.
+
 Receiving: inside a ``Transaction`` each message is locked as a transactional receive would lock it
 ([MS-MQDMPR] 3.1.7.1.13 with a transaction) and is deleted when the transaction commits; without
 one, all the messages taken are deleted with one durable write.
@@ -27,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.qm.hold import Hold, remove_taken
-from pymsmq.qm.index import PENDING, Entry
+from pymsmq.qm.index import LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -61,6 +66,26 @@ def _size(m: Message) -> int:
     return _OVERHEAD + len(m.body) + len(m.label) + len(m.extension)
 
 
+def _first_held(index: MessageIndex, from_lookup_id: int, stop: int) -> int:
+    """The lowest lookup id in ``[from_lookup_id, stop)`` of a held message, else ``stop``.
+
+    Held: LOCKED ([MS-MQDMPR] 3.1.1.11) by a receive that may still give it back, and not
+    peekable (AllowPeekWhenLocked, 3.1.1.12).  A message purged while locked is deleted when its
+    transaction ends either way (PurgePending), so it is not held.
+    """
+    entries = index._entries
+    for lst, head in zip(index._lists, index._heads, strict=True):
+        for i in range(bisect_left(lst, from_lookup_id, head), len(lst)):
+            lid = lst[i]
+            if lid >= stop:
+                break
+            e = entries.get(lid)
+            if e is not None and e.state == LOCKED and not e.allow_peek and not e.purge_pending:
+                stop = lid
+                break
+    return stop
+
+
 def read_range(
     queue: Queue,
     from_lookup_id: int = 0,
@@ -71,6 +96,7 @@ def read_range(
     transaction: Transaction | Hold | int | None = None,
     min_priority: int = 0,
     max_priority: int = 7,
+    until_held: bool = False,
 ) -> RangeResult:
     """Peek at (or receive) the messages of ``queue`` with ``from_lookup_id <= lookup_id < to_lookup_id``.
 
@@ -79,7 +105,7 @@ def read_range(
     "allow peek").  Raises ``MSMQError`` like ``Queue.receive``/``peek`` (closed handle, access,
     transaction usage).  A receive outside a transaction removes the messages with one durable
     write; with a ``Hold`` as ``transaction`` the recoverable ones are held instead (a two-phase
-    receive, qm/hold.py) and the express ones removed.
+    receive, qm/hold.py) and the express ones removed.  ``until_held``: see the module docstring.
     """
     if not 0 <= from_lookup_id < _NO_LIMIT or not 0 <= to_lookup_id < _NO_LIMIT:
         raise MSMQError("lookup ids are 64-bit unsigned", HResult.MQ_ERROR_INVALID_PARAMETER)
@@ -101,6 +127,8 @@ def read_range(
             pending = [lid for lid, e in entries.items() if e.state == PENDING]
             if pending:
                 high = min(high, min(pending))
+        if until_held and index.locked:
+            high = min(high, _first_held(index, from_lookup_id, min(end, high)))
         result.high_water = high
         result.queue_count = len(index)
         first = high

@@ -368,6 +368,7 @@ class OpsMixin:
             tx if hold is None else hold,
             req.min_priority,
             req.max_priority,
+            bool(req.flags & RangeFlags.UNTIL_HELD),
         )
         more = int(r.more)
         try:

@@ -14,6 +14,8 @@ Spark hands options over as case-insensitive strings (``load("x")`` arrives as `
 ``startingLookupId``        streaming read: ``earliest`` (default), ``latest`` or a lookup id
 ``numPartitions``           read: Spark partitions (lookup-id ranges) per scan (default 2)
 ``chunk``                   read: lookup ids per READ_RANGE request (default 8192)
+``heldTimeout``             streaming read: seconds a task waits for a message of its batch that
+                            another consumer's receive holds (default 60; then the task fails)
 ``writerId``                streaming write (required): names the query's exactly-once markers
 ==========================  =======================================================================
 """
@@ -52,6 +54,19 @@ def _int(options: Mapping[str, str], name: str, default: int, low: int = 1) -> i
     return value
 
 
+def _seconds(options: Mapping[str, str], name: str, default: float) -> float:
+    raw = _get(options, name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise _bad(f"option {name} must be a number of seconds, got {raw!r}") from None
+    if not 0 <= value <= 86400:  # also refuses nan and inf
+        raise _bad(f"option {name} must be between 0 and 86400 seconds, got {raw!r}")
+    return value
+
+
 def _get(options: Mapping[str, str], name: str) -> str | None:
     # Spark's option map is case-insensitive; a plain dict (unit tests) may not be.
     if name in options:
@@ -76,6 +91,7 @@ class SourceOptions:
     num_partitions: int = 2
     chunk: int = 8192
     writer_id: str = ""
+    held_timeout: float = 60.0
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
@@ -103,6 +119,7 @@ class SourceOptions:
             num_partitions=_int(options, "numPartitions", 2),
             chunk=_int(options, "chunk", 8192),
             writer_id=_get(options, "writerId") or queue,
+            held_timeout=_seconds(options, "heldTimeout", 60.0),
         )
 
 

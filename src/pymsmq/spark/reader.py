@@ -51,15 +51,21 @@ def plan_partitions(start: int, end: int, parts: int) -> list[tuple[int, int]]:
     return out
 
 
-def read_partition(opts: SourceOptions, start: int, end: int) -> Iterator[Any]:
-    """Arrow record batches of the messages with ``start <= lookup_id < end`` (peek)."""
+def read_partition(
+    opts: SourceOptions, start: int, end: int, held_timeout: float | None = None
+) -> Iterator[Any]:
+    """Arrow record batches of the messages with ``start <= lookup_id < end`` (peek).
+
+    ``held_timeout``: wait (that many seconds at most) for held messages of the range to settle
+    (a stream's batch, ``iter_range``); ``None`` reads what is visible (a batch read's snapshot).
+    """
     from pymsmq.spark.message_arrow import batch_to_arrow
 
     if start >= end:
         return
     with open_queue(opts) as (_, q):
         name = q.format_name
-        for rb in iter_range(q, start, end, chunk=opts.chunk):
+        for rb in iter_range(q, start, end, chunk=opts.chunk, held_timeout=held_timeout):
             batch = batch_to_arrow(rb.batch, name)
             if batch.num_rows:
                 yield batch

@@ -4,24 +4,31 @@ Offsets are JSON dicts ``{"lookup_id": L, "origin": O}``: the micro-batch ``[sta
 messages with ``start.lookup_id <= lookup_id < end.lookup_id``.  ``origin`` is where the stream
 started (it never changes), so that ``mode=receive`` knows which messages belong to it.
 
-- ``latestOffset(start, limit)`` asks the server for the queue's high water (one READ_RANGE with no
-  data; the server keeps the numbers, nothing is scanned): every lookup id below it is settled, so a
-  batch never ends before a message that is still being written.  With ``maxMessagesPerTrigger`` the
-  server counts that many visible messages from ``start`` (again without sending them) and the batch
-  ends after the last of them.  ``Trigger.AvailableNow`` freezes the high water once.
-- ``read`` peeks at the partition's range, so a failed or retried batch reads the same messages again.
+- ``latestOffset(start, limit)`` asks the server where the queue is settled from ``start`` (one
+  READ_RANGE with no data and ``UNTIL_HELD``; nothing is sent back): the lowest of the high water (a
+  send not yet committed or written holds it) and the first message at or after ``start`` that a
+  receive holds and may give back (another consumer's open transaction, or its two-phase receive not
+  yet acknowledged).  So a batch never ends past a message that may still appear there, and the
+  stream waits at a held message until its holder commits (the message is gone) or aborts (the
+  stream delivers it).  With ``maxMessagesPerTrigger`` the server counts that many visible messages
+  from ``start`` (again without sending them) and the batch ends after the last of them.
+  ``Trigger.AvailableNow`` freezes the end of the run once (a held message ends the run early).
+- ``read`` peeks at the partition's range, so a failed or retried batch reads the same messages
+  again.  A message of the range that a receive took between ``latestOffset`` and the read is waited
+  for (up to ``heldTimeout`` seconds, then the task fails with MQ_ERROR_IO_TIMEOUT), so the batch
+  holds it if it comes back.
 - ``commit(end)`` (called by Spark once the batch is durably processed): with ``mode=receive`` it
   receives every message of ``[origin, end)`` still in the queue, inside one transaction on a
   transactional queue (one durable delete otherwise).  A batch that fails is never committed, so its
   messages stay and the replay reads them again: no loss and no duplicate consumption.  Spark calls
-  ``commit`` one batch late (and the last batch of an AvailableNow run at the next start).
+  ``commit`` one batch late (and the last batch of an AvailableNow run at the next start).  Every
+  message it removes was read by a batch: a message held while its batch was read was waited for.
 
-Not covered (known, not built): a message that another consumer holds while a batch passes it
-(received inside a transaction still open, or a two-phase receive not yet acknowledged) is not
-visible to the batch's peek; the offset moves past it.  If that consumer then aborts, the message is
-back below the offset: a ``mode=peek`` stream never delivers it, and a ``mode=receive`` stream's
-``commit`` removes it unread.  Let one reader own a queue that a ``mode=receive`` stream consumes.
-(The fix is a stream high water that also stops at held messages, which READ_RANGE does not report.)
+Another consumer of the same queue still takes messages for itself: a message it receives and
+commits before a batch reads it is not in the stream, and one it receives after the batch read it is
+in both.  Let one reader own a queue that a ``mode=receive`` stream consumes.  Against a server that
+does not know ``UNTIL_HELD`` (pymsmq before it; the bit is reserved and ignored) a held message is
+skipped as before.
 """
 
 from __future__ import annotations
@@ -36,17 +43,24 @@ from pymsmq.client.range_read import queue_position, read_range
 from pymsmq.spark.options import SourceOptions, open_queue
 from pymsmq.spark.reader import RangePartition, plan_partitions, read_partition
 
-__all__ = ["MsmqStreamReader", "admitted_end", "receive_committed"]
+__all__ = ["MsmqStreamReader", "admitted_end", "receive_committed", "settled_from"]
+
+
+def settled_from(q: Any, start: int) -> int:
+    """The lookup id up to which the queue is settled from ``start``: its high water, or the first
+    held message at or after ``start`` if lower (``RangeFlags.UNTIL_HELD``)."""
+    return read_range(q, start, 0, max_count=0, no_data=True, until_held=True).high_water
 
 
 def admitted_end(q: Any, start: int, high: int, max_messages: int | None) -> int:
-    """The end of the next batch from ``start``: ``high``, or just after ``max_messages`` messages."""
+    """The end of the next batch from ``start``: ``high``, or just after ``max_messages`` messages,
+    and never past a message held at the time of asking (``until_held``)."""
     if high <= start:
         return start
     if max_messages is None:
-        return high
-    rb = read_range(q, start, high, max_count=max_messages, no_data=True)
-    return rb.next_lookup_id if rb.more else high
+        return min(high, settled_from(q, start))
+    rb = read_range(q, start, high, max_count=max_messages, no_data=True, until_held=True)
+    return rb.next_lookup_id
 
 
 def receive_committed(q: Any, qm: Any, origin: int, end: int) -> int:
@@ -108,9 +122,12 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:  # noqa: N802
         """The end of the next micro-batch (admission control by ``limit``)."""
         with open_queue(self.opts) as (_, q):
-            high = queue_position(q).high_water if self._target is None else self._target
+            a = start["lookup_id"]
+            high = settled_from(q, a)
+            if self._target is not None:
+                high = min(high, self._target)
             n = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-            end = admitted_end(q, start["lookup_id"], high, n)
+            end = admitted_end(q, a, high, n)
         return {"lookup_id": max(end, start["lookup_id"]), "origin": start.get("origin", start["lookup_id"])}
 
     def reportLatestOffset(self) -> dict[str, int] | None:  # noqa: N802 - the PySpark name
@@ -125,7 +142,7 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         """Arrow batches of the partition's messages (peek: replayable)."""
         assert isinstance(partition, RangePartition)
-        yield from read_partition(self.opts, partition.start, partition.end)
+        yield from read_partition(self.opts, partition.start, partition.end, self.opts.held_timeout)
 
     def commit(self, end: dict[str, int]) -> None:
         """Spark processed everything before ``end``: in receive mode, remove those messages."""
