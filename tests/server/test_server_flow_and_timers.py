@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 import sys
 import threading
@@ -289,3 +290,46 @@ def test_a_client_name_cannot_forge_log_lines(server: ThreadServer, caplog: pyte
         time.sleep(0.3)
     lines = [r.getMessage() for r in caplog.records if "connected as" in r.getMessage()]
     assert lines and all("\n" not in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("key", "needle"),
+    [
+        ("", "is empty"),
+        (".", "is empty"),
+        (".\\", "is empty"),
+        ("  ", "is empty"),
+        ("host\\private$\\orders", "names a computer: write the path name without it ('private$\\orders')"),
+        ("host\\orders", "names a computer"),
+        ("private$\\a\\b", "is not a queue path name"),
+        ("private$\\", "is not a queue path name"),
+    ],
+)
+def test_a_queue_key_that_could_not_match_as_meant_is_refused(key: str, needle: str) -> None:
+    # An empty key (or ".") became "*": every queue.  A key with a computer name matched nothing,
+    # as queue keys are compared without it: a rule that silently did nothing.
+    text = json.dumps({"tokens": {"t": "reader"}, "permissions": {"reader": {key: "read"}}})
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        AccessPolicy.from_json(text)
+
+
+def test_queue_keys_are_normalised() -> None:
+    policy = AccessPolicy.from_json(
+        json.dumps(
+            {
+                "tokens": {"t": "reader"},
+                "permissions": {
+                    "reader": {
+                        ".\\PRIVATE$\\Orders": "read",
+                        "Audit": "write",
+                        "*\\logs*": ["MQSEC_PEEK_MESSAGE"],
+                    }
+                },
+            }
+        )
+    )
+    read = int(MQQueueAccessMask.MQSEC_QUEUE_GENERIC_READ)
+    assert policy.rights_of("reader", "private$\\orders") == read
+    assert policy.rights_of("reader", "audit") == int(MQQueueAccessMask.MQSEC_QUEUE_GENERIC_WRITE)
+    assert policy.rights_of("reader", "private$\\logs2") == int(MQQueueAccessMask.MQSEC_PEEK_MESSAGE)
+    assert policy.rights_of("reader", "private$\\other") == 0

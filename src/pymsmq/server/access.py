@@ -12,8 +12,9 @@ The policy is a small JSON document (``pymsmq serve --auth FILE``)::
       }
     }
 
-* Queue keys are path names without the computer name, case-insensitive (``private$\\orders``,
-  ``orders`` for a public queue, ``system$;deadletter``); ``fnmatch`` patterns are allowed and the
+* Queue keys are path names without the computer name (``.\\`` is allowed), case-insensitive
+  (``private$\\orders``, ``orders`` for a public queue, ``system$;deadletter``); an empty key or
+  one naming a computer is refused (``policy_key``); ``fnmatch`` patterns are allowed and the
   most specific (exact first, then the longest pattern) wins.  ``$machine`` holds machine rights
   ([MS-MQMQ] 2.2.23 MQQMACCESSMASK), of which only MQSEC_CREATE_QUEUE is used; a pattern that
   matches ``$machine`` gives only the machine rights it names (``"all"``, MQSEC_CREATE_QUEUE).
@@ -37,7 +38,7 @@ from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
 
-__all__ = ["MACHINE_KEY", "OWNER", "AccessPolicy", "parse_rights", "queue_key"]
+__all__ = ["MACHINE_KEY", "OWNER", "AccessPolicy", "parse_rights", "policy_key", "queue_key"]
 
 OWNER: Final = "owner"
 MACHINE_KEY: Final = "$machine"
@@ -93,6 +94,32 @@ def machine_rights_of_pattern(value: object) -> int:
             elif name in _MACHINE_RIGHTS and name not in _QUEUE_RIGHTS:
                 mask |= _MACHINE_RIGHTS[name]
     return mask
+
+
+def policy_key(key: str) -> str:
+    """A queue key of the policy file, normalised: lower case, ``.\\`` (this computer) removed.
+
+    ``ValueError`` for a key that could never match a queue as meant: an empty one (it used to
+    become ``*``, every queue) and one that names a computer (``host\\private$\\q``: queue keys
+    are compared without the computer name, so it matched nothing).
+    """
+    k = key.strip().lower()
+    if k.startswith(".\\"):
+        k = k[2:]
+    if not k or k == ".":
+        raise ValueError(f"queue key {quoted(key)} is empty: write the queue's path name or a pattern (*)")
+    if k == MACHINE_KEY or k.startswith("system$;"):
+        return k
+    parts = k.split("\\")
+    private = [fnmatch.fnmatchcase("private$", p) for p in parts]
+    if (len(parts) == 2 and not private[0]) or (len(parts) == 3 and private[1] and not private[0]):
+        rest = "\\".join(parts[1:])
+        raise ValueError(
+            f"queue key {quoted(key)} names a computer: write the path name without it ({quoted(rest)})"
+        )
+    if len(parts) > 2 or not all(parts):
+        raise ValueError(f"queue key {quoted(key)} is not a queue path name")
+    return k
 
 
 def queue_key(path_name: str) -> str:
@@ -159,7 +186,7 @@ class AccessPolicy:
         for identity, table in perms.items():
             if not isinstance(table, dict):
                 raise ValueError(f"permissions of {quoted(identity)} must be an object")
-            raw = [(str(k).lower().lstrip(".\\") or "*", v) for k, v in table.items()]
+            raw = [(policy_key(k), v) for k, v in table.items()]
             # Exact keys first, then patterns by decreasing length (more specific first).
             raw.sort(key=lambda e: (_is_pattern(e[0]), -len(e[0])))
             rights[identity] = [(key, parse_rights(v)) for key, v in raw]
