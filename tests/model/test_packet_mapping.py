@@ -426,6 +426,33 @@ def test_real_usermessage_vector_decodes(vector: object) -> None:
     assert m.source_machine_guid == um.user_header.source_queue_manager
 
 
+@pytest.mark.parametrize(
+    "name", ["queuejumper-msf-usermessage-srmp.bin", "queuejumper-nse-usermessage-srmp.bin"]
+)
+def test_an_srmp_message_s_body_is_the_one_in_its_compound_message(vector: object, name: str) -> None:
+    # [MS-MQRR] 2.2.5.1.2.2: the body of a message that came over SRMP is inside the
+    # CompoundMessageHeader (MsgBodyOffset 995, MsgBodySize 7); its MessageBody is empty.  The
+    # Message's body was b"".
+    data = vector(name)  # type: ignore[operator]
+    um = UserMessage.decode(data)
+    assert um.message_properties_header.body == b""
+    m = packet_to_message(data)
+    assert (m.body, m.label) == (b"Message", "poc")
+    assert m.compound_message is not None and m.compound_message[995:1002] == b"Message"
+    assert m.soap_envelope is not None and m.soap_envelope.startswith("<se:Envelope")
+    again = packet_to_message(message_to_packet(m))  # the body travels in MessageBody now
+    assert (again.body, again.compound_message, again.soap_envelope) == (
+        m.body,
+        m.compound_message,
+        m.soap_envelope,
+    )
+    # A body in MessageBody wins over the compound message's.
+    assert (
+        packet_to_message(message_to_packet(Message(body=b"own", compound_message=b"xMessage"))).body
+        == b"own"
+    )
+
+
 # ---------------------------------------------------------------- hostile input
 def test_interim_rows_are_refused_clearly() -> None:
     row = INTERIM_MAGIC + b'{"body":"eA=="}'

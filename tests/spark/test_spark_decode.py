@@ -87,7 +87,7 @@ def test_reference_row_agrees_with_wire(path: Path) -> None:
         user = packet.user_header
         props = packet.message_properties_header
         assert row["label"] == props.label
-        assert row["body"] == props.body
+        assert row["body"] == packet.body
         assert row["message_class"] == props.message_class
         assert row["correlation_id"] == props.correlation_id
         assert row["app_specific"] == props.application_tag
@@ -123,6 +123,11 @@ def test_queuejumper_fields() -> None:
     assert row["user_flags"] == 0x02201C01
     assert row["destination"] == "DIRECT=http://192.168.56.113/msmq/private$/queuejumper"
     assert row["label"] == "poc"
+    # The body is in the CompoundMessageHeader (MsgBodyOffset 995, MsgBodySize 7); the properties
+    # header's MessageBody is empty.  It came out as b"".
+    assert row["body"] == b"Message"
+    row = packet_row((VECTORS / "queuejumper-nse-usermessage-srmp.bin").read_bytes())
+    assert (row["kind"], row["label"], row["body"]) == ("UserMessage", "poc", b"Message")
 
 
 def test_internal_packet_fields() -> None:

@@ -148,7 +148,8 @@ def test_queuejumper_fields(name: str, vector: Callable[[str], bytes]) -> None:
     assert u.flags == 0x02201C01 and u.dq == QueueType.DIRECT_QUEUE and u.ah and u.rc == 1
     host = "192.168.56.113" if msf else "192.168.10.100"
     assert u.destination_queue == DirectQueueFormatName(f"http://{host}/msmq/private$/queuejumper")
-    assert m.label == "poc" and m.body == b""
+    assert m.label == "poc" and m.message_properties_header.body == b""
+    assert m.body == b"Message"  # the SRMP body, inside the CompoundMessageHeader
     srmp = m.srmp_envelope_header
     assert srmp is not None and srmp.data_length == 539
     assert srmp.envelope.startswith("<se:Envelope")

@@ -364,7 +364,7 @@ def user_message_to_message(um: UserMessage) -> Message:
     uflags = user.flags
     source = user.source_queue_manager
     m: Message = _new(Message)
-    m.body = props.body
+    m.body = um.body  # an SRMP message's body may be in its CompoundMessageHeader
     m.label = props.label or ""
     m.body_type = props.body_type
     m.extension = props.extension

@@ -181,7 +181,7 @@ def _user_message_row(row: dict[str, Any], msg: UserMessage) -> None:
     row["message_class"] = props.message_class
     row["correlation_id"] = props.correlation_id
     row["label"] = None if props.label is None else clean_text(props.label)
-    row["body"] = props.body
+    row["body"] = msg.body  # an SRMP message's body may be in its CompoundMessageHeader
     row["body_type"] = props.body_type
     row["app_specific"] = props.application_tag
     row["extension"] = props.extension

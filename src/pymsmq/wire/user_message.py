@@ -133,8 +133,18 @@ class UserMessage:
 
     @property
     def body(self) -> bytes:
-        """MessagePropertiesHeader.MessageBody."""
-        return self.message_properties_header.body
+        """The message body: MessagePropertiesHeader.MessageBody or, for an SRMP message whose
+        properties header carries none, the body inside its CompoundMessageHeader.
+
+        [MS-MQRR] 2.2.5.1.2.2: MsgBodySize and MsgBodyOffset locate "the message body" inside the
+        SRMP message the header holds (a message that came over HTTP keeps its body there; the
+        CVE-2023-21554 vectors have an empty MessageBody and ``Message`` at offset 995).
+        """
+        body = self.message_properties_header.body
+        compound = self.compound_message_header
+        if body or compound is None:
+            return body
+        return compound.message_body
 
     @property
     def label(self) -> str | None:
