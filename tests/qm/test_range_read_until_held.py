@@ -26,7 +26,9 @@ def _queue(qm: pymsmq.QueueManager, n: int, transactional: bool = True) -> pymsm
     if transactional:
         with qm.begin_transaction() as tx:
             for i in range(n):
-                q.send(pymsmq.Message(body=b"x", label=str(i), delivery=pymsmq.MQMSG_DELIVERY_RECOVERABLE), tx)
+                q.send(
+                    pymsmq.Message(body=b"x", label=str(i), delivery=pymsmq.MQMSG_DELIVERY_RECOVERABLE), tx
+                )
     else:
         for i in range(n):
             q.send(pymsmq.Message(body=b"x", label=str(i), delivery=pymsmq.MQMSG_DELIVERY_RECOVERABLE))

@@ -325,7 +325,10 @@ def _held_queue(server: ThreadServer, n: int) -> str:
 
 def _labels(r: MsmqStreamReader, start: dict[str, int], end: dict[str, int]) -> list[str]:
     return [
-        str(label) for p in r.partitions(start, end) for b in r.read(p) for label in b.column("label").to_pylist()
+        str(label)
+        for p in r.partitions(start, end)
+        for b in r.read(p)
+        for label in b.column("label").to_pylist()
     ]
 
 
