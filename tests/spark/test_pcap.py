@@ -309,6 +309,28 @@ def test_not_a_capture() -> None:
         list(read_pcap_packets(io.BytesIO(head + b"\x01\x00")))
 
 
+def test_a_broken_capture_ends_its_packets_with_an_error_when_asked() -> None:
+    pkts = messages(6, seed=5)
+    buf = io.BytesIO()
+    write_pcap(buf, flow_segments(T0, "10.0.0.1", "10.0.0.2", 1, 1801, b"".join(pkts), [150]))
+    data = buf.getvalue()
+    cut = data[: len(data) - 40]  # the last record is cut short
+    with pytest.raises(PcapError, match="truncated"):
+        list(read_pcap_packets(io.BytesIO(cut)))
+    errors: list[str] = []
+    got = list(read_pcap_packets(io.BytesIO(cut), errors=errors))
+    assert errors == ["truncated pcap record"]
+    framed = [p.data for p in got if p.error is None]
+    assert framed == pkts[: len(framed)] and len(framed) >= 4
+    assert got[-1].error == "the capture ends inside this packet"  # flushed, not dropped
+    errors = []
+    assert list(read_pcap_packets(io.BytesIO(b"hello world, not a capture"), errors=errors)) == []
+    assert errors and "not a pcap or pcapng file" in errors[0]
+    errors = []
+    assert list(read_pcap_packets("/nonexistent/x.pcap", errors=errors)) == []
+    assert errors and "No such file" in errors[0]
+
+
 def test_flow_segments_rejects_bad_sizes() -> None:
     with pytest.raises(ValueError):
         flow_segments(T0, "10.0.0.1", "10.0.0.2", 1, 2, b"x", [0])
@@ -390,3 +412,21 @@ def test_read_pcap_on_spark(spark: Any, tmp_path: Path) -> None:
     raw = read_pcap(spark, tmp_path / "two.pcap", decode=False)
     assert raw.columns[-2:] == ["packet", "capture_error"]
     assert raw.count() == len(a_pkts)
+    # One file of a glob that is not a capture, one cut short: the job used to fail on them.
+    (tmp_path / "three.pcap").write_bytes(b"not a capture at all")
+    whole = (tmp_path / "two.pcap").read_bytes()
+    (tmp_path / "four.pcap").write_bytes(whole[: len(whole) - 30])
+    rows = [r.asDict() for r in read_pcap(spark, str(tmp_path / "*.pcap")).collect()]
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_file.setdefault(Path(r["path"]).name, []).append(r)
+    assert len(by_file["one.pcap"]) == len(a_pkts) + len(b_pkts)
+    assert len(by_file["two.pcap"]) == len(a_pkts)
+    (three,) = by_file["three.pcap"]
+    assert three["packet"] is None and three["kind"] == "error"
+    assert three["capture_error"].startswith("capture file: not a pcap or pcapng file")
+    four = by_file["four.pcap"]
+    assert four[-1]["capture_error"] == "capture file: truncated pcap record" and four[-1]["packet"] is None
+    assert [r["packet"] for r in four if r["capture_error"] is None] == a_pkts[: len(four) - 2]
+    with pytest.raises(Exception, match="not a pcap or pcapng file"):
+        read_pcap(spark, str(tmp_path / "three.pcap"), strict=True).collect()

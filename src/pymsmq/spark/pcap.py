@@ -64,14 +64,16 @@ _BATCH = 10_000
 class _ReadFiles:
     """mapInArrow function: a batch of paths -> the captured packets of those files."""
 
-    def __init__(self, ports: tuple[int, ...] | None) -> None:
+    def __init__(self, ports: tuple[int, ...] | None, strict: bool) -> None:
         self.ports = ports
+        self.strict = strict
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for path in batch.column(0).to_pylist():
                 rows: list[dict[str, object]] = []
-                for p in read_pcap_packets(path, self.ports):
+                errors: list[str] | None = None if self.strict else []
+                for p in read_pcap_packets(path, self.ports, errors):
                     rows.append(
                         {
                             "path": path,
@@ -88,6 +90,8 @@ class _ReadFiles:
                     if len(rows) >= _BATCH:
                         yield pa.RecordBatch.from_pylist(rows, schema=_ARROW_CAPTURE)
                         rows = []
+                if errors:  # the file is not a capture, or broken part way: one row says so
+                    rows.append({"path": path, "packet": None, "capture_error": f"capture file: {errors[0]}"})
                 if rows:
                     yield pa.RecordBatch.from_pylist(rows, schema=_ARROW_CAPTURE)
 
@@ -98,6 +102,7 @@ def read_pcap(
     *,
     ports: tuple[int, ...] | None = (MSMQ_PORT,),
     decode: bool = True,
+    strict: bool = False,
 ) -> DataFrame:
     """A DataFrame of the MSMQ packets in pcap/pcapng captures, one row per packet.
 
@@ -105,6 +110,10 @@ def read_pcap(
     capture_error), then, with ``decode=True``, the ``decode_packets`` columns.  ``path_or_glob`` is a
     file, a glob pattern or a list of either; no match raises ``FileNotFoundError``.  ``ports`` selects
     the TCP traffic to reassemble (None: every port).
+
+    A file that is not a capture, is cut short or cannot be read gives the packets before the break
+    and one row with that path, no packet and ``capture_error`` ``"capture file: <reason>"``; the
+    other files are read.  ``strict=True`` fails the job instead.
     """
     patterns = path_or_glob if isinstance(path_or_glob, list) else [path_or_glob]
     files: list[str] = []
@@ -115,5 +124,6 @@ def read_pcap(
     if not files:
         raise FileNotFoundError(f"no capture file matches {path_or_glob!r}")
     paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(len(files))
-    captured = paths.mapInArrow(_ReadFiles(None if ports is None else tuple(ports)), CAPTURE_SCHEMA)
+    reader = _ReadFiles(None if ports is None else tuple(ports), strict)
+    captured = paths.mapInArrow(reader, CAPTURE_SCHEMA)
     return decode_packets(captured, "packet") if decode else captured

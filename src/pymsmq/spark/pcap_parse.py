@@ -444,10 +444,27 @@ def reassemble(segments: Iterable[Segment]) -> Iterator[CapturedPacket]:
 
 
 def read_pcap_packets(
-    source: str | Path | BinaryIO, ports: Iterable[int] | None = (MSMQ_PORT,)
+    source: str | Path | BinaryIO,
+    ports: Iterable[int] | None = (MSMQ_PORT,),
+    errors: list[str] | None = None,
 ) -> Iterator[CapturedPacket]:
-    """The MSMQ packets of a capture file (pcap or pcapng), in the order they were completed."""
-    yield from reassemble(read_segments(source, ports))
+    """The MSMQ packets of a capture file (pcap or pcapng), in the order they were completed.
+
+    A capture that is not one, is broken part way or cannot be read raises ``PcapError`` or
+    ``OSError``; with an ``errors`` list the packets end there instead (those still being
+    reassembled come out with their ``error``) and the reason is appended to the list.
+    """
+    if errors is None:
+        yield from reassemble(read_segments(source, ports))
+        return
+
+    def until_broken() -> Iterator[Segment]:
+        try:
+            yield from read_segments(source, ports)
+        except (PcapError, OSError) as exc:
+            errors.append(str(exc) or type(exc).__name__)
+
+    yield from reassemble(until_broken())
 
 
 # -- writing captures (for tests and tools) ---------------------------------------------------------
