@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pymsmq.client.many import end_receives
 from pymsmq.client.remote import RemoteQueue, RemoteTransaction
@@ -66,11 +66,14 @@ def _request(
     max_priority: int,
     no_data: bool,
     until_held: bool = False,
+    past_pending: bool = False,
 ) -> pm.ReadRangeRequest:
     queue._check()
     flags = (RangeFlags.RECEIVE if receive else 0) | (RangeFlags.NO_DATA if no_data else 0)
     if until_held:
         flags |= RangeFlags.UNTIL_HELD
+    if past_pending:
+        flags |= RangeFlags.PAST_PENDING
     xact = _receive_xact(queue._qm, transaction) if receive else None
     if receive and xact is None and not no_data:
         flags |= RangeFlags.CONFIRM  # two-phase: recoverable messages removed once they are here
@@ -124,6 +127,7 @@ def read_range(
     max_priority: int = 7,
     no_data: bool = False,
     until_held: bool = False,
+    past_pending: bool = False,
 ) -> RangeBatch:
     """Peek at (or ``receive``) the messages with ``from_lookup_id <= lookup_id < to_lookup_id``.
 
@@ -131,7 +135,9 @@ def read_range(
     batch (at least one message); ``more`` tells whether to continue at ``next_lookup_id``.  With
     ``no_data`` nothing is sent back, so the byte budget does not apply.  With ``until_held`` the
     high water (and so the range read) also stops at the first message at or after
-    ``from_lookup_id`` that a receive holds and may give back (``RangeFlags.UNTIL_HELD``).
+    ``from_lookup_id`` that a receive holds and may give back (``RangeFlags.UNTIL_HELD``).  With
+    ``past_pending`` the selection goes past the high water, skipping sends not yet committed, and
+    ``high_water`` is the queue's next lookup id (``RangeFlags.PAST_PENDING``).
     """
     if no_data:
         max_bytes = 0xFFFFFFFF
@@ -148,6 +154,7 @@ def read_range(
             max_priority,
             no_data,
             until_held,
+            past_pending,
         )
         t = queue._t
         # Interrupted while waiting, the answer is abandoned: what it holds goes back (many.GiveBack).
@@ -169,6 +176,7 @@ def read_range(
         min_priority,
         max_priority,
         until_held,
+        past_pending,
     )
     batch = b"" if no_data else encode_batch(r.messages)
     return RangeBatch(
@@ -182,16 +190,17 @@ def read_range(
     )
 
 
-def queue_position(queue: Queue | RemoteQueue) -> RangeBatch:
-    """The queue's lowest live lookup id, high water and message count, without any message."""
-    return read_range(queue, 0, 0, max_count=0, no_data=True)
+def queue_position(queue: Queue | RemoteQueue, past_pending: bool = False) -> RangeBatch:
+    """The queue's lowest live lookup id, high water and message count, without any message
+    (``past_pending``: the high water is the queue's next lookup id)."""
+    return read_range(queue, 0, 0, max_count=0, no_data=True, past_pending=past_pending)
 
 
 def _rest(
     queue: Queue | RemoteQueue,
     rb: RangeBatch,
     b: int,
-    kw: dict[str, int],
+    kw: dict[str, Any],
     held_timeout: float | None,
 ) -> Iterator[RangeBatch]:
     """The rest of the sub-range ``[.., b)`` after its answer ``rb``: follow ``more`` and, with
@@ -211,7 +220,7 @@ def _rest(
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
-        rb = read_range(queue, a, b, until_held=deadline is not None, **kw)  # type: ignore[arg-type]
+        rb = read_range(queue, a, b, **kw)
         if rb.count:
             yield rb
 
@@ -227,6 +236,7 @@ def iter_range(
     max_priority: int = 7,
     depth: int = 4,
     held_timeout: float | None = None,
+    past_pending: bool = False,
 ) -> Iterator[RangeBatch]:
     """Peek at the whole range ``[from_lookup_id, to_lookup_id)`` (``to_lookup_id`` > 0) in batches.
 
@@ -237,16 +247,22 @@ def iter_range(
     ``held_timeout`` (seconds): read with ``until_held`` and, where the range is not settled (a
     message in it is held by a receive that may give it back, or a send to it is not committed),
     wait until it is and read on; ``MSMQError`` (MQ_ERROR_IO_TIMEOUT) after that long.  ``None``:
-    read what is visible now and skip the rest.
+    read what is visible now and skip the rest.  ``past_pending``: see ``read_range``.
     """
     if to_lookup_id <= from_lookup_id:
         return
     bounds = [(a, min(a + chunk, to_lookup_id)) for a in range(from_lookup_id, to_lookup_id, chunk)]
-    kw = {"max_bytes": max_bytes, "min_priority": min_priority, "max_priority": max_priority}
     until_held = held_timeout is not None
+    kw: dict[str, Any] = {
+        "max_bytes": max_bytes,
+        "min_priority": min_priority,
+        "max_priority": max_priority,
+        "until_held": until_held,
+        "past_pending": past_pending,
+    }
     if not isinstance(queue, RemoteQueue):
         for a, b in bounds:
-            rb = read_range(queue, a, b, until_held=until_held, **kw)  # type: ignore[arg-type]
+            rb = read_range(queue, a, b, **kw)
             if rb.count:
                 yield rb
             yield from _rest(queue, rb, b, kw, held_timeout)
@@ -260,7 +276,18 @@ def iter_range(
         a, b = bounds[position]
         position += 1
         req = _request(
-            queue, a, b, 0xFFFFFFFF, max_bytes, False, None, min_priority, max_priority, False, until_held
+            queue,
+            a,
+            b,
+            0xFFFFFFFF,
+            max_bytes,
+            False,
+            None,
+            min_priority,
+            max_priority,
+            False,
+            until_held,
+            past_pending,
         )
         pending.append((t.send(req), b))
 

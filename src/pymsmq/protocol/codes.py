@@ -122,6 +122,9 @@ class RangeFlags(IntFlag):
     #: ``high_water`` also stops at the lowest held message at or after ``from_lookup_id`` (received
     #: inside an open transaction or by an unacknowledged two-phase receive; it may come back).
     UNTIL_HELD = 0x00000008
+    #: Select past the high water (up to the last lookup id handed out; pending sends are not
+    #: visible); ``high_water`` is then the queue's next lookup id.  A batch read's snapshot.
+    PAST_PENDING = 0x00000010
 
 
 class ManyFlags(IntFlag):

@@ -12,6 +12,11 @@ PENDING, and the high water stays at the lowest of them).  A reader that advance
 water never skips a message that becomes visible later.  (A message moved back from a subqueue keeps
 its old lookup id; such moves are outside this guarantee.)
 
+``past_pending``: the selection goes past the high water, up to the last lookup id handed out,
+and ``high_water`` is the queue's next lookup id: a batch read (a snapshot of what is visible)
+reads the messages committed after a send still inside an open transaction.  Messages still
+pending are not visible, so they are skipped, as locked ones are.
+
 ``until_held``: the high water also stops at the lowest lookup id at or after ``from_lookup_id`` of a
 message that is held (LOCKED by another transaction's receive or by a two-phase receive, and not
 peekable): such a message may come back when its holder aborts, so a reader that moves past it
@@ -97,6 +102,7 @@ def read_range(
     min_priority: int = 0,
     max_priority: int = 7,
     until_held: bool = False,
+    past_pending: bool = False,
 ) -> RangeResult:
     """Peek at (or receive) the messages of ``queue`` with ``from_lookup_id <= lookup_id < to_lookup_id``.
 
@@ -105,7 +111,8 @@ def read_range(
     "allow peek").  Raises ``MSMQError`` like ``Queue.receive``/``peek`` (closed handle, access,
     transaction usage).  A receive outside a transaction removes the messages with one durable
     write; with a ``Hold`` as ``transaction`` the recoverable ones are held instead (a two-phase
-    receive, qm/hold.py) and the express ones removed.  ``until_held``: see the module docstring.
+    receive, qm/hold.py) and the express ones removed.  ``until_held``, ``past_pending``: see the
+    module docstring.
     """
     if not 0 <= from_lookup_id < _NO_LIMIT or not 0 <= to_lookup_id < _NO_LIMIT:
         raise MSMQError("lookup ids are 64-bit unsigned", HResult.MQ_ERROR_INVALID_PARAMETER)
@@ -123,7 +130,7 @@ def read_range(
         entries = index._entries
         # High water: the next lookup id to be handed out, or the lowest id still PENDING.
         high = queue._state.next_lookup
-        if index.pending:
+        if index.pending and not past_pending:
             pending = [lid for lid, e in entries.items() if e.state == PENDING]
             if pending:
                 high = min(high, min(pending))

@@ -369,6 +369,7 @@ class OpsMixin:
             req.min_priority,
             req.max_priority,
             bool(req.flags & RangeFlags.UNTIL_HELD),
+            bool(req.flags & RangeFlags.PAST_PENDING),
         )
         more = int(r.more)
         try:

@@ -1,11 +1,12 @@
 """Batch read of a queue: lookup-id range partitions, Arrow batches over READ_RANGE.
 
 A scan is non-destructive (READ_RANGE peeks; a batch read takes no ``mode``).  The driver asks the
-queue for its lowest live lookup id and its high water (``queue_position``) and cuts
-``[first, high)`` into ``numPartitions`` ranges; each task reads its range with pipelined READ_RANGE
-requests and turns every MESSAGE_BATCH into an Arrow record batch.  The high water is the lowest
-lookup id not yet settled: a send still inside an open transaction holds it, so the messages
-committed after that send are read once the transaction ends (docs/protocol.md 11.x).
+queue for its lowest live lookup id and its next lookup id (``queue_position`` with
+``past_pending``) and cuts ``[first, next)`` into ``numPartitions`` ranges; each task reads its range
+with pipelined READ_RANGE requests (``PAST_PENDING``: messages committed after a send still inside
+an open transaction are read, the pending ones are not visible) and turns every MESSAGE_BATCH into an
+Arrow record batch.  A scan is a read of what is visible, not a snapshot: a message another
+consumer holds in an open transaction is not in it (a stream waits for such messages instead).
 
 No filter is pushed down: Spark evaluates every filter itself.  PySpark keeps the read plan a
 pushdown made (partitions and read function) for the DataFrame it was made on and uses it again
@@ -57,7 +58,8 @@ def read_partition(
     """Arrow record batches of the messages with ``start <= lookup_id < end`` (peek).
 
     ``held_timeout``: wait (that many seconds at most) for held messages of the range to settle
-    (a stream's batch, ``iter_range``); ``None`` reads what is visible (a batch read's snapshot).
+    (a stream's batch, ``iter_range``); ``None`` reads what is visible now, past sends still
+    pending too (a batch read).
     """
     from pymsmq.spark.message_arrow import batch_to_arrow
 
@@ -65,7 +67,10 @@ def read_partition(
         return
     with open_queue(opts) as (_, q):
         name = q.format_name
-        for rb in iter_range(q, start, end, chunk=opts.chunk, held_timeout=held_timeout):
+        stream = held_timeout is not None
+        for rb in iter_range(
+            q, start, end, chunk=opts.chunk, held_timeout=held_timeout, past_pending=not stream
+        ):
             batch = batch_to_arrow(rb.batch, name)
             if batch.num_rows:
                 yield batch
@@ -78,9 +83,9 @@ class MsmqBatchReader(DataSourceReader):
         self.opts = opts
 
     def partitions(self) -> Sequence[InputPartition]:
-        """Lookup-id ranges covering what the queue holds now, below its high water."""
+        """Lookup-id ranges covering what the queue holds now, up to its next lookup id."""
         with open_queue(self.opts) as (_, q):
-            pos = queue_position(q)
+            pos = queue_position(q, past_pending=True)
         ranges = plan_partitions(pos.first_lookup_id, pos.high_water, self.opts.num_partitions)
         return [RangePartition(a, b) for a, b in ranges] or [RangePartition(0, 0)]
 
