@@ -89,6 +89,23 @@ def test_label_length_limit() -> None:
     assert _hr(e) == HResult.MQ_ERROR_LABEL_TOO_LONG == 0xC00E005D
 
 
+def test_label_length_counts_utf16_units() -> None:
+    # [MC-MQAC] put_Label counts WCHARs: a character beyond the BMP is a surrogate pair (2).  125 of
+    # them were refused later, by the encoder, with MQ_ERROR_ILLEGAL_PROPERTY_VALUE.
+    assert Message(label="\U0001f600" * 124 + "x").label  # 249 units
+    for make in (
+        lambda: Message(label="\U0001f600" * 125),
+        lambda: Message(body=b"x", label="\U0001f600" * 125, priority=1),
+    ):
+        with pytest.raises(MSMQError) as e:
+            make()
+        assert _hr(e) == HResult.MQ_ERROR_LABEL_TOO_LONG
+        assert "250 UTF-16 units (max 249)" in str(e.value)
+    m = Message()
+    m.label = "\u00e9" * 249  # BMP characters count one each
+    m.validate()
+
+
 @pytest.mark.parametrize(
     ("name", "good", "bad"),
     [

@@ -156,3 +156,37 @@ def test_cursor_on_closed_handle(qm: QueueManager) -> None:
     q.close()
     assert hr(c.peek_current, timeout=0) == HResult.MQ_ERROR_INVALID_HANDLE
     assert hr(q.reset) == HResult.MQ_ERROR_INVALID_HANDLE
+
+
+def test_a_no_wait_receive_that_finds_nothing_leaves_the_cursor(qm: QueueManager) -> None:
+    # [MS-MQDMPR] 3.2.7.4 with iNoWait: NotFound, nothing else; only a wait that times out moves the
+    # cursor to End (3.2.7.6).  It was moved past the tail: the messages locked at that moment were
+    # never seen by that cursor after their transaction aborted.
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    with qm.begin_transaction() as tx:
+        for b in (b"m0", b"m1", b"m2"):
+            q.send(Message(body=b), tx)
+    other = qm.begin_transaction()
+    for _ in range(3):
+        q.receive(0, other)
+    cursor = q.cursor()
+    assert hr(cursor.receive_current, 0) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+    other.abort()
+    assert cursor.peek_current(0).body == b"m0"
+    assert cursor.receive_current(0).body == b"m0"
+    assert cursor.receive_current(0).body == b"m1"
+
+
+def test_a_failed_receive_current_does_not_move_the_cursor(qm: QueueManager) -> None:
+    # "Errors never reset the cursor" ([MC-MQAC] D3.8): a refused transaction argument left the
+    # cursor Unread on m0, so the next peek_current returned m1 and a scan never saw m0.
+    q = filled(qm, b"m0", b"m1", b"m2")
+    cursor = q.cursor()
+    assert cursor.peek_current(0).body == b"m0"
+    tx = qm.begin_transaction()  # a transaction on a non-transactional queue: TRANSACTION_USAGE
+    assert hr(cursor.receive_current, 0, tx) == HResult.MQ_ERROR_TRANSACTION_USAGE
+    tx.abort()
+    assert cursor.peek_current(0).body == b"m0"
+    assert hr(cursor.receive_current, 0, 7) == HResult.MQ_ERROR_INVALID_PARAMETER
+    assert cursor.peek_current(0).body == b"m0"
+    assert cursor.peek_next(0).body == b"m1"

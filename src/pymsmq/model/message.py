@@ -99,6 +99,13 @@ def _member(value: object, valid: Collection[int]) -> bool:
     return isinstance(value, int) and type(value) is not bool and value in valid
 
 
+def label_units(label: str) -> int:
+    """The length of ``label`` in UTF-16 units (WCHARs): what MQ_MAX_MSG_LABEL_LEN limits."""
+    if label.isascii():
+        return len(label)
+    return len(label.encode("utf-16-le", "surrogatepass")) // 2
+
+
 @dataclass(eq=True)
 class Message:
     """One MSMQ message: what an application sends and what ``receive``/``peek`` return.
@@ -186,9 +193,11 @@ class Message:
             if label is not None:
                 raise _fail("label", label)
             self.label = label = ""  # [MC-MQAC] 3.17.3: an unset label reads as ""
-        # [MC-MQAC] 3.17.4.1.37 put_Label: 250 characters or more -> MQ_ERROR_LABEL_TOO_LONG.
-        if len(label) > MQ_MAX_MSG_LABEL_LEN:
-            raise MSMQError(f"label has {len(label)} characters (max 249)", HResult.MQ_ERROR_LABEL_TOO_LONG)
+        # [MC-MQAC] 3.17.4.1.37 put_Label: 250 characters or more -> MQ_ERROR_LABEL_TOO_LONG.  A
+        # COM string's characters are WCHARs: a character beyond the BMP counts 2 (a surrogate pair).
+        units = label_units(label)
+        if units > MQ_MAX_MSG_LABEL_LEN:
+            raise MSMQError(f"label has {units} UTF-16 units (max 249)", HResult.MQ_ERROR_LABEL_TOO_LONG)
         # [MC-MQAC] 3.17.4.1.18 put_Priority: 0 <= p <= 7, else MQ_ERROR_ILLEGAL_PROPERTY_VALUE.
         if type(self.priority) is not int or not 0 <= self.priority <= 7:
             raise _fail("priority", self.priority)
@@ -316,7 +325,7 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
     # (exact type, in range), so that ``validate`` has nothing to do for it.
     checks: dict[str, str] = {
         "body": "type(v) is bytes",
-        "label": "type(v) is str and len(v) <= MAXLABEL",
+        "label": "type(v) is str and len(v) <= MAXLABEL and v.isascii()",
         "priority": "type(v) is int and 0 <= v <= 7",
         "delivery": "type(v) is int and v in DELIVERIES",
         "ack": "type(v) is int and v in ACKS",
@@ -402,7 +411,7 @@ def _make_init() -> Callable[..., None]:
         if not props and not args:
             # Only body and/or label: their checks in ``_CHECKS``, without the ``validate`` loop.
             if (body is d_body or type(body) is bytes) and (
-                label is d_label or (type(label) is str and len(label) <= max_label)
+                label is d_label or (type(label) is str and len(label) <= max_label and label.isascii())
             ):
                 return
             self.validate()

@@ -66,7 +66,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model import simple_packet as _fast
 from pymsmq.model.constants import MQ_MAX_MSG_LABEL_LEN
 from pymsmq.model.ids import ObjectId
-from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message
+from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message, label_units
 from pymsmq.model.packet_queues import canonical_format_name, decode_queues, encode_queues
 from pymsmq.model.simple_packet import SIMPLE_ATTRIBUTES
 from pymsmq.wire._buffer import NULL_GUID
@@ -193,15 +193,17 @@ def check_packet_size(message: Message) -> None:
 
 
 def check_strings(message: Message) -> None:
-    """Raise MQ_ERROR_ILLEGAL_PROPERTY_VALUE, as ``message_to_packet`` would, for a label the packet
-    cannot hold (over 249 UTF-16 units, [MS-MQMQ] 2.2.20.6 LabelLength; or a NUL) or a dead-letter
-    queue name with a NUL: without encoding the packet, for a send that is refused before it gets an
-    id (an express message is never encoded)."""
+    """Raise what ``message_to_packet`` would for the message's strings, without encoding it (for a
+    send that is refused before it gets an id; an express message is never encoded):
+    MQ_ERROR_LABEL_TOO_LONG for a label over 249 UTF-16 units ([MS-MQMQ] 2.2.20.6 LabelLength),
+    MQ_ERROR_ILLEGAL_PROPERTY_VALUE for a NUL in the label or in the dead-letter queue name."""
     label = message.label
-    if "\x00" in label or (
-        not label.isascii() and len(label.encode("utf-16-le", "surrogatepass")) > 2 * MQ_MAX_MSG_LABEL_LEN
-    ):
-        raise _fail(f"label must be at most {MQ_MAX_MSG_LABEL_LEN} UTF-16 units with no NUL")
+    if "\x00" in label:
+        raise _fail("label cannot contain NUL")
+    units = label_units(label)
+    if units > MQ_MAX_MSG_LABEL_LEN:
+        # [MC-MQAC] 3.17.4.1.37 put_Label (characters are WCHARs).
+        raise MSMQError(f"label has {units} UTF-16 units (max 249)", HResult.MQ_ERROR_LABEL_TOO_LONG)
     dead_letter = message.dead_letter_queue
     if dead_letter is not None and "\x00" in dead_letter:
         raise _fail("dead_letter_queue cannot contain NUL")

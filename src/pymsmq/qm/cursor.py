@@ -85,11 +85,16 @@ class Cursor:
             if self._read:
                 normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 entry = self._current(False)
+                message = q._read(lambda index: entry, False, 0, transaction)
+                # Read -> Unread only once the message is taken: "errors never reset the cursor"
+                # (a bad transaction argument left it Unread on the message, and the next
+                # peek_current skipped to the one after it).
                 self._read = False
-                return q._read(lambda index: entry, False, 0, transaction)
-        return q._read(
-            lambda index: self._seek(index, False), False, timeout, transaction, self._at, self._to_end
-        )
+                return message
+        # [MS-MQDMPR] 3.2.7.4 with iNoWait: nothing found is NotFound, the cursor stays where it is;
+        # only a wait that times out moves it to End (3.2.7.6 Wait Time Expired).
+        to_end = None if timeout == 0 else self._to_end
+        return q._read(lambda index: self._seek(index, False), False, timeout, transaction, self._at, to_end)
 
     def _to_end(self, index: MessageIndex) -> None:
         # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.

@@ -244,14 +244,26 @@ class Lifecycle:
         if state.transactional:
             # Transactional: dead-lettered by the source QM (negative FinalAck) -> only when local.
             if local:
-                self.dead_letter(message, msg_class, True, batch)
+                self.dead_letter(message, msg_class, True, batch, leaving=state)
         elif expiry:
             # [MC-MQAC] 3.1.6.1.1 step 2: a non-transactional expired JN message -> DLQ.
-            self.dead_letter(message, msg_class, False, batch)
+            self.dead_letter(message, msg_class, False, batch, leaving=state)
 
     # ------------------------------------------------------------------ moves and copies
-    def dead_letter(self, message: Message, msg_class: int, transactional: bool, batch: Batch) -> None:
-        """Put a copy of ``message`` with class ``msg_class`` into its dead-letter queue."""
+    def dead_letter(
+        self,
+        message: Message,
+        msg_class: int,
+        transactional: bool,
+        batch: Batch,
+        leaving: QueueState | None = None,
+    ) -> None:
+        """Put a copy of ``message`` with class ``msg_class`` into its dead-letter queue.
+
+        Its own dead-letter queue when that names a local application queue other than ``leaving``
+        (the queue the message is removed from: purging an application dead-letter queue put its
+        messages straight back, and deleting it lost them) and not deleted; else the system one.
+        """
         qm = self.qm
         target = None
         if message.dead_letter_queue:
@@ -259,7 +271,13 @@ class Lifecycle:
                 state, subqueue = qm._resolve(message.dead_letter_queue)
             except MSMQError:
                 state, subqueue = None, None
-            if state is not None and subqueue is None and state.kind in _APP_KINDS:
+            if (
+                state is not None
+                and subqueue is None
+                and state.kind in _APP_KINDS
+                and state is not leaving
+                and not state.deleted
+            ):
                 target = state
         if target is None:
             target = qm._system["DEADXACT" if transactional else "DEADLETTER"]

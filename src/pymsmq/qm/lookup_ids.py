@@ -181,7 +181,13 @@ class LookupIdOps:
             key = MessageKey(state.queue_id, lookup_id)
             try:
                 qm._apply(
-                    Batch(update=[MessageUpdate(key, subqueue=target_name or "", move_count=move_count)])
+                    Batch(
+                        update=[
+                            MessageUpdate(
+                                key, subqueue=target_name or "", abort_count=0, move_count=move_count
+                            )
+                        ]
+                    )
                 )
             except BaseException:
                 with qm._lock:
@@ -192,7 +198,9 @@ class LookupIdOps:
             if not index.remove(entry) or state.deleted:
                 return
             entry.message.move_count = move_count
+            entry.message.abort_count = 0  # reset when moved to or from a subqueue (PROPID_M_ABORT_COUNT)
             entry.subqueue = target_name or ""
             entry.state = AVAILABLE
             state.index_for(target_name).add(entry)
+            qm._life.check_available(state, entry)
             state.cond.notify_all()

@@ -365,7 +365,9 @@ class Queue(LookupIdOps):
             try:
                 qm._check_quota(state, size)
             except QuotaExceededError as exc:
-                if exc.msg_class is not None:
+                # Inside a Transaction the refusal only raises (docs/lifecycle.md): the transaction
+                # may abort, and its sends would reach a remote queue only after the commit.
+                if exc.msg_class is not None and not isinstance(tx, Transaction):
                     qm._quota_rejected(state, message, exc.msg_class, tx is not None)
                 raise
         m = _queued_copy(message) if copy else message

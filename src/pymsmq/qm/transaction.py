@@ -127,6 +127,7 @@ class Transaction:
                         MessageUpdate(
                             MessageKey(op.queue.queue_id, entry.lookup_id),
                             subqueue=op.target or "",
+                            abort_count=0,
                             move_count=qm._message_of(entry).move_count + 1,
                         )
                     )
@@ -166,9 +167,17 @@ class Transaction:
                     op.index.remove(entry)
                     message = qm._message_of(entry)
                     message.move_count += 1
+                    # PROPID_M_ABORT_COUNT: "If a message is moved to or from a subqueue, its
+                    # PROPID_M_ABORT_COUNT property is reset to 0" (MoveCounter is never reset).
+                    message.abort_count = 0
                     entry.subqueue = op.target or ""
                     entry.state = AVAILABLE  # already out of the source index's counters
+                    # [MS-MQDMPR] 3.1.4.4: the move's new position is Available; a purge that came
+                    # while the move was open (PurgePending, 3.1.7.1.7) ends with the old position.
+                    entry.purge_pending = False
                     op.queue.index_for(op.target).add(entry)
+                    # A deadline that passed while the move held the message applies now.
+                    life.check_available(op.queue, entry)
             self.state = COMMITTED
             for op in self._ops:
                 if id(op.queue) in touched:
