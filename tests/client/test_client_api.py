@@ -320,7 +320,7 @@ def test_timeouts_of_infinite_milliseconds_or_more_wait_forever(qm: Any, endless
     ("values", "hresult"),
     [
         ({"label": "a\x00b"}, H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE),
-        ({"label": "\U0001f600" * 125}, H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE),  # 250 UTF-16 units
+        ({"label": "\U0001f600" * 125}, H.MQ_ERROR_LABEL_TOO_LONG),  # 250 UTF-16 units (WCHARs)
         ({"dead_letter_queue": "q\x00"}, H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE),
     ],
     ids=["NUL in label", "label of 250 UTF-16 units", "NUL in dead-letter queue"],
