@@ -20,12 +20,7 @@ from pymsmq import (
 from pymsmq.qm.queue import Queue
 from pymsmq.qm.timers import FakeClock
 
-T0 = 1_700_000_000.0
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T0)
+T0 = 1_700_000_000.0  # the start of conftest.py's fake clock
 
 
 @pytest.fixture(params=["memory", "sqlite"])

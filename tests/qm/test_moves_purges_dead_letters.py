@@ -24,13 +24,6 @@ from pymsmq.qm.queue import Queue
 from pymsmq.qm.range_read import read_range
 from pymsmq.qm.timers import FakeClock
 
-T0 = 1_700_000_000.0
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(T0)
-
 
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
@@ -46,6 +39,16 @@ def qm(path: Path, clock: FakeClock) -> Iterator[QueueManager]:
 
 def bodies(q: Queue) -> list[bytes]:
     return [m.body for m in read_range(q).messages]
+
+
+def _failure_reported(body: bytes, admin: Queue) -> Message:
+    """A message that asks for a dead letter and a negative arrival acknowledgement."""
+    return Message(
+        body=body,
+        journal=MQMSG_DEADLETTER,
+        ack=MQMSG_ACKNOWLEDGMENT_NEG_ARRIVAL,
+        admin_queue=admin.format_name,
+    )
 
 
 def _transactional(qm: QueueManager, name: str, *messages: Message) -> Queue:
@@ -131,15 +134,7 @@ def test_a_quota_refusal_inside_a_transaction_only_raises(qm: QueueManager) -> N
     tx = qm.begin_transaction()
     q.send(Message(body=b"a" * 800), tx)
     with pytest.raises(MSMQError) as refused:
-        q.send(
-            Message(
-                body=b"b" * 800,
-                journal=MQMSG_DEADLETTER,
-                ack=MQMSG_ACKNOWLEDGMENT_NEG_ARRIVAL,
-                admin_queue=admin.format_name,
-            ),
-            tx,
-        )
+        q.send(_failure_reported(b"b" * 800, admin), tx)
     assert refused.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
     tx.abort()
     assert bodies(qm.transactional_dead_letter_queue) == [] and bodies(admin) == []
@@ -147,14 +142,7 @@ def test_a_quota_refusal_inside_a_transaction_only_raises(qm: QueueManager) -> N
     plain = qm.create_queue(r".\private$\plain", quota=1)
     plain.send(Message(body=b"a" * 800))
     with pytest.raises(MSMQError):
-        plain.send(
-            Message(
-                body=b"c" * 800,
-                journal=MQMSG_DEADLETTER,
-                ack=MQMSG_ACKNOWLEDGMENT_NEG_ARRIVAL,
-                admin_queue=admin.format_name,
-            )
-        )
+        plain.send(_failure_reported(b"c" * 800, admin))
     assert [m.msg_class for m in read_range(admin).messages] == [0x8003]
     assert [m.msg_class for m in read_range(qm.dead_letter_queue).messages] == [0x8003]
 
