@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from pymsmq import Message, QueueManager
+from pymsmq import MQ_SINGLE_MESSAGE, Message, QueueManager
 from pymsmq.cli import main
 from pymsmq.cli._msgjson import message_to_json
 
@@ -265,3 +267,61 @@ def test_an_export_that_cannot_write_is_a_clear_error_and_removes_nothing(data: 
     assert done.returncode == EXIT_USAGE
     assert "cannot write /dev/full" in done.stderr and "Traceback" not in done.stderr
     assert count(data) == 300
+
+
+def _big_messages(data: str, name: str, n: int, transactional: bool = False) -> None:
+    with QueueManager.open(data) as qm:
+        q = qm.queue(name) if qm.queue_exists(name) else qm.create_queue(name, transactional=transactional)
+        with q:
+            for i in range(n):
+                body = bytes([65 + i]) * 1_000_000  # 1.3 MB of JSON: the pipe holds 64 KiB
+                if transactional:
+                    q.send(Message(body=body, label=f"m{i}"), MQ_SINGLE_MESSAGE)
+                else:
+                    q.send(Message(body=body, label=f"m{i}", delivery=1))
+
+
+def _receive_interrupted(data: str, name: str, signals: int, *extra: str) -> tuple[int, list[str], str]:
+    # The command is blocked writing the first message into a pipe nobody reads; Ctrl-C arrives.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYMSMQ_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pymsmq.cli", "receive", "--data", data, name, "-n", "3", "--json", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    head = proc.stdout.read(100)  # the first message is being printed
+    for _ in range(signals):
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+    rest = proc.stdout.read()
+    err = proc.stderr.read().decode()
+    return proc.wait(60), (head + rest).decode().splitlines(), err
+
+
+@pytest.mark.parametrize("transactional", [False, True], ids=["plain", "transactional"])
+def test_ctrl_c_while_a_message_is_printed_lets_the_print_end(data: str, transactional: bool) -> None:
+    # The interrupt was swallowed wherever it landed: a message half printed (or not at all) was
+    # received for good, the transaction committed it, and the command said "no message" (exit 3).
+    name = r".\private$\tx" if transactional else Q
+    _big_messages(data, name, 3, transactional)
+    code, lines, err = _receive_interrupted(data, name, 1, *(["--transactional"] if transactional else []))
+    assert code == 0, err
+    assert len(lines) == 1 and json.loads(lines[0])["label"] == "m0"  # printed whole
+    assert count(data, name) == 2  # the two not taken are still there
+
+
+@pytest.mark.parametrize("transactional", [False, True], ids=["plain", "transactional"])
+def test_a_second_ctrl_c_interrupts_the_print_and_says_what_it_cost(data: str, transactional: bool) -> None:
+    name = r".\private$\tx" if transactional else Q
+    _big_messages(data, name, 3, transactional)
+    code, _, err = _receive_interrupted(data, name, 2, *(["--transactional"] if transactional else []))
+    assert code == EXIT_MSMQ
+    assert "Traceback" not in err
+    if transactional:
+        assert "the transaction was aborted" in err
+        assert count(data, name) == 3  # nothing committed
+    else:
+        assert "was received but not printed" in err and "(lookup id 1)" in err
+        assert count(data, name) == 2

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
@@ -314,34 +318,55 @@ def _queue_name(name: str | None) -> str | None:
 # ---------------------------------------------------------------------- receive / peek output
 def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) -> None:
     if body_only:
-        out.write(m.body)
-        out.flush()
+        write_all(out, m.body)
         return
     if as_json:
         data = message_to_json(m)
         data["body_text"] = body_text(m)
-        click.echo(json.dumps(data))
+        write_all(out, json.dumps(data).encode("ascii") + b"\n")
         return
     text = body_text(m)
-    click.echo(f"lookup_id: {m.lookup_id}")
-    click.echo(f"id: {m.id}")
-    click.echo(f"label: {printable(m.label)}")
-    click.echo(f"priority: {m.priority}  delivery: {'recoverable' if m.delivery else 'express'}")
+    lines = [
+        f"lookup_id: {m.lookup_id}",
+        f"id: {m.id}",
+        f"label: {printable(m.label)}",
+        f"priority: {m.priority}  delivery: {'recoverable' if m.delivery else 'express'}",
+    ]
     if m.correlation_id is not None:
-        click.echo(f"correlation_id: {m.correlation_id}")
+        lines.append(f"correlation_id: {m.correlation_id}")
     if m.app_specific:
-        click.echo(f"app_specific: {m.app_specific}")
+        lines.append(f"app_specific: {m.app_specific}")
     for name in ("sent_time", "arrived_time"):
         seconds = getattr(m, name)
         if seconds is not None:
-            click.echo(f"{name}: {_utc(seconds)} ({seconds})")
+            lines.append(f"{name}: {_utc(seconds)} ({seconds})")
     if text is not None:
-        click.echo(f"body ({len(m.body)} bytes): {text}")
+        lines.append(f"body ({len(m.body)} bytes): {text}")
     elif len(m.body) <= 64:
-        click.echo(f"body ({len(m.body)} bytes, hex): {m.body.hex()}")
+        lines.append(f"body ({len(m.body)} bytes, hex): {m.body.hex()}")
     else:
-        click.echo(f"body ({len(m.body)} bytes, base64): {base64.b64encode(m.body).decode('ascii')}")
-    click.echo("")
+        lines.append(f"body ({len(m.body)} bytes, base64): {base64.b64encode(m.body).decode('ascii')}")
+    write_all(out, ("\n".join(lines) + "\n\n").encode("utf-8", "backslashreplace"))
+
+
+def write_all(out: BinaryIO, data: bytes) -> None:
+    """Write ``data`` to ``out`` whole, even when a signal interrupts the write.
+
+    A write to a full pipe that a signal handler interrupts after part of it went out returns
+    that part, and Python's buffered writer then dropped the rest silently (a 1.3 MB JSON line cut
+    at 132 KiB, exit 0): on a real file descriptor the bytes go out with ``os.write`` until all
+    are written.
+    """
+    try:
+        fd = out.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        out.write(data)  # not a file descriptor (a test's buffer)
+        out.flush()
+        return
+    out.flush()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _utc(seconds: float) -> str:
@@ -390,35 +415,48 @@ def _read_messages(
     else:
         timeout_each = timeout or 0.0
     got = 0
-    with qm.queue(queue_name) as q:
+    with qm.queue(queue_name) as q, _PrintGuard() as guard:
         tx: Any = None
         if transactional:
             if not remove:
                 raise BadInput("--transactional applies to receive only")
             tx = qm.begin_transaction()
+        taken: Message | None = None  # received (or peeked) and not printed yet
         try:
             read = _reader(q, remove, lookup_id, tx)
             while limit is None or got < limit:
                 try:
-                    m = read(timeout_each, got == 0)
+                    taken = read(timeout_each, got == 0)
                 except MSMQError as exc:
                     if exc.hresult in _NO_MESSAGE and got:
                         break
                     raise
+                guard.printing = True  # a first Ctrl-C now waits for the message to be printed
                 try:
-                    _print_message(m, as_json, body_only, out)
+                    _print_message(taken, as_json, body_only, out)
                 except BrokenPipeError as exc:
                     if remove and tx is None:  # received, not printed: say which, it is gone
                         raise OutputClosed(
-                            f"the output was closed (broken pipe): message {m.id} (lookup id "
-                            f"{m.lookup_id}) was received but not printed"
+                            f"the output was closed (broken pipe): {_taken(taken)} was received but"
+                            " not printed"
                         ) from exc
                     raise
+                taken = None
                 got += 1
-                if lookup_id is not None:
+                guard.printing = False
+                if lookup_id is not None or guard.interrupted:
                     break
         except KeyboardInterrupt:
-            pass
+            if taken is not None and remove:
+                # Interrupted again while printing (or as the receive returned): in a transaction,
+                # nothing is committed; outside one, the message is gone and is named.
+                if tx is not None:
+                    tx.abort()
+                    raise OutputClosed(
+                        f"interrupted while printing {_taken(taken)}: the transaction was aborted, the"
+                        f" {got + 1} message(s) it received are back in the queue"
+                    ) from None
+                raise OutputClosed(f"interrupted: {_taken(taken)} was received but not printed") from None
         except BaseException:
             if tx is not None:
                 tx.abort()
@@ -427,6 +465,38 @@ def _read_messages(
             tx.commit()
     if not got:  # interrupted before the first message
         raise NoMessage("no message")
+
+
+def _taken(m: Message) -> str:
+    return f"message {m.id} (lookup id {m.lookup_id})"
+
+
+class _PrintGuard:
+    """Ctrl-C while a reading command prints a message it took: the first one is held until the
+    message is printed (the command then stops as if interrupted between messages); a second one
+    interrupts the print.  Elsewhere (waiting for a message) Ctrl-C interrupts at once.  Only in
+    the main thread, where Python delivers signals; a no-op elsewhere."""
+
+    def __init__(self) -> None:
+        self.printing = False
+        self.interrupted = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _PrintGuard:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if self.printing and not self.interrupted:
+            self.interrupted = True
+            return
+        self.interrupted = True
+        raise KeyboardInterrupt
 
 
 def _not_nan(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
