@@ -254,7 +254,13 @@ def connect(
     tls: bool | ssl.SSLContext | None = None,
     timeout: float = 10.0,
 ) -> RemoteQueueManager:
-    """Connect to ``pymsmq serve`` at ``msmq://host[:port]`` (``msmqs://`` or ``tls=`` for TLS)."""
+    """Connect to ``pymsmq serve`` at ``msmq://host[:port]`` (``msmqs://`` or ``tls=`` for TLS).
+
+    ``timeout`` (seconds) bounds the TCP connect and the handshake, and is the liveness period: a
+    call that waits that long without a byte from the server makes the client PING it, and with
+    nothing for twice that the connection is lost (MQ_ERROR_SERVICE_NOT_AVAILABLE) instead of
+    hanging on a frozen server.  0 turns the liveness check off.
+    """
     host, port, scheme_tls = parse_url(url)
     raw = token.encode() if isinstance(token, str) else (token or b"")
     transport = Transport(host, port, raw, tls if tls is not None else scheme_tls, timeout)

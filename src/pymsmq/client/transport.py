@@ -18,6 +18,14 @@ thread reads that answer later hands it to ``on_abandon`` once it stops reading 
 back the messages a two-phase receive holds, ``many.GiveBack``), and ``abandon`` drops the answers
 of requests nobody will wait for, so they neither pile up nor keep messages held until the
 connection closes.
+
+Liveness: a server that stops answering (a frozen process, a network path that drops everything)
+would leave a waiting call blocked forever, whatever timeout it asked the server for.  One watchdog
+thread per process looks at every connection whose reader waits: after ``timeout`` seconds (the
+``connect`` timeout, 10 by default) without a byte from the server it sends a PING, which a live
+server answers even while receives wait; with nothing for twice that, the connection is taken for
+lost and every call on it fails with MQ_ERROR_SERVICE_NOT_AVAILABLE.  A connection whose request
+window is full cannot send its PING and is left alone.
 """
 
 from __future__ import annotations
@@ -25,9 +33,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import select
 import socket
 import ssl
 import threading
+import time
+import weakref
 from collections.abc import Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urlsplit
@@ -215,6 +226,14 @@ class Transport:
         self._error: MSMQError | None = None
         self.server_hello: ServerHello = self._handshake(token, client_name)
         sock.settimeout(None)
+        #: Seconds without a byte from the server before the watchdog sends a PING (0: never).
+        self.liveness = timeout if timeout and timeout > 0 else 0.0
+        #: ``time.monotonic()`` of the last bytes read from the server, and of the last PING sent.
+        self.last_data = time.monotonic()
+        self._pinged_at = 0.0
+        self._busy_seen: float | None = None
+        if self.liveness:
+            _watchdog.watch(self)
 
     # ------------------------------------------------------------------ handshake
     def _handshake(self, token: bytes, name: str) -> ServerHello:
@@ -485,6 +504,7 @@ class Transport:
                     # Into the preallocated buffer: ``recv(_RECV)`` would allocate (and, being
                     # above malloc's mmap threshold, map and unmap) 256 KiB per call.
                     data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
+                    self.last_data = time.monotonic()
                 except OSError as exc:
                     data = b""
                     if self._error is None:
@@ -522,7 +542,7 @@ class Transport:
                         elif type(event) is Goodbye:
                             code = event.hresult or HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                             self._error = MSMQError(f"the server closed the connection: {event.reason}", code)
-                        elif type(event) is ConnectionClosed:
+                        elif type(event) is ConnectionClosed and self._error is None:
                             self._error = MSMQError(
                                 "the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                             )
@@ -541,12 +561,70 @@ class Transport:
             if orphans:
                 self._hand_over(orphans)
 
-    def _fail(self, error: MSMQError) -> None:
+    def check_alive(self, now: float) -> None:
+        """The watchdog's look at this connection (see the module docstring).
+
+        Silence counts from the last bytes read, or from when the watchdog first saw the
+        connection busy (a thread reading or sending), whichever is later.
+        """
+        if self._error is not None or not (self._reading or self._send_lock.locked()):
+            self._busy_seen = None
+            return
+        if self._busy_seen is None:
+            self._busy_seen = now
+        silent = now - max(self.last_data, self._busy_seen)
+        if silent < self.liveness:
+            return
+        if self._pinged_at > max(self.last_data, self._busy_seen):  # a PING is out, unanswered
+            if now - self._pinged_at >= self.liveness:
+                self._lost(silent, "not even the answer to a PING")
+            return
+        # Never wait for the send lock: a sender blocked on the server is the case looked for.
+        if not self._send_lock.acquire(blocking=False):
+            if silent >= 2 * self.liveness:
+                self._lost(silent, "and a request could not be written for as long")
+            return
+        try:
+            conn = self._conn
+            if self._error is not None or len(conn.in_flight) >= conn.max_in_flight:
+                return  # no room for a PING: left alone (the answers may come)
+            if not select.select([], [self._sock], [], 0)[1]:
+                if silent >= 2 * self.liveness:
+                    self._lost(silent, "and it takes no more bytes")
+                return
+            rid, data = conn.send_request(pm.PingRequest())
+            if self._abandoned:
+                self._abandoned.pop(rid, None)
+            self._to_abandon.append((rid, None))  # its answer is dropped when it comes
+            self._sock.sendall(data)  # a few bytes into a socket that has room: does not block
+            self._pinged_at = now
+        except (OSError, ProtocolError) as exc:
+            self._fail(
+                MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE), wake=True
+            )
+        finally:
+            self._send_lock.release()
+
+    def _lost(self, silent: float, what: str) -> None:
+        self._fail(
+            MSMQError(
+                f"connection lost: the server sent nothing for {silent:.0f} s, {what}",
+                HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE,
+            ),
+            wake=True,
+        )
+
+    def _fail(self, error: MSMQError, wake: bool = False) -> None:
         with self._cond:
             if self._error is None:
                 self._error = error
             self._abandoned.clear()  # no answer comes any more
             self._cond.notify_all()
+        if wake:  # another thread is blocked in recv on the socket: close() alone does not wake it
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self._close_socket()
 
     def _close_socket(self) -> None:
@@ -564,3 +642,34 @@ class Transport:
                 except (OSError, ProtocolError):
                     pass
         self._fail(MSMQError("the connection is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
+
+
+class _Watchdog:
+    """One daemon thread for the process: ``check_alive`` on every live connection, about four
+    times per shortest liveness period (at most once per second)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._transports: weakref.WeakSet[Transport] = weakref.WeakSet()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, transport: Transport) -> None:
+        with self._lock:
+            self._transports.add(transport)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pymsmq-liveness", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                watched = list(self._transports)
+            tick = min((t.liveness for t in watched if t.liveness), default=4.0) / 4
+            time.sleep(min(max(tick, 0.01), 1.0))
+            now = time.monotonic()
+            for t in watched:
+                t.check_alive(now)
+            del watched
+
+
+_watchdog = _Watchdog()
