@@ -252,14 +252,14 @@ def connect(
     url: str = "msmq://127.0.0.1:2103",
     token: str | bytes | None = None,
     tls: bool | ssl.SSLContext | None = None,
-    timeout: float = 10.0,
+    timeout: float | None = 10.0,
 ) -> RemoteQueueManager:
     """Connect to ``pymsmq serve`` at ``msmq://host[:port]`` (``msmqs://`` or ``tls=`` for TLS).
 
     ``timeout`` (seconds) bounds the TCP connect and the handshake, and is the liveness period: a
     call that waits that long without a byte from the server makes the client PING it, and with
     nothing for twice that the connection is lost (MQ_ERROR_SERVICE_NOT_AVAILABLE) instead of
-    hanging on a frozen server.  0 turns the liveness check off.
+    hanging on a frozen server.  None: no limit and no liveness check.
     """
     host, port, scheme_tls = parse_url(url)
     raw = token.encode() if isinstance(token, str) else (token or b"")

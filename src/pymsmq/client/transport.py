@@ -182,7 +182,7 @@ class Transport:
         port: int,
         token: bytes = b"",
         tls: bool | ssl.SSLContext | None = None,
-        timeout: float = 10.0,
+        timeout: float | None = 10.0,
         client_name: str = "pymsmq.client",
     ) -> None:
         try:
