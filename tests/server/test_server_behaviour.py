@@ -337,6 +337,45 @@ def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path, sig: signal.
         again.kill()
 
 
+def test_sends_cut_by_a_shutdown_are_told_the_service_is_going_away(tmp_path: Path) -> None:
+    # The server closed its clients' handles before the sends it had read were served: they were
+    # answered MQ_ERROR_INVALID_HANDLE ("not open on this connection"), which retry logic takes for
+    # a programming error.  A message has an id exactly when it was stored.
+    srv = ServeProcess(tmp_path / "qm")
+    messages = [Message(body=b"b" * 100, label=f"m{i}", delivery=1) for i in range(60_000)]
+    outcome: list[BaseException | None] = []
+    try:
+        qm = connect(srv.url)
+        q = qm.create_queue(Q)
+
+        def send() -> None:
+            try:
+                q.send_many(messages)
+                outcome.append(None)
+            except MSMQError as exc:
+                outcome.append(exc)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        deadline = time.monotonic() + 30
+        while messages[100].id is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        srv.proc.send_signal(signal.SIGTERM)
+        assert srv.proc.wait(30) == 0
+        sender.join(30)
+    finally:
+        srv.kill()
+    (error,) = outcome
+    assert isinstance(error, MSMQError), "send_many ended before the shutdown: use more messages"
+    assert error.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, error
+    again = ServeProcess(tmp_path / "qm")
+    try:
+        stored = {m.label for m in connect(again.url).queue(Q).receive_many(60_000, timeout=1)}
+        assert stored == {m.label for m in messages if m.id is not None}
+    finally:
+        again.kill()
+
+
 def test_listings_and_statistics_show_only_what_an_identity_may_see(tmp_path: Path) -> None:
     # LIST_QUEUES and the server's STATS follow the queue rights as STATS of one queue does: a queue
     # with no right is not listed, its counters need MQSEC_GET_QUEUE_PROPERTIES.

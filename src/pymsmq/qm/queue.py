@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
+from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import new_object_id
@@ -80,13 +81,24 @@ def _queued_copy(message: Message) -> Message:
 class Queue(LookupIdOps):
     """An open queue (or subqueue, or journal).  ``close()`` it, or use it as a context manager."""
 
-    __slots__ = ("__weakref__", "_access", "_closed", "_cursor", "_qm", "_share", "_state", "_subqueue")
+    __slots__ = (
+        "__weakref__",
+        "_access",
+        "_closed",
+        "_closed_by",
+        "_cursor",
+        "_qm",
+        "_share",
+        "_state",
+        "_subqueue",
+    )
     _qm: QueueManager
     _state: QueueState
     _subqueue: str | None
     _access: int
     _share: int
     _closed: bool
+    _closed_by: MSMQError | None
     _cursor: Cursor | None
 
     def __init__(self) -> None:
@@ -130,6 +142,7 @@ class Queue(LookupIdOps):
         handle._access = access
         handle._share = share
         handle._closed = False
+        handle._closed_by = None
         handle._cursor = None
         state.handles.add(handle)
         if share == 1:
@@ -234,9 +247,15 @@ class Queue(LookupIdOps):
 
     def close(self) -> None:
         """Close the handle (idempotent); later calls raise MQ_ERROR_INVALID_HANDLE."""
+        self.close_with(None)
+
+    def close_with(self, error: MSMQError | None) -> None:
+        """Close the handle; later calls raise ``error`` (None: MQ_ERROR_INVALID_HANDLE).  A server
+        that shuts down closes its clients' handles with MQ_ERROR_SERVICE_NOT_AVAILABLE."""
         with self._qm._lock:
             if not self._closed:
                 self._closed = True
+                self._closed_by = error
                 self._state.handles.discard(self)
                 self._state.exclusive_handles.discard(self)
                 self._state.cond.notify_all()
@@ -253,6 +272,8 @@ class Queue(LookupIdOps):
 
     def _check(self, need: int) -> None:
         if self._closed:
+            if self._closed_by is not None:
+                raise MSMQError(self._closed_by.message, self._closed_by.hresult)
             raise _err("the queue handle is closed", HResult.MQ_ERROR_INVALID_HANDLE)
         if self._qm._closed:
             raise _err("the queue manager is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)

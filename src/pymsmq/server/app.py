@@ -299,8 +299,11 @@ class Server:
             self._housekeeper.cancel()
         # Receives parked on a notification are answered now, and blocked ones (on the wait pool:
         # cursors, transactions) are cancelled: both MQ_ERROR_OPERATION_CANCELLED (docs/protocol.md
-        # 11).  Closing the handles then wakes whatever still waits (MQ_ERROR_INVALID_HANDLE).
+        # 11).  Closing the handles then wakes whatever still waits; the work still queued on them
+        # (sends read before the shutdown) is answered MQ_ERROR_SERVICE_NOT_AVAILABLE, as a request
+        # read during it is (it was MQ_ERROR_INVALID_HANDLE: "not open on this connection").
         stop = MSMQError("the server is shutting down", HResult.MQ_ERROR_OPERATION_CANCELLED)
+        gone = MSMQError("the server is shutting down", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
         for s in list(self.sessions):
             for wait in list(s.waits):
                 wait.abandon(stop)
@@ -308,7 +311,7 @@ class Server:
                 cancel()
             s._flush()
             for h in s.handles.values():
-                h.queue.close()
+                h.queue.close_with(gone)
         deadline = time.monotonic() + self.config.shutdown_grace
         while any(s.pending for s in self.sessions) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
