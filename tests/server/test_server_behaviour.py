@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
@@ -21,6 +22,7 @@ from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every te
 from _serve_process import SERVE, ServeProcess, env
 
 from pymsmq import Message, MSMQError
+from pymsmq.cli import main as cli_main
 from pymsmq.client import connect
 from pymsmq.hresult import HResult
 from pymsmq.protocol import ClientConnection, ClientHello, Goodbye, PingRequest, hot
@@ -417,6 +419,15 @@ def test_listings_and_statistics_show_only_what_an_identity_may_see(tmp_path: Pa
         assert list(seen) == [admin.format_name(".\\private$\\open")]
         assert len(admin.server_stats()["queues"]) >= 3
         assert _hresult(lambda: sender.queue(Q).message_count) == HResult.MQ_ERROR_ACCESS_DENIED
+        # The CLI's listings and stats show what the identity may read; they failed as a whole on
+        # the first queue (or system queue) it had no right on.
+        env = {"PYMSMQ_URL": s.url, "PYMSMQ_TOKEN": "sender-token", "PYMSMQ_DATA": None}
+        for argv in (["queue", "list", "--all", "--json"], ["stats", "--json"]):
+            result = CliRunner().invoke(cli_main, argv, env=env)
+            assert result.exit_code == 0, result.output
+            shown = json.loads(result.output)
+            rows = shown if isinstance(shown, list) else shown["per_queue"]
+            assert [r["path_name"].lower().rpartition("\\")[2] for r in rows] == ["open"]
     finally:
         s.stop()
 

@@ -313,6 +313,12 @@ def test_a_queue_key_that_could_not_match_as_meant_is_refused(key: str, needle: 
         AccessPolicy.from_json(text)
 
 
+def test_a_misspelt_policy_member_is_refused() -> None:
+    # "permisions" was ignored: the server started with every identity but the owner powerless.
+    with pytest.raises(ValueError, match="unknown member 'permisions'"):
+        AccessPolicy.from_json('{"tokens": {"t": "reader"}, "permisions": {"reader": {"*": "read"}}}')
+
+
 def test_queue_keys_are_normalised() -> None:
     policy = AccessPolicy.from_json(
         json.dumps(

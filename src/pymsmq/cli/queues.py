@@ -197,15 +197,26 @@ def queue_bytes(q: Queue, server: dict[str, Any] | None = None) -> int | None:
 
 
 def _system_queues(qm: QueueManager) -> list[tuple[str, Queue]]:
-    return [
-        ("dead-letter", qm.dead_letter_queue),
-        ("transactional dead-letter", qm.transactional_dead_letter_queue),
-        ("machine journal", qm.machine_journal),
-    ]
+    out: list[tuple[str, Queue]] = []
+    for label, attribute in (
+        ("dead-letter", "dead_letter_queue"),
+        ("transactional dead-letter", "transactional_dead_letter_queue"),
+        ("machine journal", "machine_journal"),
+    ):
+        try:
+            out.append((label, getattr(qm, attribute)))
+        except MSMQError as exc:
+            if exc.hresult != HResult.MQ_ERROR_ACCESS_DENIED:
+                raise
+    return out
 
 
 def queue_rows(qm: QueueManager, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
-    """One dict per queue: path, format name, kind, messages, bytes, journal messages, label."""
+    """One dict per queue: path, format name, kind, messages, bytes, journal messages, label.
+
+    Queues whose properties the identity may not read (MQ_ERROR_ACCESS_DENIED, a server's
+    ``--auth`` policy) are left out, as the server leaves out the queues it may not see.
+    """
     out: list[dict[str, Any]] = []
     server = server_queue_stats(qm)
     names: list[tuple[str, str]] = []
@@ -223,24 +234,32 @@ def queue_rows(qm: QueueManager, kinds: tuple[str, ...]) -> list[dict[str, Any]]
         handles += [("system", label, h) for label, h in _system_queues(qm)]
     for kind, path, h in handles:
         with h:
-            row: dict[str, Any] = {
-                "path_name": path if kind != "system" else h.format_name,
-                "kind": kind if kind != "system" else f"system ({path})",
-                "format_name": h.format_name,
-                "messages": h.message_count,
-                "bytes": queue_bytes(h, server),
-                "transactional": h.transactional,
-                "label": h.label if kind != "system" else "",
-            }
-            if kind != "system":
-                props = h.properties
-                row["journal"] = props.journal
-                if props.journal:
-                    with h.journal as j:
-                        row["journal_messages"] = j.message_count
-                row["subqueues"] = h.subqueue_names
-            out.append(row)
+            try:
+                out.append(_queue_row(kind, path, h, server))
+            except MSMQError as exc:
+                if exc.hresult != HResult.MQ_ERROR_ACCESS_DENIED:
+                    raise
     return out
+
+
+def _queue_row(kind: str, path: str, h: Queue, server: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "path_name": path if kind != "system" else h.format_name,
+        "kind": kind if kind != "system" else f"system ({path})",
+        "format_name": h.format_name,
+        "messages": h.message_count,
+        "bytes": queue_bytes(h, server),
+        "transactional": h.transactional,
+        "label": h.label if kind != "system" else "",
+    }
+    if kind != "system":
+        props = h.properties
+        row["journal"] = props.journal
+        if props.journal:
+            with h.journal as j:
+                row["journal_messages"] = j.message_count
+        row["subqueues"] = h.subqueue_names
+    return row
 
 
 @queue.command(name="list", epilog=EXIT_CODES_HELP)
