@@ -163,6 +163,11 @@ class AccessPolicy:
         data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError("the policy must be a JSON object")
+        unknown = sorted(set(data) - {"owner", "tokens", "permissions"})
+        if unknown:  # a misspelt "permisions" left every identity without rights, silently
+            raise ValueError(
+                f"unknown member {quoted(unknown[0])}: a policy has owner, tokens and permissions"
+            )
         owner = data.get("owner", OWNER)
         if not isinstance(owner, str) or not owner:
             raise ValueError("owner must be a non-empty string")
