@@ -148,6 +148,16 @@ def test_command_line_beats_the_other_env_var(tmp_path: Path) -> None:
     assert r.exit_code == EXIT_USAGE and "msmq://host:port" in r.stderr
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["msmq://127.0.0.1:1/extra/path", "msmq://127.0.0.1:1?token=x", "msmq://tok@127.0.0.1:1", "msmq://h#f"],
+)
+def test_a_url_with_more_than_host_and_port_is_bad_usage(url: str) -> None:
+    # A path, a query, credentials or a fragment were dropped silently.
+    r = run("queue", "list", "--url", url)
+    assert r.exit_code == EXIT_USAGE and "only msmq://host[:port]" in r.stderr
+
+
 def test_both_env_vars_is_an_error(tmp_path: Path) -> None:
     r = run("queue", "list", env={"PYMSMQ_DATA": str(tmp_path), "PYMSMQ_URL": "msmq://127.0.0.1:1"})
     assert r.exit_code == EXIT_USAGE and "not both" in r.stderr

@@ -315,7 +315,9 @@ def test_non_loopback_bind_without_token_refuses_to_start(tmp_path: Path) -> Non
 # ---------------------------------------------------------------------------- shutdown and stats
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"]
+)
 def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path, sig: signal.Signals) -> None:
     srv = ServeProcess(tmp_path / "qm")
     try:
@@ -323,7 +325,7 @@ def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path, sig: signal.
         q = qm.create_queue(Q)
         q.send_many([Message(body=str(i).encode(), delivery=1) for i in range(200)])
         waiting = qm.queue(".\\private$\\q").subqueue("empty").receive_async(timeout=30)
-        srv.proc.send_signal(sig)  # Ctrl-C as well as SIGTERM: a clean stop, exit 0
+        srv.proc.send_signal(sig)  # Ctrl-C, a closed terminal as well as SIGTERM: a clean stop, exit 0
         assert srv.proc.wait(30) == 0
         with pytest.raises(MSMQError):
             waiting.result()
@@ -337,6 +339,33 @@ def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path, sig: signal.
         assert again.terminate() == 0
     finally:
         again.kill()
+
+
+def test_a_file_limit_below_the_connection_limit_is_warned_about(tmp_path: Path) -> None:
+    # Past the limit accepts failed and clients were cut off, with nothing in the log.
+    def low_limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVE, "--data", str(tmp_path / "qm"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+        preexec_fn=low_limit,
+    )
+    try:
+        assert proc.stdout is not None and "listening" in proc.stdout.readline()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        assert "may open 256 files (ulimit -n), fewer than --max-connections 1024 needs" in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def test_sends_cut_by_a_shutdown_are_told_the_service_is_going_away(tmp_path: Path) -> None:

@@ -339,3 +339,29 @@ def test_queue_keys_are_normalised() -> None:
     assert policy.rights_of("reader", "audit") == int(MQQueueAccessMask.MQSEC_QUEUE_GENERIC_WRITE)
     assert policy.rights_of("reader", "private$\\logs2") == int(MQQueueAccessMask.MQSEC_PEEK_MESSAGE)
     assert policy.rights_of("reader", "private$\\other") == 0
+
+
+def test_access_refusals_are_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # Only refused tokens were logged: a reader trying to purge or send left no trace.
+    policy = AccessPolicy.from_json(
+        json.dumps(
+            {
+                "tokens": {"a": "owner", "r": "reader"},
+                "permissions": {"reader": {"private$\\q": ["MQSEC_PEEK_MESSAGE"]}},
+            }
+        )
+    )
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, policy=policy)).start()
+    try:
+        with connect(s.url, token="a") as owner:
+            owner.create_queue(r".\private$\q")
+        with (
+            caplog.at_level(logging.INFO, logger="pymsmq.server"),
+            connect(s.url, token="r") as reader,
+            pytest.raises(MSMQError),
+        ):
+            reader.queue(r".\private$\q").purge()
+        refused = [r.getMessage() for r in caplog.records if "refused:" in r.getMessage()]
+        assert len(refused) == 1 and "'reader' may not" in refused[0] and "private$\\q" in refused[0]
+    finally:
+        s.stop()

@@ -89,6 +89,7 @@ def test_untrusted_and_plain_clients_are_turned_away(server: ThreadServer, ca: t
     with pytest.raises(MSMQError) as plain:  # no TLS at all
         connect(f"msmq://127.0.0.1:{server.port}", token=TOKEN, timeout=5)
     assert plain.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    assert "a TLS server? use msmqs://" in str(plain.value)
     # A wrong token over a good TLS connection is refused as over TCP.
     with pytest.raises(MSMQError) as wrong:
         connect(f"msmqs://127.0.0.1:{server.port}", token="nope", tls=_trusting(ca))

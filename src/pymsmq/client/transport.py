@@ -91,6 +91,13 @@ def parse_url(url: str) -> tuple[str, int, bool]:
     parts = urlsplit(url)
     if parts.scheme not in ("msmq", "msmqs") or not parts.hostname:
         raise MSMQError(f"not a pymsmq server URL: {quoted(url)}", HResult.MQ_ERROR_INVALID_PARAMETER)
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username is not None:
+        # A path, a query or credentials would be dropped silently (a typo, or a token put there).
+        raise MSMQError(
+            f"not a pymsmq server URL: {quoted(url)} (only msmq://host[:port]; the token goes in"
+            " --token or token=)",
+            HResult.MQ_ERROR_INVALID_PARAMETER,
+        )
     try:
         port = parts.port or DEFAULT_PORT
     except ValueError:
@@ -255,8 +262,9 @@ class Transport:
                     raise MSMQError(f"the server refused the connection: {event.reason}", event.hresult)
                 if type(event) is ConnectionClosed:
                     self._sock.close()
+                    hint = "" if isinstance(self._sock, ssl.SSLSocket) else " (a TLS server? use msmqs://)"
                     raise MSMQError(
-                        "the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                        f"the server closed the connection{hint}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                     )
 
     # ------------------------------------------------------------------ requests

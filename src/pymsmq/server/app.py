@@ -4,7 +4,7 @@
 runs a once-a-second housekeeping task (idle and slow-sender timeouts, statistics samples) and
 shuts down gracefully (``await server.shutdown()``: stop accepting, wake blocked receives, let
 running work finish, abort open transactions, say GOODBYE, close the queue manager).  ``run(config)``
-is the blocking entry point used by ``pymsmq serve``: it installs SIGTERM/SIGINT handlers, prints
+is the blocking entry point used by ``pymsmq serve``: it installs SIGTERM/SIGINT/SIGHUP handlers, prints
 ``pymsmq: listening client=HOST:PORT`` once bound, and returns 0 after a graceful shutdown.
 """
 
@@ -330,6 +330,26 @@ class Server:
         log.info("stopped")
 
 
+def _warn_if_few_descriptors(max_connections: int) -> None:
+    """Log a warning when the process may open fewer files than ``--max-connections`` needs: past
+    the limit, accepts fail and clients are cut off with nothing in the log."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return
+    needed = max_connections + 64  # the store, the listening sockets, logs, the loop's own
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        log.warning(
+            "this process may open %d files (ulimit -n), fewer than --max-connections %d needs (%d):"
+            " raise the limit or lower --max-connections",
+            soft,
+            max_connections,
+            needed,
+        )
+
+
 @contextlib.contextmanager
 def server_gc() -> Iterator[None]:
     """Within the block, the process collects cyclic garbage at ``SERVER_GC_THRESHOLDS``; restored after."""
@@ -348,7 +368,7 @@ def run(
     ready: Callable[[Server], None] | None = None,
     machine_quota: int | None = None,
 ) -> int:
-    """Serve the queue manager stored in ``data`` until SIGTERM/SIGINT; 0 after a clean shutdown.
+    """Serve the queue manager stored in ``data`` until SIGTERM/SIGINT/SIGHUP; 0 after a clean shutdown.
 
     ``machine_quota``: ``QueueManager.open``'s (KB, kept in the store; None: as stored).
     """
@@ -365,9 +385,12 @@ def run(
         await server.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        # SIGHUP too: the terminal that started the server closed (it killed the server without
+        # its graceful shutdown: open transactions not aborted, the store not closed).
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
+        _warn_if_few_descriptors(config.max_connections)
         ports = " ".join(f"client={h}:{p}" for h, p in server.addresses[:1])
         print(f"pymsmq: listening {ports}", file=out, flush=True)
         if server.addresses:

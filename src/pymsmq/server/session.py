@@ -344,6 +344,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         """Answer request ``rid`` with the ERROR frame of ``exc``."""
         self.stats.errors += 1
         if isinstance(exc, MSMQError):
+            if exc.hresult == HResult.MQ_ERROR_ACCESS_DENIED:  # an audit trail of refusals
+                log.info("%s refused: %s", self.peer, exc.message[:300])
             self.answer(rid, ErrorResponse(exc.hresult & 0xFFFFFFFF, exc.message[:2000]))
         else:
             log.exception("internal error serving %s", self.peer, exc_info=exc)
