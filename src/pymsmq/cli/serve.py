@@ -104,7 +104,7 @@ def serve(
     """Run a queue manager server on DIR's store (client protocol, docs/protocol.md).
 
     Prints one line "pymsmq: listening client=HOST:PORT" once bound; stops cleanly (exit 0) on
-    SIGTERM or Ctrl-C.  Binding beyond loopback requires --token or --auth.
+    SIGTERM, Ctrl-C or SIGHUP.  Binding beyond loopback requires --token or --auth.
 
     \b
     Example:
