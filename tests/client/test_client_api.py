@@ -594,3 +594,21 @@ def test_system_queues_and_journal(qm: Any) -> None:
     j = q.journal
     assert j.format_name == q.format_name + ";JOURNAL"
     assert hresult_of(j.receive, timeout=0) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("name", "hresult", "hint"),
+    [
+        (r"FormatName:DIRECT=OS:.\private$\q", H.MQ_ERROR_ILLEGAL_FORMATNAME, "System.Messaging's prefix"),
+        (r"private$\q", H.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME, "starts with the computer name"),
+    ],
+)
+def test_names_a_port_from_system_messaging_gets_wrong_are_explained(
+    qm: Any, name: str, hresult: int, hint: str
+) -> None:
+    # Both were "not a queue of this queue manager" (QUEUE_NOT_FOUND): the first parsed as a path
+    # on a computer called "FormatName:DIRECT=OS:.", the second on one called "private$".
+    qm.create_queue(Q)
+    with pytest.raises(MSMQError) as refused:
+        qm.queue(name)
+    assert refused.value.hresult == hresult and hint in str(refused.value)

@@ -531,6 +531,14 @@ class QueueManager(QueueCatalog):
         """Find the queue a path name or format name names: (queue state, subqueue or None)."""
         if not isinstance(name, str):
             raise _err(f"not a queue name: {quoted(name)}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+        if name[:11].lower() == "formatname:":
+            # System.Messaging's own prefix, not part of an MSMQ format name ([MS-MQMQ] 2.1): it was
+            # taken for a path name on a computer called "FormatName:DIRECT=OS:." (QUEUE_NOT_FOUND).
+            raise _err(
+                f"{quoted(name)}: 'FormatName:' is System.Messaging's prefix; write the format name"
+                f" alone ({quoted(name[11:])})",
+                HResult.MQ_ERROR_ILLEGAL_FORMATNAME,
+            )
         if LocalFormat.looks_like_format_name(name):
             fmt = LocalFormat.parse(name)
             state: QueueState | None
@@ -567,6 +575,13 @@ class QueueManager(QueueCatalog):
                 return state.journal, None
             return state, fmt.subqueue
         path = QueuePath.parse(name)
+        if path.computer.lower() in ("private$", "system$"):
+            # "private$\q" parsed as a public queue on a computer called "private$".
+            raise _err(
+                f"{quoted(name)}: a path name starts with the computer name ({quoted('.' + chr(92) + name)}"
+                " for this one)",
+                HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME,
+            )
         if not self._is_local(path.computer):
             raise _err(
                 f"{quoted(name)} is not a queue of this queue manager", HResult.MQ_ERROR_QUEUE_NOT_FOUND
