@@ -325,7 +325,7 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
     # (exact type, in range), so that ``validate`` has nothing to do for it.
     checks: dict[str, str] = {
         "body": "type(v) is bytes",
-        "label": "type(v) is str and len(v) <= MAXLABEL and v.isascii()",
+        "label": "type(v) is str and len(v) <= MAXLABEL and (v.isascii() or units(v) <= MAXLABEL)",
         "priority": "type(v) is int and 0 <= v <= 7",
         "delivery": "type(v) is int and v in DELIVERIES",
         "ack": "type(v) is int and v in ACKS",
@@ -369,6 +369,7 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
         "ObjectId": ObjectId,
         "UUID": uuid.UUID,
         "NUL": "\x00",
+        "units": label_units,
     }
     return {name: eval(f"lambda v: {test}", namespace) for name, test in checks.items()}
 
@@ -399,6 +400,7 @@ def _make_init() -> Callable[..., None]:
     rest = _FIELD_NAMES[2:]
     d_body, d_label = Message.body, Message.label
     max_label = MQ_MAX_MSG_LABEL_LEN
+    units = label_units
 
     def init(
         self: Message, body: object = d_body, label: object = d_label, *args: object, **props: object
@@ -411,7 +413,12 @@ def _make_init() -> Callable[..., None]:
         if not props and not args:
             # Only body and/or label: their checks in ``_CHECKS``, without the ``validate`` loop.
             if (body is d_body or type(body) is bytes) and (
-                label is d_label or (type(label) is str and len(label) <= max_label and label.isascii())
+                label is d_label
+                or (
+                    type(label) is str
+                    and len(label) <= max_label
+                    and (label.isascii() or units(label) <= max_label)
+                )
             ):
                 return
             self.validate()
