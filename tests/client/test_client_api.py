@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import pymsmq
 from pymsmq import Message, MSMQError, QuotaExceededError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
@@ -255,6 +256,26 @@ def test_a_quota_refusal_is_a_quota_exceeded_error(qm: Any) -> None:
         big.send(Message(body=b"x" * (MAX_PACKET_SIZE + 1)))
     assert too_big.value.hresult == H.MQ_ERROR_INSUFFICIENT_RESOURCES
     assert not isinstance(too_big.value, QuotaExceededError)
+
+
+def test_a_message_refused_for_the_quota_gets_the_id_its_nack_correlates_to(qm: Any) -> None:
+    # The NACK (and dead letter) of a refused send carries the id the message got; embedded set it
+    # on the caller's message, remote left it None: the sender could not match its NACK.
+    admin = qm.create_queue(TQ)
+    q = qm.create_queue(Q, quota=1)
+    q.send(Message(body=b"x" * 900))
+    ask = {"ack": pymsmq.MQMSG_ACKNOWLEDGMENT_NEG_ARRIVAL, "admin_queue": admin.format_name}
+    single = Message(body=b"y" * 900, **ask)
+    with pytest.raises(QuotaExceededError) as refused:
+        q.send(single)
+    assert single.id is not None and refused.value.message_id == single.id
+    batch = [Message(body=b"z" * 900, **ask), Message(body=b"w" * 900, **ask)]
+    with pytest.raises(QuotaExceededError):
+        q.send_many(batch)
+    assert all(m.id is not None for m in batch)
+    nacks = [admin.receive(timeout=1) for _ in range(3)]
+    assert [n.correlation_id for n in nacks] == [single.id, batch[0].id, batch[1].id]
+    assert {n.msg_class for n in nacks} == {0x8003}
 
 
 def test_purge(qm: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Final, cast
 
-from pymsmq.client.transport import Transport, error_from
+from pymsmq.client.transport import Transport, error_from, send_refused
 from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId, new_object_id
@@ -201,7 +201,8 @@ def send_batches(
             continue
         for message, (hresult, mid, sent_at, text) in zip(sent, results, strict=True):
             if hresult:
-                first = first or error_from(ErrorResponse(hresult, text))
+                refusal = send_refused(message, ErrorResponse(hresult, text))
+                first = first or refusal
                 continue
             # What _apply_sent sets from a SEND answer's facts.
             if mid is not None and len(mid) == 20:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pymsmq.client import many
 from pymsmq.client.remote_cursor import RemoteCursor
 from pymsmq.client.remote_transaction import RemoteTransaction, _receive_xact, _xact
-from pymsmq.client.transport import NOT_SENT, Pending, error_from
+from pymsmq.client.transport import NOT_SENT, Pending, error_from, send_refused
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
@@ -298,7 +298,7 @@ class RemoteQueue:
             message.destination_queue = self._format_name
             return
         if type(response) is ErrorResponse:
-            raise error_from(response)
+            raise send_refused(message, response)
         self._apply_sent(message, response)  # type: ignore[arg-type]
 
     def send_async(

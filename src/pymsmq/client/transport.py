@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 
 from pymsmq.errors import FormatNameError, MSMQError, quoted, reason
 from pymsmq.hresult import HResult
+from pymsmq.model.message import Message
 from pymsmq.protocol import (
     ClientConnection,
     ClientHello,
@@ -58,7 +59,16 @@ from pymsmq.protocol import (
 from pymsmq.protocol import messages as pm
 from pymsmq.qm.queue_manager import QuotaExceededError
 
-__all__ = ["DEFAULT_PORT", "NOT_SENT", "OnAbandon", "Pending", "Transport", "error_from", "parse_url"]
+__all__ = [
+    "DEFAULT_PORT",
+    "NOT_SENT",
+    "OnAbandon",
+    "Pending",
+    "Transport",
+    "error_from",
+    "parse_url",
+    "send_refused",
+]
 
 DEFAULT_PORT: Final = 2103
 _RECV: Final = 1 << 18
@@ -84,6 +94,16 @@ def error_from(response: ErrorResponse) -> MSMQError:
         if quota is not None:
             return quota
     return MSMQError(response.message, response.hresult)
+
+
+def send_refused(message: Message, response: ErrorResponse) -> MSMQError:
+    """``error_from`` for the answer to a send of ``message``: a queue-quota refusal names the id
+    the message got (its NACK and dead letter carry it), which is set on ``message`` as the
+    embedded queue manager sets it."""
+    error = error_from(response)
+    if isinstance(error, QuotaExceededError) and error.message_id is not None:
+        message.id = error.message_id
+    return error
 
 
 def parse_url(url: str) -> tuple[str, int, bool]:

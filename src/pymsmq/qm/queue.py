@@ -389,7 +389,8 @@ class Queue(LookupIdOps):
                 # Inside a Transaction the refusal only raises (docs/lifecycle.md): the transaction
                 # may abort, and its sends would reach a remote queue only after the commit.
                 if exc.msg_class is not None and not isinstance(tx, Transaction):
-                    qm._quota_rejected(state, message, exc.msg_class, tx is not None)
+                    mid = qm._quota_rejected(state, message, exc.msg_class, tx is not None)
+                    raise exc.with_message_id(mid) from None
                 raise
         m = _queued_copy(message) if copy else message
         txn = None  # also None for MQ_SINGLE_MESSAGE

@@ -358,9 +358,9 @@ class QueueManager(QueueCatalog):
                 state.index.remove(entry)
         log.warning("%s not stored, %d messages dropped: %s", what, len(batch.insert), reason(exc))
 
-    def _quota_rejected(self, state: QueueState, message: Message, msg_class: int, tx: bool) -> None:
+    def _quota_rejected(self, state: QueueState, message: Message, msg_class: int, tx: bool) -> ObjectId:
         # Under the lock: a send refused for the queue quota still gets its NACK / dead letter
-        # ([MS-MQQB] 3.1.5.8.8 rStatus 1).  The message gets the id it would have had.
+        # ([MS-MQQB] 3.1.5.8.8 rStatus 1).  The message gets the id it would have had (returned).
         m = message.copy()
         m.id = message.id = ObjectId(self.guid, self._next_ordinal())
         m.source_machine_guid = self.guid
@@ -372,6 +372,7 @@ class QueueManager(QueueCatalog):
         self._life.undeliverable(m, msg_class, batch)
         if batch:
             self._apply(batch)
+        return m.id
 
     def reject_message(self, message: Message, msg_class: int) -> None:
         """Handle a message that could not be delivered for reason ``msg_class`` (an arrival NACK
@@ -677,9 +678,15 @@ class QuotaExceededError(MSMQError):
 
     default_hresult = HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
 
-    def __init__(self, message: str, msg_class: int | None) -> None:
+    def __init__(self, message: str, msg_class: int | None, message_id: ObjectId | None = None) -> None:
         super().__init__(message)
         self.msg_class = msg_class
+        #: The id the refused message got (a queue quota: its NACK and dead letter carry it).
+        self.message_id = message_id
+
+    def with_message_id(self, message_id: ObjectId) -> QuotaExceededError:
+        """This refusal naming the id the message got (in its text too, for a remote client)."""
+        return QuotaExceededError(f"{self.message}{_MESSAGE_ID_HEAD}{message_id}", self.msg_class, message_id)
 
     @classmethod
     def from_text(cls, message: str) -> QuotaExceededError | None:
@@ -687,8 +694,15 @@ class QuotaExceededError(MSMQError):
         (a remote client gets only the HRESULT and the text; docs/protocol.md 11, errors)."""
         if message == MACHINE_QUOTA_TEXT:
             return cls(message, None)
-        if message.startswith(_QUEUE_QUOTA_HEAD) and message.endswith(_QUEUE_QUOTA_TAIL):
-            return cls(message, 0x8003)
+        text, sep, id_text = message.partition(_MESSAGE_ID_HEAD)
+        message_id = None
+        if sep:
+            try:
+                message_id = ObjectId.parse(id_text)
+            except MSMQError:
+                return None
+        if text.startswith(_QUEUE_QUOTA_HEAD) and text.endswith(_QUEUE_QUOTA_TAIL):
+            return cls(message, 0x8003, message_id)
         return None
 
 
@@ -697,3 +711,4 @@ class QuotaExceededError(MSMQError):
 MACHINE_QUOTA_TEXT: Final = "the machine quota would be exceeded"
 _QUEUE_QUOTA_HEAD: Final = "the quota of "
 _QUEUE_QUOTA_TAIL: Final = " would be exceeded"
+_MESSAGE_ID_HEAD: Final = "; message id "
