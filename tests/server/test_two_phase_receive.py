@@ -222,3 +222,43 @@ def test_closing_the_queue_handle_gives_its_held_messages_back(server: Any) -> N
     again = reader.receive(timeout=5)
     assert again.body == b"held" and again.lookup_id == held.lookup_id
     c.close()
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
+def test_an_interrupt_while_the_acknowledgement_is_answered_loses_nothing(
+    server: ServeProcess, many: bool
+) -> None:
+    # The RR_ACK is written: the server removes the message(s), which the call holds.  An interrupt
+    # (Ctrl-C) while its answer was awaited ended the call: every interrupt there lost the message.
+    qm = connect(server.url)
+    try:
+        q = qm.create_queue(Q)
+        q.send_many([Message(body=b"m%d" % i, delivery=1) for i in range(3)])
+        t = q._t
+        acks: set[int] = set()
+        send_many, wait = t.send_many, t.wait
+
+        def recording_send_many(requests: list[pm.Request]) -> list[int]:
+            rids = send_many(requests)
+            if requests and type(requests[0]) is pm.EndReceiveRequest:
+                acks.update(rids)
+            return rids
+
+        interrupted: list[int] = []
+
+        def interrupted_wait(rid: int, *args: Any, **kwargs: Any) -> Any:
+            if rid in acks and rid not in interrupted:
+                interrupted.append(rid)
+                raise KeyboardInterrupt
+            return wait(rid, *args, **kwargs)
+
+        t.send_many = recording_send_many  # type: ignore[method-assign]
+        t.wait = interrupted_wait  # type: ignore[method-assign]
+        got = [m.body for m in q.receive_many(3, timeout=1)] if many else [q.receive(timeout=1).body]
+        assert interrupted, "the acknowledgement was not awaited"
+        assert got == ([b"m0", b"m1", b"m2"] if many else [b"m0"])
+        t.send_many, t.wait = send_many, wait  # type: ignore[method-assign]
+        assert q.message_count == (0 if many else 2)  # removed once, handed over once
+        assert qm.ping(b"x") == b"x"  # the connection is fine
+    finally:
+        qm.close()

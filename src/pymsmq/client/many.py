@@ -369,10 +369,18 @@ def end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQE
         return exc  # the connection is gone: the server gives the held messages back
     refused: MSMQError | None = None
     for rid in rids:
-        try:
-            response = t.wait(rid)
-        except MSMQError:
-            return None
+        while True:
+            try:
+                response = t.wait(rid)
+                break
+            except MSMQError:
+                return None
+            except BaseException:
+                # Interrupted (Ctrl-C) while the written RR_ACK is answered: the server removes
+                # the messages, which the caller holds; stopping here would lose them.  The
+                # interrupt is dropped and the wait goes on (a dead server ends it: liveness).
+                if ack != RR_ACK:
+                    raise
         if type(response) is ErrorResponse:
             refused = refused or error_from(response)
     return refused
