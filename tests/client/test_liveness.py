@@ -5,12 +5,14 @@ not taken for dead (its PING answers keep the connection)."""
 from __future__ import annotations
 
 import select
+import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,4 +102,77 @@ def test_a_live_server_keeping_a_receive_waiting_is_not_taken_for_dead(server: T
         q.send(Message(body=b"still here"))
         assert q.receive(timeout=1).body == b"still here"
     finally:
+        qm.close()
+
+
+def test_the_main_thread_reads_and_dispatches_with_signals_held(server: ThreadServer) -> None:
+    # A signal handler raising (Ctrl-C) after recv_into returned and before the bytes were parsed
+    # dropped them: protocol errors, or a call waiting for the rest of a frame forever.  The bytes
+    # are now read and dispatched with the signals held; the wait before the read stays open to them.
+    qm = connect(server.url)
+    try:
+        q = qm.create_queue(Q)
+        conn = q._t._conn
+        seen: list[set[int]] = []
+        receive_data = conn.receive_data
+
+        def checking(data: bytes) -> Any:
+            seen.append(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+            return receive_data(data)
+
+        conn.receive_data = checking  # type: ignore[method-assign]
+        q.send_many([Message(body=b"x" * 70_000) for _ in range(3)])  # answers span many reads
+        assert len(q.receive_many(3, timeout=1)) == 3
+        assert seen and all(signal.SIGINT in mask and signal.SIGUSR1 in mask for mask in seen)
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # given back
+    finally:
+        qm.close()
+
+
+def test_interrupts_while_large_answers_arrive_lose_no_bytes(server: ThreadServer) -> None:
+    class Interrupt(BaseException):
+        pass
+
+    armed = [False]
+
+    def raising(signum: int, frame: object) -> None:
+        if armed[0]:  # only inside the client call, not in the test's own lines
+            armed[0] = False
+            raise Interrupt
+
+    qm = connect(server.url)
+    previous = signal.signal(signal.SIGUSR1, raising)
+    stop = threading.Event()
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def interrupter() -> None:
+        while not stop.is_set():
+            time.sleep(0.002)
+            signal.pthread_kill(main, signal.SIGUSR1)
+
+    try:
+        q = qm.create_queue(Q)
+        with connect(server.url) as producer:
+            producer.queue(Q).send_many([Message(body=b"%d" % i + b"x" * 60_000) for i in range(300)])
+        thread = threading.Thread(target=interrupter)
+        thread.start()
+        deadline = time.monotonic() + 4
+        interrupts = 0
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    armed[0] = True
+                    q.peek(timeout=0)  # a 60 KB answer read in pieces, over and over
+                    armed[0] = False
+                except Interrupt:
+                    interrupts += 1
+        finally:
+            stop.set()
+            thread.join()
+        assert interrupts > 10
+        assert qm.ping(b"still in step") == b"still in step"  # no protocol error, no desync
+        assert q.message_count == 300
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
         qm.close()

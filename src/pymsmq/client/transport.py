@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import functools
 import select
+import signal
 import socket
 import ssl
 import threading
@@ -79,6 +80,28 @@ _MISSING: Final = object()
 OnAbandon = Callable[[object], None] | None
 #: What ``Transport.roundtrip`` returns when the request did not take the fast lane (nothing sent).
 NOT_SENT: Final = object()
+#: Signals held while the main thread reads and dispatches bytes (all but those a fault raises).
+_HOLD_SIGNALS: Final = hasattr(signal, "pthread_sigmask")
+_HELD_SIGNALS: Final = (
+    signal.valid_signals()
+    - {
+        getattr(signal, name)
+        for name in (
+            "SIGKILL",
+            "SIGSTOP",
+            "SIGSEGV",
+            "SIGBUS",
+            "SIGFPE",
+            "SIGILL",
+            "SIGTRAP",
+            "SIGSYS",
+            "SIGABRT",
+        )
+        if hasattr(signal, name)
+    }
+    if _HOLD_SIGNALS
+    else set()
+)
 _NAME_ERRORS: Final = frozenset(
     {HResult.MQ_ERROR_ILLEGAL_FORMATNAME, HResult.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME}
 )
@@ -526,58 +549,78 @@ class Transport:
         cond = self._cond
         conn = self._conn
         mine: object = _MISSING
+        # In the main thread a signal handler may raise (Ctrl-C) between any two bytecodes: after
+        # recv_into returned and before the bytes were parsed and their answers dispatched, they
+        # were lost (a desynchronised stream: protocol errors, or a call waiting for a frame that
+        # never completes).  There the signals are held from the read to the dispatch; the wait
+        # for bytes before it stays interruptible (nothing is consumed when it is interrupted).
+        hold = _HOLD_SIGNALS and threading.current_thread() is threading.main_thread()
+        held: Any = None
         try:
             while True:
+                if hold:  # wait (interruptibly) for bytes, then read and dispatch them whole
+                    self._wait_readable()
+                    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
                 try:
-                    # Into the preallocated buffer: ``recv(_RECV)`` would allocate (and, being
-                    # above malloc's mmap threshold, map and unmap) 256 KiB per call.
-                    data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
-                    self.last_data = time.monotonic()
-                except OSError as exc:
-                    data = b""
-                    if self._error is None:
+                    try:
+                        # Into the preallocated buffer: ``recv(_RECV)`` would allocate (and, being
+                        # above malloc's mmap threshold, map and unmap) 256 KiB per call.
+                        data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
+                        self.last_data = time.monotonic()
+                    except OSError as exc:
+                        data = b""
+                        if self._error is None:
+                            self._fail(
+                                MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+                            )
+                            return mine
+                    try:
+                        with self._send_lock:
+                            if parse is not None and rid is not None:
+                                fast = conn.response_payload(data, rid, parse)
+                                if fast is not None:
+                                    return fast
+                            events = conn.receive_data(data)
+                    except ProtocolError as exc:
                         self._fail(
-                            MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+                            MSMQError(
+                                f"protocol error: {reason(exc)}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                            )
                         )
                         return mine
-                try:
-                    with self._send_lock:
-                        if parse is not None and rid is not None:
-                            fast = conn.response_payload(data, rid, parse)
-                            if fast is not None:
-                                return fast
-                        events = conn.receive_data(data)
-                except ProtocolError as exc:
-                    self._fail(MSMQError(f"protocol error: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
-                    return mine
-                got = False
-                with cond:
-                    if self._to_abandon:
-                        self._take_abandoned()
-                    abandoned = self._abandoned
-                    for event in events:
-                        if type(event) is ResponseReceived:
-                            if event.request_id == rid:
-                                mine = event.response
-                                got = True
-                            elif abandoned and event.request_id in abandoned:
-                                on_answer = abandoned.pop(event.request_id)
-                                if on_answer is not None:  # handed over when this thread stops reading
-                                    self._orphans.append((on_answer, event.response))
-                            else:
-                                self._done[event.request_id] = event.response
-                                got = got or rid is None
-                        elif type(event) is Goodbye:
-                            code = event.hresult or HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
-                            self._error = MSMQError(f"the server closed the connection: {event.reason}", code)
-                        elif type(event) is ConnectionClosed and self._error is None:
-                            self._error = MSMQError(
-                                "the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
-                            )
-                    if events and self._waiters:
-                        cond.notify_all()
-                    if got or self._error is not None:
-                        return mine
+                    got = False
+                    with cond:
+                        if self._to_abandon:
+                            self._take_abandoned()
+                        abandoned = self._abandoned
+                        for event in events:
+                            if type(event) is ResponseReceived:
+                                if event.request_id == rid:
+                                    mine = event.response
+                                    got = True
+                                elif abandoned and event.request_id in abandoned:
+                                    on_answer = abandoned.pop(event.request_id)
+                                    if on_answer is not None:  # handed over when this thread stops reading
+                                        self._orphans.append((on_answer, event.response))
+                                else:
+                                    self._done[event.request_id] = event.response
+                                    got = got or rid is None
+                            elif type(event) is Goodbye:
+                                code = event.hresult or HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                                self._error = MSMQError(
+                                    f"the server closed the connection: {event.reason}", code
+                                )
+                            elif type(event) is ConnectionClosed and self._error is None:
+                                self._error = MSMQError(
+                                    "the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                                )
+                        if events and self._waiters:
+                            cond.notify_all()
+                        if got or self._error is not None:
+                            return mine
+                finally:
+                    if hold:
+                        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         finally:
             with self._lock:
                 self._reading = False
@@ -588,6 +631,17 @@ class Transport:
                     self._orphans = []
             if orphans:
                 self._hand_over(orphans)
+
+    def _wait_readable(self) -> None:
+        # Blocks until the socket has bytes (or buffered TLS data); a signal handler that raises
+        # interrupts it with nothing read.
+        sock = self._sock
+        try:
+            if isinstance(sock, ssl.SSLSocket) and sock.pending():
+                return
+            select.select([sock], [], [])
+        except (OSError, ValueError):
+            return  # closed meanwhile: the read that follows says so
 
     def check_alive(self, now: float) -> None:
         """The watchdog's look at this connection (see the module docstring).
