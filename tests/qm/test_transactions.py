@@ -3,6 +3,8 @@ machine of send/receive/peek/commit/abort against a reference model."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -294,3 +296,34 @@ def assert_hr(fn: object, code: int) -> None:
 
 TransactionMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
 test_transaction_state_machine = TransactionMachine.TestCase
+
+
+def test_a_receive_waiting_in_a_transaction_another_thread_ends_takes_nothing(tmp_path: Path) -> None:
+    # The receive waited, the transaction was committed by another thread, a message came: the
+    # receive took it for the finished transaction, where it stayed locked (nobody could receive
+    # it) until a restart delivered it again.
+    qm = QueueManager.open(tmp_path / "qm")
+    try:
+        q = qm.create_queue(r".\private$\t", transactional=True)
+        tx = qm.begin_transaction()
+        outcome: list[object] = []
+
+        def waiting() -> None:
+            try:
+                outcome.append(q.receive(timeout=5, transaction=tx))
+            except MSMQError as exc:
+                outcome.append(exc)
+
+        thread = threading.Thread(target=waiting)
+        thread.start()
+        time.sleep(0.3)
+        tx.commit()
+        with qm.begin_transaction() as t2:
+            q.send(Message(body=b"late"), t2)
+        thread.join(10)
+        (result,) = outcome
+        assert isinstance(result, MSMQError) and result.hresult == HResult.MQ_ERROR_TRANSACTION_SEQUENCE
+        with qm.begin_transaction() as t3:
+            assert q.receive(timeout=1, transaction=t3).body == b"late"
+    finally:
+        qm.close()

@@ -171,6 +171,8 @@ class LookupIdOps:
                 raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
             if entry.state != AVAILABLE:
                 raise _err("the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE)
+            if isinstance(tx, Transaction):
+                tx._check_active()
             index.set_state(entry, LOCKED)
             if isinstance(tx, Transaction):
                 tx._add(MOVE, state, index, entry, target_name)

@@ -82,6 +82,14 @@ class Transaction:
         if self.state != ACTIVE:
             raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
 
+    def _check_active(self) -> None:
+        """Under the lock, before a receive or move locks a message for this transaction: a call
+        that waited for a message while another thread committed or aborted the transaction must
+        not take one (it stayed locked by a finished transaction: nobody could receive it, and
+        after a restart it was delivered a second time)."""
+        if self.state != ACTIVE:
+            raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
+
     def _add(
         self, kind: int, queue: QueueState, index: MessageIndex, entry: Entry, target: str | None = None
     ) -> None:
