@@ -176,3 +176,59 @@ def test_interrupts_while_large_answers_arrive_lose_no_bytes(server: ThreadServe
     finally:
         signal.signal(signal.SIGINT, previous)
         qm.close()
+
+
+def test_close_wakes_a_call_blocked_on_a_frozen_server(server: ThreadServer) -> None:
+    with connect(server.url) as admin:
+        admin.create_queue(Q)
+    proxy = FreezableProxy(server.port)
+    qm = connect(f"msmq://127.0.0.1:{proxy.port}", timeout=None)  # no liveness check
+    outcome: list[BaseException] = []
+
+    def waiting() -> None:
+        try:
+            qm.queue(Q).receive(timeout=60)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    try:
+        proxy.frozen.set()
+        thread = threading.Thread(target=waiting)
+        thread.start()
+        time.sleep(0.3)
+        started = time.monotonic()
+        qm.close()  # was: the reader stayed blocked on the socket for good
+        thread.join(5)
+        assert not thread.is_alive() and time.monotonic() - started < 5
+        (error,) = outcome
+        assert isinstance(error, MSMQError) and error.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    finally:
+        proxy.close()
+
+
+def test_many_waiting_async_receives_do_not_hold_up_another(server: ThreadServer) -> None:
+    # Each remote receive_async waited in the loop's default executor (6 threads here): with 8
+    # waiting, a receive on a queue that had a message did not finish in 10 s.
+    import asyncio
+
+    with connect(server.url) as qm:
+        empty = qm.create_queue(Q)
+        full = qm.create_queue(r".\private$\full")
+        full.send(Message(body=b"here"))
+
+        async def wait_on_empty() -> Message:
+            return await empty.receive_async(timeout=8)
+
+        async def main() -> tuple[bytes, float]:
+            waiters = [asyncio.create_task(wait_on_empty()) for _ in range(12)]
+            await asyncio.sleep(0.3)
+            started = time.monotonic()
+            got = await asyncio.wait_for(full.receive_async(timeout=5), 4)
+            took = time.monotonic() - started
+            for w in waiters:
+                w.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
+            return got.body, took
+
+        body, took = asyncio.run(main())
+        assert body == b"here" and took < 3

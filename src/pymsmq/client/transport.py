@@ -170,7 +170,8 @@ class Pending(Generic[T]):
         # the server is cancelled and what the answer holds goes back when it comes, as for an
         # interrupted ``take``.
         loop = asyncio.get_running_loop()
-        waiting = loop.run_in_executor(None, self._transport.wait, self._rid)
+        call = _ThreadCall(loop, self._transport.wait, self._rid)
+        waiting = call.future
         try:
             response = await asyncio.shield(waiting)
         except asyncio.CancelledError:
@@ -178,7 +179,7 @@ class Pending(Generic[T]):
                 on_abandon = self._on_abandon
                 _stop_on_server(on_abandon, self._rid)
                 if on_abandon is not None:
-                    waiting.add_done_callback(functools.partial(_hand_over, on_abandon))
+                    call.abandon(on_abandon)
                 raise
             response = waiting.result()  # the answer is here: it is taken, not dropped
         if type(response) is ErrorResponse:
@@ -190,6 +191,58 @@ class Pending(Generic[T]):
             return await asyncio.shield(converting)
         except asyncio.CancelledError:
             return await converting
+
+
+class _ThreadCall:
+    """``fn(*args)`` in a daemon thread of its own, as ``future`` of ``loop``.
+
+    Not the loop's default executor: a remote ``receive_async`` waits there for as long as its
+    timeout, and the executor's few threads (6 on 2 CPUs) let a seventh waiting task hold up every
+    other one; nor a pool joined at exit, which a receive waiting forever would hang.  ``abandon``
+    (the awaiting task was cancelled) hands the result to ``on_abandon`` whenever it comes, in
+    the thread itself if the loop has closed by then.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:
+        self.future: asyncio.Future[Any] = loop.create_future()
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._scheduled = False  # the result is on its way to the loop
+        self._on_abandon: Callable[[object], None] | None = None
+        threading.Thread(target=self._run, args=(fn, args), name="pymsmq-async-wait", daemon=True).start()
+
+    def _settle(self, ok: bool, value: Any) -> None:
+        if not self.future.done():
+            if ok:
+                self.future.set_result(value)
+            else:
+                self.future.set_exception(value)
+
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            ok, value = True, fn(*args)
+        except BaseException as exc:  # handed to the awaiting task
+            ok, value = False, exc
+        with self._lock:
+            on_abandon = self._on_abandon
+            if on_abandon is None:
+                try:
+                    self._loop.call_soon_threadsafe(self._settle, ok, value)
+                    self._scheduled = True
+                    return
+                except RuntimeError:  # the loop closed: nobody awaits it
+                    return
+        if ok:
+            with contextlib.suppress(Exception):
+                on_abandon(value)
+
+    def abandon(self, on_abandon: Callable[[object], None]) -> None:
+        """The awaiting task gave up: ``on_abandon(result)`` once the result is there."""
+        with self._lock:
+            if self._scheduled:
+                self.future.add_done_callback(functools.partial(_hand_over, on_abandon))
+            else:
+                self._on_abandon = on_abandon
 
 
 def _stop_on_server(on_answer: OnAbandon, rid: int) -> None:
@@ -717,14 +770,20 @@ class Transport:
             pass
 
     def close(self) -> None:
-        """Say GOODBYE and close; pending requests fail with MQ_ERROR_SERVICE_NOT_AVAILABLE."""
-        with self._send_lock:
-            if self._error is None:
-                try:
-                    self._sock.sendall(self._conn.send(Goodbye(HResult.S_OK, "bye")))
-                except (OSError, ProtocolError):
-                    pass
-        self._fail(MSMQError("the connection is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
+        """Say GOODBYE and close; pending requests fail with MQ_ERROR_SERVICE_NOT_AVAILABLE.
+
+        Threads blocked on the connection (reading, or writing to a server that takes no more
+        bytes) are woken: a frozen server does not keep ``close`` or them waiting.
+        """
+        if self._send_lock.acquire(timeout=1.0):  # a sender stuck on a frozen server: no GOODBYE
+            try:
+                if self._error is None:
+                    with contextlib.suppress(OSError, ValueError, ProtocolError):
+                        if select.select([], [self._sock], [], 0)[1]:  # never blocks on a full socket
+                            self._sock.sendall(self._conn.send(Goodbye(HResult.S_OK, "bye")))
+            finally:
+                self._send_lock.release()
+        self._fail(MSMQError("the connection is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE), wake=True)
 
 
 def _hold_signals() -> bool:
