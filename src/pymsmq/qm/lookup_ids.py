@@ -13,8 +13,8 @@ from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.qm.access import _PEEK, _RECEIVE, _check_lookup_id, _err
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
-from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
-from pymsmq.qm.transaction import MOVE, Transaction
+from pymsmq.qm.store.base import Batch
+from pymsmq.qm.transaction import MOVE, Transaction, land_move, moved_update
 
 if TYPE_CHECKING:
     from pymsmq.qm.hold import Hold
@@ -172,25 +172,16 @@ class LookupIdOps:
             if entry.state != AVAILABLE:
                 raise _err("the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE)
             if isinstance(tx, Transaction):
-                tx._check_active()
-            index.set_state(entry, LOCKED)
-            if isinstance(tx, Transaction):
+                tx._check_usable(qm)
+                index.set_state(entry, LOCKED)
                 tx._add(MOVE, state, index, entry, target_name)
                 return
+            index.set_state(entry, LOCKED)
             durable = entry.durable
             move_count = entry.message.move_count + 1
         if durable:
-            key = MessageKey(state.queue_id, lookup_id)
             try:
-                qm._apply(
-                    Batch(
-                        update=[
-                            MessageUpdate(
-                                key, subqueue=target_name or "", abort_count=0, move_count=move_count
-                            )
-                        ]
-                    )
-                )
+                qm._apply(Batch(update=[moved_update(state, entry, target_name, move_count)]))
             except BaseException:
                 with qm._lock:
                     if index.get(lookup_id) is entry:
@@ -199,10 +190,5 @@ class LookupIdOps:
         with qm._lock:
             if not index.remove(entry) or state.deleted:
                 return
-            entry.message.move_count = move_count
-            entry.message.abort_count = 0  # reset when moved to or from a subqueue (PROPID_M_ABORT_COUNT)
-            entry.subqueue = target_name or ""
-            entry.state = AVAILABLE
-            state.index_for(target_name).add(entry)
-            qm._life.check_available(state, entry)
+            land_move(qm, state, entry, target_name, move_count)
             state.cond.notify_all()

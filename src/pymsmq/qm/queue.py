@@ -489,7 +489,7 @@ class Queue(LookupIdOps):
     ) -> Message:
         # Under the lock, entry AVAILABLE.  Transactional: lock it (Dequeue Message step 4).
         if isinstance(tx, Transaction):
-            tx._check_active()
+            tx._check_usable(self._qm)
             index.lock(entry, allow_peek)
             tx._add(RECEIVE, self._state, index, entry)
             return entry.message.copy()

@@ -52,6 +52,30 @@ class _Operation:
     target: str | None = None
 
 
+def moved_update(queue: QueueState, entry: Entry, target: str | None, move_count: int) -> MessageUpdate:
+    """The stored facts of a message moved to ``target`` (a subqueue name, None: the queue)."""
+    key = MessageKey(queue.queue_id, entry.lookup_id)
+    return MessageUpdate(key, subqueue=target or "", abort_count=0, move_count=move_count)
+
+
+def land_move(qm: QueueManager, queue: QueueState, entry: Entry, target: str | None, move_count: int) -> None:
+    """Under the lock: ``entry``, out of its source index, takes its place in ``target``.
+
+    PROPID_M_ABORT_COUNT: "If a message is moved to or from a subqueue, its PROPID_M_ABORT_COUNT
+    property is reset to 0" (MoveCounter is never reset).  [MS-MQDMPR] 3.1.4.4: the new position
+    is Available; a purge that came while the move was under way (PurgePending, 3.1.7.1.7) ended
+    with the old position.  A deadline that passed meanwhile applies now.
+    """
+    message = qm._message_of(entry)
+    message.move_count = move_count
+    message.abort_count = 0
+    entry.subqueue = target or ""
+    entry.state = AVAILABLE  # already out of the source index's counters
+    entry.purge_pending = False
+    queue.index_for(target).add(entry)
+    qm._life.check_available(queue, entry)
+
+
 class Transaction:
     """An internal transaction of one queue manager (``qm.begin_transaction()``)."""
 
@@ -75,18 +99,13 @@ class Transaction:
         return self.state == ACTIVE
 
     def _check_usable(self, qm: QueueManager) -> None:
+        # Also under the lock right before a receive or move locks a message for this transaction:
+        # a call that waited while another thread committed or aborted it must not take one (it
+        # stayed locked by a finished transaction, and a restart delivered it a second time).
         if qm is not self._qm:
             raise MSMQError(
                 "the transaction belongs to another queue manager", HResult.MQ_ERROR_TRANSACTION_USAGE
             )
-        if self.state != ACTIVE:
-            raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
-
-    def _check_active(self) -> None:
-        """Under the lock, before a receive or move locks a message for this transaction: a call
-        that waited for a message while another thread committed or aborted the transaction must
-        not take one (it stayed locked by a finished transaction: nobody could receive it, and
-        after a restart it was delivered a second time)."""
         if self.state != ACTIVE:
             raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
 
@@ -132,12 +151,7 @@ class Transaction:
                         batch.delete.append(MessageKey(op.queue.queue_id, entry.lookup_id))
                 elif entry.durable:
                     batch.update.append(
-                        MessageUpdate(
-                            MessageKey(op.queue.queue_id, entry.lookup_id),
-                            subqueue=op.target or "",
-                            abort_count=0,
-                            move_count=qm._message_of(entry).move_count + 1,
-                        )
+                        moved_update(op.queue, entry, op.target, qm._message_of(entry).move_count + 1)
                     )
         if batch:
             try:
@@ -173,19 +187,7 @@ class Transaction:
                     qm._on_removed(op.queue, entry, effects)
                 else:
                     op.index.remove(entry)
-                    message = qm._message_of(entry)
-                    message.move_count += 1
-                    # PROPID_M_ABORT_COUNT: "If a message is moved to or from a subqueue, its
-                    # PROPID_M_ABORT_COUNT property is reset to 0" (MoveCounter is never reset).
-                    message.abort_count = 0
-                    entry.subqueue = op.target or ""
-                    entry.state = AVAILABLE  # already out of the source index's counters
-                    # [MS-MQDMPR] 3.1.4.4: the move's new position is Available; a purge that came
-                    # while the move was open (PurgePending, 3.1.7.1.7) ends with the old position.
-                    entry.purge_pending = False
-                    op.queue.index_for(op.target).add(entry)
-                    # A deadline that passed while the move held the message applies now.
-                    life.check_available(op.queue, entry)
+                    land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1)
             self.state = COMMITTED
             for op in self._ops:
                 if id(op.queue) in touched:
