@@ -53,12 +53,13 @@ def settled_from(q: Any, start: int) -> int:
 
 
 def admitted_end(q: Any, start: int, high: int, max_messages: int | None) -> int:
-    """The end of the next batch from ``start``: ``high``, or just after ``max_messages`` messages,
-    and never past a message held at the time of asking (``until_held``)."""
+    """The end of the next batch from ``start``: ``high`` (where the queue is settled from
+    ``start``: ``settled_from``, which ``latestOffset`` has just asked), or just after
+    ``max_messages`` messages, never past a message held at the time of asking (``until_held``)."""
     if high <= start:
         return start
     if max_messages is None:
-        return min(high, settled_from(q, start))
+        return high
     rb = read_range(q, start, high, max_count=max_messages, no_data=True, until_held=True)
     return rb.next_lookup_id
 
