@@ -98,7 +98,7 @@ def test_receive_many_interrupted_in_its_window_gives_every_held_message_back(
     qm.close()
 
 
-@pytest.mark.parametrize("call", ["receive", "cursor", "read_range"])
+@pytest.mark.parametrize("call", ["receive", "cursor", "read_range", "receive_by_id"])
 def test_a_receive_interrupted_before_its_answer_is_read_gives_what_it_holds_back(
     server: ThreadServer, monkeypatch: pytest.MonkeyPatch, call: str
 ) -> None:
@@ -106,13 +106,16 @@ def test_a_receive_interrupted_before_its_answer_is_read_gives_what_it_holds_bac
     qm = connect(server.url)
     q = qm.queue(Q)
     cursor = q.cursor()
-    assert cursor.peek_current(0).body == b"m0000"  # the handle and the cursor exist on the server
+    first = cursor.peek_current(0)
+    assert first.body == b"m0000"  # the handle and the cursor exist on the server
     interrupt_next_read(qm._t, monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         if call == "receive":
             q.receive(timeout=5)
         elif call == "cursor":
             cursor.receive_current(timeout=5)
+        elif call == "receive_by_id":
+            q.receive_by_id(first.id, timeout=5)
         else:
             read_range(q, 0, 0, receive=True)  # all five, held as one batch
     _settle(qm)

@@ -30,6 +30,7 @@ from pymsmq.protocol import (
     PingRequest,
     PingResponse,
     ProtocolError,
+    ReceiveMatchingRequest,
     ReceiveRequest,
     ReceiveResponse,
     RequestReceived,
@@ -60,10 +61,10 @@ def handshake(
     c, s = ClientConnection(), ServerConnection()
     assert (c.state, s.state) == (State.SEND_HELLO, State.AWAIT_HELLO)
     (hello,) = s.receive_data(c.send(ClientHello(token=b"t", client_name="me")))
-    assert hello == ClientHello((1, 2), b"t", "me") == s.client_hello
+    assert hello == ClientHello((1, 2, 3), b"t", "me") == s.client_hello
     assert (c.state, s.state) == (State.AWAIT_HELLO, State.SEND_HELLO)
     version = choose_version(hello)
-    assert version == 2
+    assert version == 3
     reply = ServerHello(version, QM, "box", max_payload, max_in_flight)
     (event,) = c.receive_data(s.send(reply))
     assert event == reply == c.server_hello
@@ -254,6 +255,20 @@ def test_an_op_of_a_later_version_is_refused_on_an_earlier_one() -> None:
     _, s = handshake()
     (event,) = s.receive_data(frame)
     assert event == RequestReceived(9, CancelReceiveRequest(1, 2))
+
+
+def test_receive_matching_is_an_op_of_version_3() -> None:
+    """RECEIVE_MATCHING is a protocol error on a connection that chose version 2, a request on 3."""
+    request = ReceiveMatchingRequest(1, lineage=QM, uniquifier=7)
+    frame = encode_frame(FrameType.REQUEST, request.encode(), Op.RECEIVE_MATCHING, 9)
+    old = ServerConnection()
+    old.receive_data(ClientConnection().send(ClientHello(versions=(1, 2))))
+    old.send(ServerHello(2, QM, "box"))
+    with pytest.raises(ProtocolError, match="op 0x0043 is not in protocol version 2"):
+        old.receive_data(frame)
+    _, s = handshake()
+    (event,) = s.receive_data(frame)
+    assert event == RequestReceived(9, request)
 
 
 def test_duplicate_and_unknown_ids_and_ops() -> None:

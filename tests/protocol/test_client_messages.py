@@ -29,6 +29,8 @@ from pymsmq.protocol import (
     OpenQueueRequest,
     PingRequest,
     ReceiveFlags,
+    ReceiveMatchingRequest,
+    ReceiveMatchingResponse,
     ReceiveRequest,
     ReceiveResponse,
     SendRequest,
@@ -95,6 +97,16 @@ VECTORS: list[tuple[Payload, bytes]] = [
         struct.pack("<I", len(PACKET)) + PACKET + h("01000000 3c000000 1500 0700000000000000"),
     ),
     (ReceiveResponse(None, ()), h("00000000 00000000")),
+    (
+        # RECEIVE_MATCHING: handle 5, MQ_ACTION_PEEK_CURRENT, 2000 ms, PROPID_M_CORRELATIONID (3), the
+        # OBJECTID {GUID, 7} ([MS-MQMQ] 2.2.8: the GUID's 16 bytes, then the u32), transaction kind
+        # 0 (none), flags NO_PACKET, propids (60,)
+        ReceiveMatchingRequest(
+            5, Action.MQ_ACTION_PEEK_CURRENT, 2000, 3, GUID, 7, None, ReceiveFlags.NO_PACKET, (60,)
+        ),
+        h("05000000 00000080 d0070000 03000000") + GUID_LE + h("07000000 00 01000000 01000000 3c000000"),
+    ),
+    (ReceiveMatchingResponse(None, ()), h("00000000 00000000")),
     # END_RECEIVE: handle 5, lookup id 0x1122334455, RR_ACK (2) ([MS-MQRR] 3.1.4.9 dwAck)
     (EndReceiveRequest(5, 0x1122334455, 2), h("05000000 5544332211000000 02000000")),
     # CANCEL_RECEIVE: handle 5, the waiting request's id 0x01020304 ([MS-MQRR] 3.1.4.8 dwRequestId)
@@ -146,6 +158,18 @@ def test_receive_action_must_be_known() -> None:
         ReceiveRequest.decode(bytes(data))
 
 
+def test_receive_matching_action_and_match_must_be_known() -> None:
+    # Only a receive or a peek of the first match, of a message id (2) or a correlation id (3).
+    with pytest.raises(WireError, match="action"):
+        ReceiveMatchingRequest(1, Action.MQ_ACTION_PEEK_NEXT)
+    with pytest.raises(WireError, match="match"):
+        ReceiveMatchingRequest(1, match=4)
+    data = bytearray(ReceiveMatchingRequest(1).encode())
+    struct.pack_into("<I", data, 12, 60)  # PROPID_M_LOOKUPID is not a match
+    with pytest.raises(WireError, match="match"):
+        ReceiveMatchingRequest.decode(bytes(data))
+
+
 def test_constructor_checks_fields() -> None:
     with pytest.raises(WireError, match=r"SendRequest\.packet"):
         SendRequest(1, b"not a packet")
@@ -178,8 +202,10 @@ def test_send_request_carries_a_real_packet(vector: Any) -> None:
 
 def test_choose_version() -> None:
     assert choose_version(ClientHello((1, 7))) == 1  # a version-1 client gets version 1
-    assert choose_version(ClientHello((1, 2, 3))) == 2
-    assert choose_version(ClientHello((3, 4))) is None
+    assert choose_version(ClientHello((1, 2))) == 2  # a version-2 client gets version 2
+    assert choose_version(ClientHello((1, 2, 3))) == 3
+    assert choose_version(ClientHello((3, 4))) == 3
+    assert choose_version(ClientHello((4, 5))) is None
     assert choose_version(ClientHello((1, 2, 3)), (1,)) == 1
 
 
@@ -231,6 +257,10 @@ CODEC_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
 }
 OVERRIDES: dict[tuple[type, str], st.SearchStrategy[Any]] = {
     (ReceiveRequest, "action"): st.sampled_from(Action),
+    (ReceiveMatchingRequest, "action"): st.sampled_from(
+        [Action.MQ_ACTION_RECEIVE, Action.MQ_ACTION_PEEK_CURRENT]
+    ),
+    (ReceiveMatchingRequest, "match"): st.sampled_from([2, 3]),
     (ServerHello, "max_payload"): st.integers(0x10000, MAX_PAYLOAD),
     (ServerHello, "max_in_flight"): st.integers(1, 0xFFFFFFFF),
     (ServerHello, "max_message_size"): st.integers(0, MAX_PACKET_SIZE),

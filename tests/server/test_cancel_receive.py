@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from pymsmq import Message
 from pymsmq.client import connect
 from pymsmq.client.many import GiveBack
 from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
 from pymsmq.protocol import Action, ErrorResponse, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.batch_ops import ReceiveManyRequest
@@ -30,6 +32,7 @@ from pymsmq.protocol.codes import ManyFlags, ReceiveFlags
 from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS
 
 Q = r".\private$\cancel"
+_WANTED = ObjectId(uuid.UUID(int=7), 7)
 TQ = r".\private$\cancel-tx"
 
 
@@ -125,7 +128,7 @@ def test_a_cancel_that_names_no_waiting_read(server: ThreadServer, client: Any) 
     assert type(answer) is ErrorResponse and answer.hresult == HResult.STATUS_NOT_FOUND
 
 
-@pytest.mark.parametrize("how", ["receive", "cursor", "receive_many"])
+@pytest.mark.parametrize("how", ["receive", "cursor", "receive_many", "receive_by_correlation_id"])
 @pytest.mark.parametrize("delivery", [0, 1])
 def test_an_interrupted_waiting_receive_takes_no_later_message(
     server: ThreadServer, client: Any, monkeypatch: pytest.MonkeyPatch, how: str, delivery: int
@@ -139,14 +142,16 @@ def test_an_interrupted_waiting_receive_takes_no_later_message(
             q.receive(timeout=60)
         elif how == "cursor":
             cursor.receive_current(timeout=60)
-        else:
+        elif how == "receive_many":
             q.receive_many(10, timeout=60)
+        else:
+            q.receive_by_correlation_id(_WANTED, timeout=60)
     deadline = time.monotonic() + 10
     while _waiting(server, 0) and time.monotonic() < deadline:  # the CANCEL_RECEIVE is on its way
         time.sleep(0.01)
     assert _waiting(server, 0) == 0
     sender = connect(server.url)
-    sender.queue(Q).send(Message(body=b"after the interrupt", delivery=delivery))
+    sender.queue(Q).send(Message(body=b"after the interrupt", delivery=delivery, correlation_id=_WANTED))
     # Express or recoverable, the message is not taken by the interrupted receive: it is there.
     assert sender.queue(Q).receive(timeout=5).body == b"after the interrupt"
     sender.close()

@@ -24,6 +24,7 @@ from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import RR_ACK, Op, ReceiveFlags
 from pymsmq.protocol.fast_packet import encode_plain, encode_simple
+from pymsmq.protocol.handshake import OP_SINCE_VERSION
 from pymsmq.protocol.message_codec import (
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_MSGID,
@@ -51,6 +52,10 @@ _MISSING: Final = object()
 #: Two-phase receives outside a transaction ([MS-MQRR] 3.1.4.9; docs/protocol.md, END_RECEIVE).
 _CONFIRM: Final = int(ReceiveFlags.CONFIRM)
 _PEEKS: Final = frozenset(int(a) for a in Action if a.peek)
+#: RECEIVE_MATCHING.match for correlation ids ([MS-MQMQ] 2.2.18.1.4 PROPID_M_CORRELATIONID).
+PROPID_M_CORRELATIONID: Final = 3
+#: The protocol version that has RECEIVE_MATCHING.
+_MATCHING_VERSION: Final = OP_SINCE_VERSION[Op.RECEIVE_MATCHING]
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
 
 
@@ -405,7 +410,7 @@ class RemoteQueue:
         m.destination_queue = m.destination_queue or self._format_name
         return m
 
-    def _received(self, response: pm.ReceiveResponse) -> Message:
+    def _received(self, response: pm.ReceiveResponse | pm.ReceiveMatchingResponse) -> Message:
         """The message of a RECEIVE answer, acknowledged first when the server holds it."""
         m = decode_message(response.packet, response.properties)
         if is_held(response.properties):
@@ -484,6 +489,82 @@ class RemoteQueue:
         """The handle's cursor goes back before the first message."""
         self._check()
         self._default_cursor().reset()
+
+    # ------------------------------------------------------------------ by message id / correlation id
+    def _matching(
+        self,
+        match: int,
+        wanted: ObjectId | bytes | str,
+        peek: bool,
+        timeout: float | None,
+        transaction: object,
+    ) -> Message:
+        # RECEIVE_MATCHING (docs/protocol.md 11); the embedded queue's qm/matching.py semantics.
+        target = ObjectId.coerce(wanted)
+        ms = _timeout_ms(timeout)
+        xact = None if peek else _receive_xact(self._qm, transaction)
+        self._check()
+        t = self._t
+        hello = t.server_hello
+        if hello is not None and hello.version < _MATCHING_VERSION:
+            raise MSMQError(
+                f"the server speaks protocol version {hello.version}; reads by message id or"
+                f" correlation id need version {_MATCHING_VERSION} (a newer pymsmq serve)",
+                HResult.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER,
+            )
+        flags = _CONFIRM if xact is None and not peek else 0
+        action = _A.MQ_ACTION_PEEK_CURRENT if peek else _A.MQ_ACTION_RECEIVE
+        request = pm.ReceiveMatchingRequest(
+            self._handle,
+            action,
+            ms,
+            match,
+            target.lineage,
+            target.uniquifier,
+            xact,
+            flags,
+            CLIENT_RECEIVE_PROPIDS,
+        )
+        fmt = self._format_name
+
+        def convert(response: pm.ReceiveMatchingResponse) -> Message:
+            m = self._received(response)
+            m.destination_queue = m.destination_queue or fmt
+            return m
+
+        # As a RECEIVE: interrupted, a message the answer holds goes back and a wait is cancelled.
+        return t.submit(request, convert, self._give_back(ms != 0) if flags or ms else None).take()
+
+    def receive_by_id(
+        self,
+        message_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: RemoteTransaction | int | None = None,
+    ) -> Message:
+        """Remove and return the message whose ``id`` is ``message_id`` (System.Messaging
+        ``ReceiveById``); ``timeout`` 0 by default: MQ_ERROR_MESSAGE_NOT_FOUND when it is not there."""
+        return self._matching(PROPID_M_MSGID, message_id, False, timeout, transaction)
+
+    def peek_by_id(self, message_id: ObjectId | bytes | str, timeout: float | None = 0) -> Message:
+        """Return the message whose ``id`` is ``message_id`` without removing it (``PeekById``)."""
+        return self._matching(PROPID_M_MSGID, message_id, True, timeout, None)
+
+    def receive_by_correlation_id(
+        self,
+        correlation_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: RemoteTransaction | int | None = None,
+    ) -> Message:
+        """Remove and return the first message whose ``correlation_id`` is ``correlation_id``
+        (System.Messaging ``ReceiveByCorrelationId``), waiting up to ``timeout`` seconds for it."""
+        return self._matching(PROPID_M_CORRELATIONID, correlation_id, False, timeout, transaction)
+
+    def peek_by_correlation_id(
+        self, correlation_id: ObjectId | bytes | str, timeout: float | None = 0
+    ) -> Message:
+        """Return the first message whose ``correlation_id`` is ``correlation_id`` without removing
+        it (``PeekByCorrelationId``)."""
+        return self._matching(PROPID_M_CORRELATIONID, correlation_id, True, timeout, None)
 
     # ------------------------------------------------------------------ lookup ids
     def _lookup(self, action: int, lookup_id: int = 0, transaction: object = None) -> Message:

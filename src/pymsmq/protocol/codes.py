@@ -49,6 +49,9 @@ class Op(IntEnum):
     SEND_MANY = 0x0041
     #: pymsmq extension: many RECEIVEs (or peeks) of the queue head in one frame (RECEIVE_MANY).
     RECEIVE_MANY = 0x0042
+    #: pymsmq extension (protocol version 3): receive or peek the first message with a given
+    #: message id or correlation id, waiting for it (RECEIVE_MATCHING; System.Messaging ReceiveById).
+    RECEIVE_MATCHING = 0x0043
 
 
 class Action(IntEnum):

@@ -42,6 +42,7 @@ from pymsmq.wire.base_header import INFINITE
 from pymsmq.wire.user_message import UserMessage
 
 __all__ = [
+    "MATCH_PROPIDS",
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
     "AbortTransactionRequest",
@@ -83,6 +84,8 @@ __all__ = [
     "ReadRangeRequest",
     "ReadRangeResponse",
     "ReceiveFlags",
+    "ReceiveMatchingRequest",
+    "ReceiveMatchingResponse",
     "ReceiveRequest",
     "ReceiveResponse",
     "Request",
@@ -406,6 +409,54 @@ class ReceiveResponse(Response):
         return None if self.packet is None else UserMessage.decode(self.packet)
 
 
+_NIL_GUID: Final = uuid.UUID(int=0)
+#: RECEIVE_MATCHING.match: the message property compared ([MS-MQMQ] PROPID_M_MSGID, PROPID_M_CORRELATIONID).
+MATCH_PROPIDS: Final = {2: "id", 3: "correlation_id"}
+
+
+@payload(U32, U32, U32, U32, GUID, U32, XACT, U32, PROPIDS)
+@dataclass(frozen=True, slots=True)
+class ReceiveMatchingRequest(Request):
+    """RECEIVE_MATCHING (pymsmq extension, protocol version 3): receive (``action``
+    MQ_ACTION_RECEIVE) or peek (MQ_ACTION_PEEK_CURRENT) the first message in queue order whose
+    property ``match`` (PROPID_M_MSGID 2 or PROPID_M_CORRELATIONID 3) is the OBJECTID
+    ``{lineage, uniquifier}`` ([MS-MQMQ] 2.2.8), waiting up to ``request_timeout`` ms for one to
+    arrive.  ``transaction``, ``flags`` and ``propids`` are RECEIVE's."""
+
+    OP = Op.RECEIVE_MATCHING
+    handle: int
+    action: int = Action.MQ_ACTION_RECEIVE
+    request_timeout: int = INFINITE
+    match: int = 3
+    lineage: uuid.UUID = _NIL_GUID
+    uniquifier: int = 0
+    transaction: TransactionRef = None
+    flags: int = ReceiveFlags.NONE
+    propids: tuple[int, ...] = ()
+
+    def _validate(self) -> None:
+        if self.action not in (Action.MQ_ACTION_RECEIVE, Action.MQ_ACTION_PEEK_CURRENT):
+            raise WireError(
+                f"ReceiveMatchingRequest.action 0x{self.action:08X} is not MQ_ACTION_RECEIVE or"
+                " MQ_ACTION_PEEK_CURRENT"
+            )
+        if self.match not in MATCH_PROPIDS:
+            raise WireError(
+                f"ReceiveMatchingRequest.match {self.match} is not PROPID_M_MSGID (2) or"
+                " PROPID_M_CORRELATIONID (3)"
+            )
+
+
+@payload(OPT_PACKET, PROPS)
+@dataclass(frozen=True, slots=True)
+class ReceiveMatchingResponse(Response):
+    """RECEIVE_MATCHING answer: a RECEIVE answer's packet and facts."""
+
+    OP = Op.RECEIVE_MATCHING
+    packet: bytes | None = None
+    properties: Props = ()
+
+
 @payload(U32)
 @dataclass(frozen=True, slots=True)
 class CreateCursorRequest(Request):
@@ -618,6 +669,7 @@ REQUEST_TYPES: Final[dict[int, type[Request]]] = {
         PurgeQueueRequest,
         SendRequest,
         ReceiveRequest,
+        ReceiveMatchingRequest,
         CreateCursorRequest,
         CloseCursorRequest,
         EndReceiveRequest,
@@ -644,6 +696,7 @@ RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
         PurgeQueueResponse,
         SendResponse,
         ReceiveResponse,
+        ReceiveMatchingResponse,
         CreateCursorResponse,
         CloseCursorResponse,
         EndReceiveResponse,

@@ -32,6 +32,7 @@ from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.lifecycle import NACK_Q_PURGED
 from pymsmq.qm.lookup_ids import LookupIdOps
+from pymsmq.qm.matching import MatchingReads
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
 from pymsmq.qm.queue_manager import QuotaExceededError
 from pymsmq.qm.queue_state import subqueue_format
@@ -78,7 +79,7 @@ def _queued_copy(message: Message) -> Message:
     return m
 
 
-class Queue(LookupIdOps):
+class Queue(LookupIdOps, MatchingReads):
     """An open queue (or subqueue, or journal).  ``close()`` it, or use it as a context manager."""
 
     __slots__ = (

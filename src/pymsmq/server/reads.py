@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol import Action
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 
-__all__ = ["reader"]
+__all__ = ["matching_reader", "reader"]
 
 _A = Action
 
@@ -49,3 +50,17 @@ def reader(
     }
     fn = table[action]
     return lambda t: fn()
+
+
+def matching_reader(
+    queue: Queue, field: str, wanted: ObjectId, peek: bool, tx: Transaction | Hold | int | None
+) -> Callable[[float | None], Message]:
+    """The QM call a RECEIVE_MATCHING maps to: ``field`` "id" (PROPID_M_MSGID) or "correlation_id"
+    (PROPID_M_CORRELATIONID), a peek or a receive in ``tx`` (as ``reader``'s)."""
+    if field == "id":
+        if peek:
+            return lambda t: queue.peek_by_id(wanted, t)
+        return lambda t: queue.receive_by_id(wanted, t, tx)
+    if peek:
+        return lambda t: queue.peek_by_correlation_id(wanted, t)
+    return lambda t: queue.receive_by_correlation_id(wanted, t, tx)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.protocol import Action, hot
 from pymsmq.protocol import messages as pm
@@ -28,7 +29,7 @@ from pymsmq.protocol.message_codec import (
 )
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Cursor
-from pymsmq.server.reads import reader
+from pymsmq.server.reads import matching_reader, reader
 from pymsmq.server.waits import ArrivalWait, Cancels
 from pymsmq.wire.security import MQQueueAccessMask
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from pymsmq.protocol import ErrorResponse
+    from pymsmq.protocol._fields import Props
     from pymsmq.qm.transaction import Transaction
     from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
@@ -153,24 +155,14 @@ class ReceiveMixin:
         ms = req.request_timeout
         timeout = None if ms == _INFINITE_MS else ms / 1000.0
         read = reader(h.queue, cursor, action, req.lookup_id, tx if hold is None else hold)
-        counters = self.stats.queue(h.format_name)
         propids = req.propids or DEFAULT_RECEIVE_PROPIDS
         no_packet = bool(req.flags & _NO_PACKET)
 
         fmt = h.format_name
 
         def respond(message: Message) -> pm.Response:
-            packet = encode_packet(message, fmt)
-            if peek:
-                counters.peeked += 1
-            else:
-                counters.received += 1
-                counters.bytes_out += len(message.body)
-            props = fact_properties(message, propids)
-            if hold is not None and hold.held:
-                self.holds.keep(req.handle, message.lookup_id, hold)
-                props = held_properties(props)
-            return hot.receive_response(None if no_packet else packet, props)
+            props = self._answer_facts(req.handle, fmt, message, peek, hold, propids)
+            return hot.receive_response(None if no_packet else encode_packet(message, fmt), props)
 
         def run(t: float | None = timeout) -> pm.Response:
             return respond(read(t))
@@ -244,6 +236,66 @@ class ReceiveMixin:
                 ArrivalWait(self, rid, h, receive_again, timeout)
                 return
         if waits:
+            self.off_loop(rid, run, None, wait=True, owner=h)
+        else:
+            self.off_loop(rid, run, None if peek else h)
+
+    def _answer_facts(
+        self,
+        handle: int,
+        format_name: str,
+        message: Message,
+        peek: bool,
+        hold: Hold | None,
+        propids: tuple[int, ...],
+    ) -> Props:
+        """The facts of a read's answer (``propids``), counted in the statistics of the queue
+        ``format_name``; a message ``hold`` keeps is registered for END_RECEIVE on ``handle`` and
+        its answer marked held."""
+        counters = self.stats.queue(format_name)
+        if peek:
+            counters.peeked += 1
+        else:
+            counters.received += 1
+            counters.bytes_out += len(message.body)
+        props = fact_properties(message, propids)
+        if hold is not None and hold.held:
+            self.holds.keep(handle, message.lookup_id, hold)
+            props = held_properties(props)
+        return props
+
+    def _receive_matching(self, rid: int, req: pm.ReceiveMatchingRequest) -> None:
+        """RECEIVE_MATCHING (docs/protocol.md 11): the first message whose id or correlation id is
+        the one asked for (``Queue.receive_by_id`` and its kin), with RECEIVE's rights, transaction,
+        two-phase hold and waits (on the wait pool, cancellable by CANCEL_RECEIVE)."""
+        h = self.handle(req.handle)
+        peek = req.action != _RECEIVE
+        if peek:
+            self.check(h, _PEEK_RIGHT, "peek at")
+        else:
+            self.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
+        tx = None if peek else self.receive_transaction(req.transaction)
+        hold = Hold() if tx is None and not peek and req.flags & _CONFIRM else None
+        ms = req.request_timeout
+        timeout = None if ms == _INFINITE_MS else ms / 1000.0
+        read = matching_reader(
+            h.queue,
+            pm.MATCH_PROPIDS[req.match],
+            ObjectId(req.lineage, req.uniquifier),
+            peek,
+            tx if hold is None else hold,
+        )
+        propids = req.propids or DEFAULT_RECEIVE_PROPIDS
+        no_packet = bool(req.flags & _NO_PACKET)
+        fmt = h.format_name
+
+        def run() -> pm.Response:
+            message = read(timeout)
+            props = self._answer_facts(req.handle, fmt, message, peek, hold, propids)
+            packet = None if no_packet else encode_packet(message, fmt)
+            return pm.ReceiveMatchingResponse(packet, props)
+
+        if timeout != 0:
             self.off_loop(rid, run, None, wait=True, owner=h)
         else:
             self.off_loop(rid, run, None if peek else h)

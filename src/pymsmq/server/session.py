@@ -472,6 +472,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self._receive(rid, req)  # type: ignore[arg-type]
             elif op == Op.END_RECEIVE:
                 self._end_receive(rid, req)  # type: ignore[arg-type]
+            elif op == Op.RECEIVE_MATCHING:
+                self._receive_matching(rid, req)  # type: ignore[arg-type]
             elif op in _BATCH_OPS:
                 _BATCH_OPS[op](self, rid, req)
             elif op in _WORK_OPS:

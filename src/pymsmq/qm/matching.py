@@ -1,0 +1,121 @@
+"""Reads of the first message with a given message id or correlation id: System.Messaging's
+``ReceiveById``, ``PeekById``, ``ReceiveByCorrelationId`` and ``PeekByCorrelationId``.
+
+MSMQ's own API has no such call: System.Messaging walks a cursor over the queue comparing
+PROPID_M_MSGID or PROPID_M_CORRELATIONID and receives at the cursor (a request/response client
+waiting for the reply to its request on a shared reply queue).  Here the scan runs inside the queue
+manager, under its lock, so that the message found cannot be taken by another reader between the
+look and the receive, and a read that waits is woken by every arrival as ``receive`` is
+([MS-MQDMPR] 3.1.7.3.1 Wait For New Message).
+
+Which messages qualify is what a receive at the head sees ([MS-MQDMPR] 3.1.7.3.2 Seek Available
+Message Position): Available ones, and for a peek also those locked with AllowPeekWhenLocked; the
+first in queue order (priority, then arrival) wins.  Each look scans the queue: O(queue length),
+like System.Messaging's cursor walk but without a round trip per message.
+
+A mixin of ``pymsmq.qm.queue.Queue`` (``Queue`` is its only subclass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.model.ids import ObjectId
+from pymsmq.qm.index import AVAILABLE, LOCKED, Entry, MessageIndex
+
+if TYPE_CHECKING:
+    from pymsmq.model.message import Message
+    from pymsmq.qm.hold import Hold
+    from pymsmq.qm.transaction import Transaction
+
+__all__ = ["MATCH_FIELDS", "MatchingReads", "first_matching"]
+
+#: The message attributes a matching read compares: the message id and the correlation id.
+MATCH_FIELDS: Final = ("id", "correlation_id")
+
+
+def first_matching(index: MessageIndex, field: str, wanted: ObjectId, peek: bool) -> Entry | None:
+    """The first entry in queue order that a receive (or, with ``peek``, a peek) may read and whose
+    message's ``field`` (one of ``MATCH_FIELDS``) equals ``wanted``; None when there is none."""
+    for entry in index:
+        state = entry.state
+        # Entry.visible(peek), inline (the test every entry of the scan pays).
+        if (state == AVAILABLE or (peek and state == LOCKED and entry.allow_peek)) and getattr(
+            entry.message, field
+        ) == wanted:
+            return entry
+    return None
+
+
+class MatchingReads:
+    """``receive_by_id``, ``peek_by_id``, ``receive_by_correlation_id`` and
+    ``peek_by_correlation_id`` of ``Queue``."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # provided by Queue
+
+        def _read(
+            self,
+            seek: Callable[[MessageIndex], Entry | None],
+            peek: bool,
+            timeout: float | None,
+            transaction: object = None,
+        ) -> Message: ...
+
+    def _matching(
+        self,
+        field: str,
+        wanted: ObjectId | bytes | str,
+        peek: bool,
+        timeout: float | None,
+        transaction: object,
+    ) -> Message:
+        target = ObjectId.coerce(wanted)
+
+        def seek(index: MessageIndex) -> Entry | None:
+            return first_matching(index, field, target, peek)
+
+        return self._read(seek, peek, timeout, transaction)
+
+    def receive_by_id(
+        self,
+        message_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: Transaction | Hold | int | None = None,
+    ) -> Message:
+        """Remove and return the message whose ``id`` is ``message_id`` (System.Messaging
+        ``ReceiveById``).
+
+        ``timeout`` in seconds, 0 by default: not there now raises MQ_ERROR_MESSAGE_NOT_FOUND, as
+        ``ReceiveById(id)`` does; a positive timeout (or None, forever) waits for it to arrive and
+        raises MQ_ERROR_IO_TIMEOUT when it does not.  ``transaction`` as for ``receive``.
+        """
+        return self._matching("id", message_id, False, timeout, transaction)
+
+    def peek_by_id(self, message_id: ObjectId | bytes | str, timeout: float | None = 0) -> Message:
+        """Return (a copy of) the message whose ``id`` is ``message_id`` without removing it
+        (System.Messaging ``PeekById``); ``timeout`` as for ``receive_by_id``."""
+        return self._matching("id", message_id, True, timeout, None)
+
+    def receive_by_correlation_id(
+        self,
+        correlation_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: Transaction | Hold | int | None = None,
+    ) -> Message:
+        """Remove and return the first message whose ``correlation_id`` is ``correlation_id``
+        (System.Messaging ``ReceiveByCorrelationId``: a reply to the request whose ``id`` it is).
+
+        The first in queue order (priority, then arrival) when several match; ``timeout`` and
+        ``transaction`` as for ``receive_by_id``.
+        """
+        return self._matching("correlation_id", correlation_id, False, timeout, transaction)
+
+    def peek_by_correlation_id(
+        self, correlation_id: ObjectId | bytes | str, timeout: float | None = 0
+    ) -> Message:
+        """Return (a copy of) the first message whose ``correlation_id`` is ``correlation_id``
+        without removing it (System.Messaging ``PeekByCorrelationId``)."""
+        return self._matching("correlation_id", correlation_id, True, timeout, None)
