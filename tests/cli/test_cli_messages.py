@@ -280,6 +280,31 @@ def test_receive_by_lookup_id_and_transactional(data: str) -> None:
     assert run(data, "receive", TX, "--lookup-id", "0").exit_code == 2
 
 
+def test_receive_and_peek_by_id_and_correlation_id(data: str) -> None:
+    request = ObjectId(uuid.uuid4(), 3)
+    put(data, b"other", correlation_id=ObjectId(uuid.uuid4(), 1))
+    put(data, b"r1", b"r2", correlation_id=request)
+    put(data, b"last")
+    r = run(data, "peek", ORDERS, "--correlation-id", str(request), "-n", "5", "--body-only")
+    assert r.exit_code == 0 and r.stdout_bytes == b"r1"  # a peek prints the first match only
+    r = run(data, "receive", ORDERS, "--correlation-id", str(request), "-n", "5", "--body-only")
+    assert r.exit_code == 0 and r.stdout_bytes == b"r1r2"  # each match in turn
+    r = run(data, "receive", ORDERS, "--correlation-id", str(request), "--timeout", "0.1")
+    assert r.exit_code == 3 and "MQ_ERROR_IO_TIMEOUT" in r.stderr
+    last = peek_all(data)[-1]
+    r = run(data, "peek", ORDERS, "--id", str(last.id), "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["body"] == base64.b64encode(b"last").decode()
+    r = run(data, "receive", ORDERS, "--id", str(last.id), "--body-only")
+    assert r.exit_code == 0 and r.stdout_bytes == b"last"
+    assert [m.body for m in peek_all(data)] == [b"other"]
+    # Bad usage: an id that does not parse, or two ways of naming the message.
+    r = run(data, "receive", ORDERS, "--id", "12")
+    assert r.exit_code == 2 and "is not an id" in r.stderr
+    r = run(data, "receive", ORDERS, "--id", str(last.id), "--lookup-id", "1")
+    assert r.exit_code == 2 and "give one of --lookup-id, --id and --correlation-id" in r.stderr
+    assert [m.body for m in peek_all(data)] == [b"other"]
+
+
 def test_peek_does_not_remove_and_walks_a_cursor(data: str) -> None:
     put(data, b"a", b"b")
     put(data, b"urgent", priority=7)

@@ -132,7 +132,7 @@ def test_blocked_receive_wakes_on_send(qm: Any, qm_factory: Any) -> None:
     t.join()
 
 
-@pytest.mark.parametrize("read", ["receive", "peek", "receive_many"])
+@pytest.mark.parametrize("read", ["receive", "peek", "receive_many", "receive_by_correlation_id"])
 def test_closing_the_handle_wakes_a_read_waiting_on_it(qm: Any, read: str) -> None:
     # The embedded queue manager fails a read blocked on a handle that another thread closes with
     # MQ_ERROR_INVALID_HANDLE at once; the server must answer the parked request the same way (it
@@ -142,9 +142,12 @@ def test_closing_the_handle_wakes_a_read_waiting_on_it(qm: Any, read: str) -> No
 
     def reader() -> None:
         try:
-            outcome.append(
-                getattr(q, read)(2, timeout=20) if read == "receive_many" else getattr(q, read)(timeout=20)
-            )
+            if read == "receive_many":
+                outcome.append(q.receive_many(2, timeout=20))
+            elif read == "receive_by_correlation_id":
+                outcome.append(q.receive_by_correlation_id(ObjectId(uuid.uuid4(), 1), timeout=20))
+            else:
+                outcome.append(getattr(q, read)(timeout=20))
         except MSMQError as exc:
             outcome.append(exc.hresult)
 

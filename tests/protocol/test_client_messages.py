@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -336,3 +338,17 @@ def test_mutated_encodings(cls: type[Payload], data: st.DataObject) -> None:
     except WireError:
         return
     assert value.encode() == bytes(encoded)
+
+
+def test_the_receive_matching_example_of_protocol_md_is_the_encoding() -> None:
+    # docs/protocol.md 11.z: each line of the example block is hex words, then a comment.
+    text = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text()
+    section = text[text.index("### 11.z RECEIVE_MATCHING") :]
+    block = section[section.index("```\n") + 4 :]
+    block = block[: block.index("```")]
+    data = bytes.fromhex("".join(re.split(r"\s{3,}", line)[0] for line in block.splitlines()))
+    request = ReceiveMatchingRequest(
+        5, Action.MQ_ACTION_PEEK_CURRENT, 2000, 3, GUID, 7, None, ReceiveFlags.NO_PACKET, (60,)
+    )
+    assert data == request.encode()
+    assert ReceiveMatchingRequest.decode(data) == request

@@ -136,6 +136,8 @@ ACK: Final = _Named("ACK", ACK_LEVELS, 8)
 BODY_TYPE: Final = _Named("TYPE", BODY_TYPES, 32)
 SECONDS: Final = _Seconds()
 OBJECT_ID: Final = _Id()
+#: A read's match: ("id" or "correlation_id", the id) (``Queue.receive_by_id`` and its kin).
+_Match = tuple[str, ObjectId]
 _TIMEOUT: Final = click.FloatRange(min=0)
 
 
@@ -378,9 +380,19 @@ def _utc(seconds: float) -> str:
 
 
 def _reader(
-    q: Queue, remove: bool, lookup_id: int | None, transaction: Any
+    q: Queue, remove: bool, lookup_id: int | None, transaction: Any, match: _Match | None = None
 ) -> Callable[[float | None, bool], Message]:
-    """A function (timeout, first) -> the next message: receive, or peek along a cursor."""
+    """A function (timeout, first) -> the next message: receive, or peek along a cursor; with
+    ``match``, the first message with that message id or correlation id."""
+    if match is not None:
+        field, wanted = match
+        if field == "id":
+            if remove:
+                return lambda timeout, first: q.receive_by_id(wanted, timeout, transaction)
+            return lambda timeout, first: q.peek_by_id(wanted, timeout)
+        if remove:
+            return lambda timeout, first: q.receive_by_correlation_id(wanted, timeout, transaction)
+        return lambda timeout, first: q.peek_by_correlation_id(wanted, timeout)
     if lookup_id is not None:
         if remove:
             return lambda timeout, first: q.receive_by_lookup_id(lookup_id, transaction)
@@ -406,7 +418,20 @@ def _read_messages(
     as_json: bool,
     body_only: bool,
     transactional: bool,
+    message_id: ObjectId | None = None,
+    correlation_id: ObjectId | None = None,
 ) -> None:
+    chosen = [lookup_id is not None, message_id is not None, correlation_id is not None]
+    if sum(chosen) > 1:
+        raise BadInput("give one of --lookup-id, --id and --correlation-id")
+    match: _Match | None = None
+    if message_id is not None:
+        match = ("id", message_id)
+    elif correlation_id is not None:
+        match = ("correlation_id", correlation_id)
+    # One message: by lookup id or message id, or a peek by correlation id (it would print the
+    # same first match again); receives by correlation id take each match in turn.
+    single = lookup_id is not None or message_id is not None or (correlation_id is not None and not remove)
     limit = count if count is not None else None if follow else 1
     qm = target.qm
     out: BinaryIO = sys.stdout.buffer
@@ -423,7 +448,7 @@ def _read_messages(
             tx = qm.begin_transaction()
         taken: Message | None = None  # received (or peeked) and not printed yet
         try:
-            read = _reader(q, remove, lookup_id, tx)
+            read = _reader(q, remove, lookup_id, tx, match)
             while limit is None or got < limit:
                 try:
                     taken = read(timeout_each, got == 0)
@@ -444,7 +469,7 @@ def _read_messages(
                 taken = None
                 got += 1
                 guard.printing = False
-                if lookup_id is not None or guard.interrupted:
+                if single or guard.interrupted:
                     break
         except KeyboardInterrupt:
             if taken is not None and remove:
@@ -528,6 +553,19 @@ def _read_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--lookup-id", type=click.IntRange(1, (1 << 64) - 1), default=None, help="This message."
         ),
+        click.option(
+            "--id",
+            "message_id",
+            type=OBJECT_ID,
+            default=None,
+            help="The message with this message id ({guid}\\number); --timeout waits for it.",
+        ),
+        click.option(
+            "--correlation-id",
+            type=OBJECT_ID,
+            default=None,
+            help="Messages with this correlation id (a reply's: its request's id), first in queue order.",
+        ),
         click.option("--json", "as_json", is_flag=True, help="One JSON object per message (JSON Lines)."),
         click.option("--body-only", is_flag=True, help="Write only the raw body bytes to stdout."),
     ]
@@ -548,6 +586,8 @@ def receive(
     follow: bool,
     timeout: float | None,
     lookup_id: int | None,
+    message_id: ObjectId | None,
+    correlation_id: ObjectId | None,
     as_json: bool,
     body_only: bool,
     transactional: bool,
@@ -559,9 +599,22 @@ def receive(
       pymsmq receive --data ./qm '.\\private$\\orders' --timeout 5
       pymsmq receive --data ./qm '.\\private$\\orders' -n 10 --json
       pymsmq receive --url msmq://127.0.0.1:2103 '.\\private$\\orders' --follow --body-only
+      pymsmq receive --data ./qm '.\\private$\\replies' --timeout 30 \\
+          --correlation-id '{6f1a0c2e-58d4-4b8e-9d0a-3c7b1e2f4a5d}\\1'
     """
     _read_messages(
-        target, queue_name, True, count, follow, timeout, lookup_id, as_json, body_only, transactional
+        target,
+        queue_name,
+        True,
+        count,
+        follow,
+        timeout,
+        lookup_id,
+        as_json,
+        body_only,
+        transactional,
+        message_id,
+        correlation_id,
     )
 
 
@@ -576,6 +629,8 @@ def peek(
     follow: bool,
     timeout: float | None,
     lookup_id: int | None,
+    message_id: ObjectId | None,
+    correlation_id: ObjectId | None,
     as_json: bool,
     body_only: bool,
 ) -> None:
@@ -586,7 +641,20 @@ def peek(
       pymsmq peek --data ./qm '.\\private$\\orders' -n 5
       pymsmq peek --data ./qm '.\\private$\\orders;poison' --json
     """
-    _read_messages(target, queue_name, False, count, follow, timeout, lookup_id, as_json, body_only, False)
+    _read_messages(
+        target,
+        queue_name,
+        False,
+        count,
+        follow,
+        timeout,
+        lookup_id,
+        as_json,
+        body_only,
+        False,
+        message_id,
+        correlation_id,
+    )
 
 
 # ---------------------------------------------------------------------- move
