@@ -410,17 +410,19 @@ def _reader(
 def _read_messages(
     target: Target,
     queue_name: str,
+    *,
     remove: bool,
+    transactional: bool,
     count: int | None,
     follow: bool,
     timeout: float | None,
     lookup_id: int | None,
+    message_id: ObjectId | None,
+    correlation_id: ObjectId | None,
     as_json: bool,
     body_only: bool,
-    transactional: bool,
-    message_id: ObjectId | None = None,
-    correlation_id: ObjectId | None = None,
 ) -> None:
+    """``receive`` (``remove``) or ``peek`` with the options of ``_read_options``."""
     chosen = [lookup_id is not None, message_id is not None, correlation_id is not None]
     if sum(chosen) > 1:
         raise BadInput("give one of --lookup-id, --id and --correlation-id")
@@ -579,19 +581,7 @@ def _read_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--transactional", is_flag=True, help="Receive in one transaction, committed after printing.")
 @target_options
 @msmq_command
-def receive(
-    target: Target,
-    queue_name: str,
-    count: int | None,
-    follow: bool,
-    timeout: float | None,
-    lookup_id: int | None,
-    message_id: ObjectId | None,
-    correlation_id: ObjectId | None,
-    as_json: bool,
-    body_only: bool,
-    transactional: bool,
-) -> None:
+def receive(target: Target, queue_name: str, transactional: bool, **options: Any) -> None:
     """Receive (remove) messages from QUEUE and print them. Exit code 3 when none comes in time.
 
     \b
@@ -602,38 +592,14 @@ def receive(
       pymsmq receive --data ./qm '.\\private$\\replies' --timeout 30 \\
           --correlation-id '{6f1a0c2e-58d4-4b8e-9d0a-3c7b1e2f4a5d}\\1'
     """
-    _read_messages(
-        target,
-        queue_name,
-        True,
-        count,
-        follow,
-        timeout,
-        lookup_id,
-        as_json,
-        body_only,
-        transactional,
-        message_id,
-        correlation_id,
-    )
+    _read_messages(target, queue_name, remove=True, transactional=transactional, **options)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
 @_read_options
 @target_options
 @msmq_command
-def peek(
-    target: Target,
-    queue_name: str,
-    count: int | None,
-    follow: bool,
-    timeout: float | None,
-    lookup_id: int | None,
-    message_id: ObjectId | None,
-    correlation_id: ObjectId | None,
-    as_json: bool,
-    body_only: bool,
-) -> None:
+def peek(target: Target, queue_name: str, **options: Any) -> None:
     """Print messages of QUEUE without removing them (the first, the first N, or follow new ones).
 
     \b
@@ -641,20 +607,7 @@ def peek(
       pymsmq peek --data ./qm '.\\private$\\orders' -n 5
       pymsmq peek --data ./qm '.\\private$\\orders;poison' --json
     """
-    _read_messages(
-        target,
-        queue_name,
-        False,
-        count,
-        follow,
-        timeout,
-        lookup_id,
-        as_json,
-        body_only,
-        False,
-        message_id,
-        correlation_id,
-    )
+    _read_messages(target, queue_name, remove=False, transactional=False, **options)
 
 
 # ---------------------------------------------------------------------- move

@@ -303,15 +303,11 @@ def receive_batches(
     return out, learned
 
 
-#: Answers that carry one message (RECEIVE's packet and facts).
-_ONE_MESSAGE_ANSWERS: Final = (pm.ReceiveResponse, pm.ReceiveMatchingResponse)
-
-
 def held_head(response: object) -> int | None:
     """The lookup id END_RECEIVE names for the messages a receive's answer holds (two-phase, outside
     a transaction): the held message of a RECEIVE or RECEIVE_MATCHING answer, the first message of a
     RECEIVE_MANY or READ_RANGE answer marked ``ManyMore.HELD``; None when the answer holds nothing."""
-    if isinstance(response, _ONE_MESSAGE_ANSWERS):
+    if isinstance(response, pm.ReceiveResponse):  # RECEIVE_MATCHING's answer is one too
         if is_held(response.properties):
             for pid, value in response.properties:
                 if pid == PROPID_M_LOOKUPID and type(value.value) is int:

@@ -410,7 +410,7 @@ class RemoteQueue:
         m.destination_queue = m.destination_queue or self._format_name
         return m
 
-    def _received(self, response: pm.ReceiveResponse | pm.ReceiveMatchingResponse) -> Message:
+    def _received(self, response: pm.ReceiveResponse) -> Message:
         """The message of a RECEIVE answer, acknowledged first when the server holds it."""
         m = decode_message(response.packet, response.properties)
         if is_held(response.properties):

@@ -449,12 +449,10 @@ class ReceiveMatchingRequest(Request):
 
 @payload(OPT_PACKET, PROPS)
 @dataclass(frozen=True, slots=True)
-class ReceiveMatchingResponse(Response):
-    """RECEIVE_MATCHING answer: a RECEIVE answer's packet and facts."""
+class ReceiveMatchingResponse(ReceiveResponse):
+    """RECEIVE_MATCHING answer: a RECEIVE answer (its packet and facts) under its own op."""
 
     OP = Op.RECEIVE_MATCHING
-    packet: bytes | None = None
-    properties: Props = ()
 
 
 @payload(U32)
