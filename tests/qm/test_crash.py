@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import signal
 import subprocess
 import sys
@@ -55,10 +56,14 @@ def _run_and_kill(db: Path, mode: str, first: int, rng: random.Random, qm: bool 
         proc.kill()
         proc.communicate(timeout=30)
         raise AssertionError((ready, errors.read_text(errors="replace")))
+    # The kill comes at a random moment after the child's first acknowledgement (on a loaded host
+    # the first one can take longer than the random wait, and a round would then test nothing).
+    ready_to_read, _, _ = select.select([proc.stdout], [], [], 60)
+    first_line = proc.stdout.readline() if ready_to_read else b""
     time.sleep(rng.uniform(0.05, 0.5))
     os.kill(proc.pid, signal.SIGKILL)
     out, _ = proc.communicate(timeout=30)
-    text = out.decode()
+    text = (first_line + out).decode()
     # Killed, unless a "move" child had already moved everything (every thread said DONE) and ended.
     finished = proc.returncode == 0 and text.split("\n").count("DONE") == THREADS
     assert proc.returncode == -signal.SIGKILL or finished, errors.read_text(errors="replace")
