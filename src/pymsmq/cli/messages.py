@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
@@ -136,6 +137,8 @@ ACK: Final = _Named("ACK", ACK_LEVELS, 8)
 BODY_TYPE: Final = _Named("TYPE", BODY_TYPES, 32)
 SECONDS: Final = _Seconds()
 OBJECT_ID: Final = _Id()
+#: Longest wait of one read of ``receive``/``peek``: Ctrl-C is looked at between reads.
+_SLICE: Final = 0.25
 #: A read's match: ("id" or "correlation_id", the id) (``Queue.receive_by_id`` and its kin).
 _Match = tuple[str, ObjectId]
 _TIMEOUT: Final = click.FloatRange(min=0)
@@ -453,11 +456,13 @@ def _read_messages(
             read = _reader(q, remove, lookup_id, tx, match)
             while limit is None or got < limit:
                 try:
-                    taken = read(timeout_each, got == 0)
+                    taken = _read_between_interrupts(read, timeout_each, got == 0, guard)
                 except MSMQError as exc:
                     if exc.hresult in _NO_MESSAGE and got:
                         break
                     raise
+                if taken is None:  # Ctrl-C while waiting
+                    break
                 guard.printing = True  # a first Ctrl-C now waits for the message to be printed
                 try:
                     _print_message(taken, as_json, body_only, out)
@@ -491,18 +496,38 @@ def _read_messages(
         if tx is not None:
             tx.commit()
     if not got:  # interrupted before the first message
-        raise NoMessage("no message")
+        raise NoMessage("interrupted (Ctrl-C) before any message came")
 
 
 def _taken(m: Message) -> str:
     return f"message {m.id} (lookup id {m.lookup_id})"
 
 
+def _read_between_interrupts(
+    read: Callable[[float | None, bool], Message], timeout: float | None, first: bool, guard: _PrintGuard
+) -> Message | None:
+    """``read(timeout, first)`` in slices of at most ``_SLICE`` seconds, looking at ``guard``
+    between them: None once Ctrl-C came.  A read is never interrupted part way (a message taken and
+    not returned would be lost), so Ctrl-C is seen between slices; the last slice's "no message"
+    error is raised when ``timeout`` passes."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not guard.interrupted:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        step = _SLICE if left is None else min(_SLICE, left)
+        try:
+            return read(step, first)
+        except MSMQError as exc:
+            if exc.hresult not in _NO_MESSAGE or (left is not None and left <= step):
+                raise
+    return None
+
+
 class _PrintGuard:
-    """Ctrl-C while a reading command prints a message it took: the first one is held until the
-    message is printed (the command then stops as if interrupted between messages); a second one
-    interrupts the print.  Elsewhere (waiting for a message) Ctrl-C interrupts at once.  Only in
-    the main thread, where Python delivers signals; a no-op elsewhere."""
+    """Ctrl-C in a reading command: the command stops between messages, never inside a read (a
+    message received and not returned yet would be lost) nor while it commits.  Waiting reads come
+    in slices (``_read_between_interrupts``), so "between" comes soon.  While a message is being
+    printed a second Ctrl-C interrupts the print (the message is then named, or the transaction
+    aborted).  Only in the main thread, where Python delivers signals; a no-op elsewhere."""
 
     def __init__(self) -> None:
         self.printing = False
@@ -516,14 +541,15 @@ class _PrintGuard:
 
     def __exit__(self, *exc: object) -> None:
         if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+            # Interrupted, the command is on its way out (closing the queue manager, exiting): a
+            # further Ctrl-C is ignored rather than turned into a traceback or "Aborted!" after the
+            # outcome was decided (a committed transaction reported as a failure).
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self.interrupted else self._previous)
 
     def _on_sigint(self, signum: int, frame: object) -> None:
-        if self.printing and not self.interrupted:
-            self.interrupted = True
-            return
+        if self.printing and self.interrupted:
+            raise KeyboardInterrupt  # the second one while printing: interrupt the print
         self.interrupted = True
-        raise KeyboardInterrupt
 
 
 def _not_nan(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
