@@ -363,24 +363,29 @@ def end_receives(t: Transport, handle: int, heads: list[int], ack: int) -> MSMQE
     after they were written leaves the messages with the caller: the server either removed them or
     gives them back -- received at least once, never lost.
     """
+    requests: list[pm.Request] = [pm.EndReceiveRequest(handle, head, ack) for head in heads]
+    rids: list[int] | None = None
+    responses: list[object] | None = None
     try:
-        rids = t.send_many([pm.EndReceiveRequest(handle, head, ack) for head in heads])
+        # Ctrl-C is held from the write to the last answer (``Transport.uninterrupted``): once an
+        # RR_ACK is written the server removes the messages, which are the caller's, so an
+        # interrupt raised anywhere between (as the write returned, or as an answer was read)
+        # would lose them.  The wait is bounded: a dead server ends it (liveness).
+        with t.uninterrupted():
+            rids = t.send_many(requests)
+            responses = [t.wait(rid) for rid in rids]
     except MSMQError as exc:
-        return exc  # the connection is gone: the server gives the held messages back
+        # Not written: the server gives the held messages back when the connection closes.
+        # Written, then the connection was lost: the server removed them or gives them back.
+        return exc if rids is None else None
+    except BaseException:
+        # The Ctrl-C held meanwhile, raised as the block ends: for an RR_ACK it is dropped, the
+        # caller gets its messages (an RR_NACK's caller gets the interrupt).
+        if ack != RR_ACK or responses is None:
+            raise
+    assert responses is not None
     refused: MSMQError | None = None
-    for rid in rids:
-        while True:
-            try:
-                response = t.wait(rid)
-                break
-            except MSMQError:
-                return None
-            except BaseException:
-                # Interrupted (Ctrl-C) while the written RR_ACK is answered: the server removes
-                # the messages, which the caller holds; stopping here would lose them.  The
-                # interrupt is dropped and the wait goes on (a dead server ends it: liveness).
-                if ack != RR_ACK:
-                    raise
+    for response in responses:
         if type(response) is ErrorResponse:
             refused = refused or error_from(response)
     return refused

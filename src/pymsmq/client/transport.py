@@ -219,6 +219,7 @@ class _ThreadCall:
                 self.future.set_exception(value)
 
     def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        _not_for_sigint()
         try:
             ok, value = True, fn(*args)
         except BaseException as exc:  # handed to the awaiting task
@@ -309,6 +310,8 @@ class Transport:
         #: thread, without a lock): their CLOSE_QUEUE goes out with the next request written.
         self.handles_to_close: list[int] = []
         self._reading = False
+        #: The token of the thread that became the reader (``_drop_reader``), None between readers.
+        self._reader_token: object | None = None
         #: Threads blocked in ``_cond.wait`` (the reader notifies only when there are some).
         self._waiters = 0
         self._error: MSMQError | None = None
@@ -427,6 +430,20 @@ class Transport:
                 self._pump(None)
         return ids
 
+    @contextlib.contextmanager
+    def uninterrupted(self) -> Generator[None, None, None]:
+        """In the main thread, hold SIGINT (Ctrl-C) for the block: its handler runs when the block
+        ends, not part way through it (e.g. between writing a request and noting that it was)."""
+        held = (
+            _hold_signals()
+            if _HOLD_SIGNALS and threading.current_thread() is threading.main_thread()
+            else False
+        )
+        try:
+            yield
+        finally:
+            _release_signals(held)
+
     def _close_dropped(self) -> bytes:
         # Under ``_send_lock``: CLOSE_QUEUE frames for the handles dropped without ``close`` (as many
         # as the window leaves room for beside one more request), their answers abandoned.
@@ -469,18 +486,23 @@ class Transport:
                 self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
                 raise self._error from None  # type: ignore[misc]
         # ``wait(rid, parse)``, its usual case inline: nobody else reading, so this thread reads.
-        with self._lock:
-            lead = not self._reading and self._error is None and rid not in self._done
+        token = object()
+        lead = False
+        try:
+            with self._lock:
+                lead = not self._reading and self._error is None and rid not in self._done
+                if lead:
+                    self._reader_token = token
+                    self._reading = True
             if lead:
-                self._reading = True
-        if lead:
-            try:
                 response = self._read_until(rid, parse)
-            except BaseException:
+        except BaseException:
+            if lead:
+                self._drop_reader(token)
                 self._abandon(rid, on_abandon)
-                raise
-            if response is not _MISSING:
-                return response
+            raise
+        if lead and response is not _MISSING:
+            return response
         return self.wait(rid, parse, on_abandon, abandon=True)
 
     def wait(
@@ -544,39 +566,62 @@ class Transport:
 
     def _wait(self, rid: int, parse: Callable[[bytes], object | None] | None) -> object:
         cond = self._cond
+        token = object()
         while True:
-            with cond:
-                response = self._done.pop(rid, _MISSING)
-                if response is not _MISSING:
-                    return response
+            try:
+                with cond:
+                    response = self._done.pop(rid, _MISSING)
+                    if response is not _MISSING:
+                        return response
+                    if self._error is not None:
+                        raise self._error
+                    if self._reading:
+                        self._waiters += 1
+                        try:
+                            cond.wait()
+                        finally:
+                            self._waiters -= 1
+                        continue
+                    self._reader_token = token
+                    self._reading = True
+                # Fast path: the reader returns its own answer directly (it never enters ``_done``).
+                response = self._read_until(rid, parse)
+            except BaseException:
+                self._drop_reader(token)
+                raise
+            if response is not _MISSING:
+                return response
+
+    def _pump(self, rid: int | None) -> None:
+        token = object()
+        try:
+            with self._cond:
                 if self._error is not None:
                     raise self._error
                 if self._reading:
                     self._waiters += 1
                     try:
-                        cond.wait()
+                        self._cond.wait(0.05)
                     finally:
                         self._waiters -= 1
-                    continue
+                    return
+                self._reader_token = token
                 self._reading = True
-            # Fast path: the reader returns its own answer directly (it never enters ``_done``).
-            response = self._read_until(rid, parse)
-            if response is not _MISSING:
-                return response
+            self._read_until(rid)
+        except BaseException:
+            self._drop_reader(token)
+            raise
 
-    def _pump(self, rid: int | None) -> None:
-        with self._cond:
-            if self._error is not None:
-                raise self._error
-            if self._reading:
-                self._waiters += 1
-                try:
-                    self._cond.wait(0.05)
-                finally:
-                    self._waiters -= 1
-                return
-            self._reading = True
-        self._read_until(rid)
+    def _drop_reader(self, token: object) -> None:
+        # An exception (Ctrl-C) between becoming the reader and ``_read_until`` taking over (whose
+        # ``finally`` ends the turn): this thread is still the reader, and every other waiter would
+        # wait forever for it.  ``token`` tells that turn from a later one of another thread.
+        with self._lock:
+            if self._reader_token is token:
+                self._reader_token = None
+                self._reading = False
+                if self._waiters:
+                    self._cond.notify_all()
 
     def _read_until(self, rid: int | None, parse: Callable[[bytes], object | None] | None = None) -> object:
         # This thread is the reader until ``rid`` (or, for None, any answer) has arrived.  Returns
@@ -617,6 +662,7 @@ class Transport:
                             if parse is not None and rid is not None:
                                 fast = conn.response_payload(data, rid, parse)
                                 if fast is not None:
+                                    mine = fast
                                     return fast
                             events = conn.receive_data(data)
                     except ProtocolError as exc:
@@ -658,10 +704,19 @@ class Transport:
                             return mine
                 finally:
                     if hold:
-                        _release_signals(held)
+                        try:
+                            _release_signals(held)
+                        except BaseException:
+                            # The Ctrl-C held since the read raises now, as the answer to ``rid`` is
+                            # returned: it is kept for a later ``wait`` (or ``abandon``), not lost.
+                            if mine is not _MISSING and rid is not None:
+                                with self._lock:
+                                    self._done[rid] = mine
+                            raise
         finally:
             with self._lock:
                 self._reading = False
+                self._reader_token = None
                 if self._waiters:
                     cond.notify_all()
                 orphans = self._orphans
@@ -786,6 +841,14 @@ class Transport:
         self._fail(MSMQError("the connection is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE), wake=True)
 
 
+def _not_for_sigint() -> None:
+    """Block SIGINT in this (pymsmq's own) thread: the kernel then delivers a Ctrl-C to a thread
+    that takes it, the main thread when the application has no threads of its own, and a main
+    thread holding it (``_hold_signals``) gets it when it lets it through."""
+    if _HOLD_SIGNALS:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+
+
 def _hold_signals() -> bool:
     """Block ``_HELD_SIGNALS`` in this thread; True when they were not blocked already."""
     return signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
@@ -814,6 +877,7 @@ class _Watchdog:
                 self._thread.start()
 
     def _run(self) -> None:
+        _not_for_sigint()
         while True:
             with self._lock:
                 watched = list(self._transports)
