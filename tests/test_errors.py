@@ -70,3 +70,17 @@ def test_error_texts_name_paths_as_typed() -> None:
             qm.queue("DIRECT=TCP:1.2.3\\private$\\q\n")
         text = str(bad.value)
         assert "\\\\" not in text and "\n" not in text and r"\private$\q\n" in text
+
+
+def test_hresult_is_an_hresult_member_when_msmq_names_it() -> None:
+    # docs/api.md: `.hresult` is an HResult (err.hresult.name works), equal to its int as before.
+    from pymsmq import MSMQError
+    from pymsmq.hresult import HResult
+
+    named = MSMQError("x", 0xC00E0003)
+    assert (
+        named.hresult is HResult.MQ_ERROR_QUEUE_NOT_FOUND and named.hresult.name == "MQ_ERROR_QUEUE_NOT_FOUND"
+    )
+    assert named.hresult == 0xC00E0003
+    unnamed = MSMQError("y", 0x12345)
+    assert type(unnamed.hresult) is int and unnamed.hresult == 0x12345

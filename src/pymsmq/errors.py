@@ -12,12 +12,16 @@ __all__ = ["FormatNameError", "MSMQError", "WireError", "printable", "quoted", "
 
 
 class MSMQError(Exception):
-    """Root of every pymsmq error.  ``hresult`` is the MSMQ HRESULT (an unsigned 32-bit int)."""
+    """Root of every pymsmq error.  ``hresult`` is the MSMQ HRESULT (an unsigned 32-bit int): an
+    ``HResult`` member (an ``IntEnum``) for the values MSMQ names, a plain int otherwise."""
 
     default_hresult: int = HResult.MQ_ERROR
 
     def __init__(self, message: str = "", hresult: int | None = None) -> None:
-        self.hresult: int = int(self.default_hresult if hresult is None else hresult) & 0xFFFFFFFF
+        value = int(self.default_hresult if hresult is None else hresult) & 0xFFFFFFFF
+        # An ``HResult`` member when MSMQ names the value (``err.hresult.name``), else the int.
+        member = HResult._value2member_map_.get(value)
+        self.hresult: int = value if member is None else member  # type: ignore[assignment]
         self.message = message or describe(self.hresult)
         super().__init__(self.message)
 
