@@ -243,3 +243,14 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal(monkeypatch: pytest.Mo
     with progress("exporting", 3) as bar:
         bar.update(3)
     assert quiet.getvalue() == ""
+
+
+def test_a_report_of_an_archive_without_messages_says_so(tmp_path: Path) -> None:
+    # An archive of an empty queue (a healthy dead-letter queue) has only its checkpoint: Spark
+    # failed with a traceback (UNABLE_TO_INFER_SCHEMA); now one line, exit 3, before Spark starts.
+    archive = tmp_path / "archive"
+    (archive / "_checkpoint" / "offsets").mkdir(parents=True)
+    (archive / "_spark_metadata").mkdir()
+    r = run("pipeline", "report", "--archive", str(archive), "--out", str(tmp_path / "report"))
+    assert r.exit_code == 3
+    assert "has no messages yet" in r.stderr and "Traceback" not in r.output

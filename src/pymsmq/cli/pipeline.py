@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from pymsmq.cli._common import BadInput, msmq_command, progress
+from pymsmq.cli._common import BadInput, NoMessage, msmq_command, progress
 
 __all__ = ["pipeline"]
 
@@ -128,7 +128,18 @@ def report(archive_dir: str, output: str, top: int, master: str) -> None:
     run, steps = jobs.report, jobs.REPORT_STEPS
     if not os.path.isdir(archive_dir):
         raise BadInput(f"no archive at {archive_dir}")
+    if not _has_parquet(archive_dir):  # Spark cannot infer a schema from nothing (a traceback)
+        raise NoMessage(f"the archive at {archive_dir} has no messages yet (nothing was archived)")
     spark = _session(master)
     with progress("report", len(steps)) as bar:
         rep = run(spark, archive_dir, output, top=top, progress=lambda _step, _total: bar.update())
     click.echo(f"report of {rep.messages} messages: {os.path.join(output, 'index.html')}")
+
+
+def _has_parquet(directory: str) -> bool:
+    """True when ``directory`` holds a Parquet data file (the archive's checkpoint is not data)."""
+    for _root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+        if any(f.endswith(".parquet") for f in files):
+            return True
+    return False
