@@ -433,7 +433,13 @@ class Transport:
     @contextlib.contextmanager
     def uninterrupted(self) -> Generator[None, None, None]:
         """In the main thread, hold SIGINT (Ctrl-C) for the block: its handler runs when the block
-        ends, not part way through it (e.g. between writing a request and noting that it was)."""
+        ends, not part way through it (e.g. between writing a request and noting that it was).
+
+        A mask of the main thread's: pymsmq's own threads block SIGINT (``_not_for_sigint``), so
+        the kernel delivers a Ctrl-C to the main thread, which lets it through at the end.  An
+        application thread that does not block SIGINT can take the signal instead, and Python then
+        runs the handler in the main thread inside the block all the same: there the hold is best
+        effort."""
         held = (
             _hold_signals()
             if _HOLD_SIGNALS and threading.current_thread() is threading.main_thread()
