@@ -19,7 +19,7 @@ A mixin of ``pymsmq.qm.queue.Queue`` (``Queue`` is its only subclass).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, LOCKED, Entry, MessageIndex
@@ -29,15 +29,12 @@ if TYPE_CHECKING:
     from pymsmq.qm.hold import Hold
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["MATCH_FIELDS", "MatchingReads", "first_matching"]
-
-#: The message attributes a matching read compares: the message id and the correlation id.
-MATCH_FIELDS: Final = ("id", "correlation_id")
+__all__ = ["MatchingReads", "first_matching"]
 
 
 def first_matching(index: MessageIndex, field: str, wanted: ObjectId, peek: bool) -> Entry | None:
     """The first entry in queue order that a receive (or, with ``peek``, a peek) may read and whose
-    message's ``field`` (one of ``MATCH_FIELDS``) equals ``wanted``; None when there is none."""
+    message's ``field`` ("id" or "correlation_id") equals ``wanted``; None when there is none."""
     for entry in index:
         state = entry.state
         # Entry.visible(peek), inline (the test every entry of the scan pays).
