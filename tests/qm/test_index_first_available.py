@@ -9,10 +9,16 @@ have nothing AVAILABLE before it, and the mark a peek starts from nothing a peek
 Scaling checks (lookups counted, nothing timed) show the point of the marks: a transaction that
 receives n messages one by one, and peeks repeated while it holds them, visit each entry a bounded
 number of times.
+
+The same machine checks the tables of entries by message id and correlation id
+(``MessageIndex.by_field``, built the first time a read by that field looks, at a random step, and
+kept up to date by every later operation) and ``first_matching`` against the model: the first
+suitable entry whose message has the value, by the table and by the scan it falls back to.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,16 +28,23 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import pymsmq.qm.index as index_module
+import pymsmq.qm.matching as matching_module
 from pymsmq import Message, QueueManager
+from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.queue import Queue
 
 _STATES = st.sampled_from([AVAILABLE, AVAILABLE, LOCKED, PENDING])
 _PRIORITIES = st.sampled_from([0, 3, 3, 7])
+#: Message ids and correlation ids are drawn from this small pool, so that values are shared.
+_POOL = [ObjectId(uuid.UUID(int=i + 1), i) for i in range(3)]
+_KEYS = st.integers(0, len(_POOL) - 1)
+_FIELDS = ("id", "correlation_id")
 
 
-def _message() -> Any:
-    return Message(body=b"x")
+def _message(key: int = 0) -> Any:
+    # Key 0: no correlation id (None: not filed in the table).
+    return Message(body=b"x", id=_POOL[key], correlation_id=_POOL[key] if key else None)
 
 
 class FirstAvailableMachine(RuleBasedStateMachine):
@@ -44,34 +57,38 @@ class FirstAvailableMachine(RuleBasedStateMachine):
         self.removed: dict[int, Entry] = {}  # taken out: may come back (a subqueue move back)
         self.next_lid = 10  # new ids go up by 3; the gaps take out-of-order adds
         self._saved = index_module._COMPACT_MIN
+        self._saved_scan = matching_module.SCAN_ABOVE
 
-    @initialize()
-    def small_compaction_threshold(self) -> None:
+    @initialize(scan_above=st.sampled_from([0, 1, 64]))
+    def small_compaction_threshold(self, scan_above: int) -> None:
         index_module._COMPACT_MIN = 4  # type: ignore[misc]  # cut and compact the lists often
+        matching_module.SCAN_ABOVE = scan_above  # type: ignore[misc]  # the table, the scan, both
 
     def teardown(self) -> None:
         index_module._COMPACT_MIN = self._saved  # type: ignore[misc]
+        matching_module.SCAN_ABOVE = self._saved_scan  # type: ignore[misc]
 
     # ------------------------------------------------------------------ the model
-    def _expected(self, peek: bool) -> Entry | None:
+    def _expected(self, peek: bool, wanted: Any = None) -> Entry | None:
         suitable = [
             e
             for e in self.live.values()
-            if e.state == AVAILABLE or (peek and e.state == LOCKED and e.allow_peek)
+            if (e.state == AVAILABLE or (peek and e.state == LOCKED and e.allow_peek))
+            and (wanted is None or wanted(e))
         ]
         return min(suitable, key=lambda e: (-e.priority, e.lookup_id), default=None)
 
-    def _add(self, lid: int, priority: int, state: int) -> None:
-        entry = Entry(lid, priority, _message(), 1, state)
+    def _add(self, lid: int, priority: int, state: int, key: int = 0) -> None:
+        entry = Entry(lid, priority, _message(key), 1, state)
         self.index.add(entry)
         self.live[lid] = entry
 
     # ------------------------------------------------------------------ rules
-    @rule(priority=_PRIORITIES, state=_STATES)
-    def add_new(self, priority: int, state: int) -> None:
+    @rule(priority=_PRIORITIES, state=_STATES, key=_KEYS)
+    def add_new(self, priority: int, state: int, key: int = 0) -> None:
         lid = self.next_lid
         self.next_lid += 3
-        self.index.add_new(lid, priority, _message(), 1, state, None)
+        self.index.add_new(lid, priority, _message(key), 1, state, None)
         entry = self.index.get(lid)
         assert entry is not None
         self.live[lid] = entry
@@ -82,7 +99,7 @@ class FirstAvailableMachine(RuleBasedStateMachine):
         lid = data.draw(st.integers(1, self.next_lid - 1))
         if lid in self.live or lid in self.removed:
             return
-        self._add(lid, data.draw(_PRIORITIES), state)
+        self._add(lid, data.draw(_PRIORITIES), state, data.draw(_KEYS))
 
     @precondition(lambda self: self.removed)
     @rule(data=st.data(), state=_STATES)
@@ -156,6 +173,15 @@ class FirstAvailableMachine(RuleBasedStateMachine):
     def first(self, peek: bool) -> None:
         assert self.index.first(peek) is self._expected(peek)
 
+    @rule(field=st.sampled_from(_FIELDS), key=_KEYS, peek=st.booleans())
+    def first_matching(self, field: str, key: int, peek: bool) -> None:
+        # A read by id or correlation id (the first one of a field builds its table).
+        wanted = _POOL[key]
+        found = matching_module.first_matching(self.index, field, wanted, peek)
+        expected = self._expected(peek, lambda e: getattr(e.message, field) == wanted)
+        assert found is expected
+        assert matching_module._scan(self.index, field, wanted, peek) is expected
+
     # ------------------------------------------------------------------ invariants
     def _before(self, marks: list[int]) -> list[Entry]:
         # The live entries between each priority's head and its mark in ``marks``.
@@ -176,6 +202,16 @@ class FirstAvailableMachine(RuleBasedStateMachine):
     @invariant()
     def nothing_peekable_before_the_peek_mark(self) -> None:
         assert not any(e.visible(True) for e in self._before(self.index._peek_skip))
+
+    @invariant()
+    def tables_hold_the_live_entries(self) -> None:
+        for field, table in (self.index._tables or {}).items():
+            for key in _POOL:
+                expected = {lid for lid, e in self.live.items() if getattr(e.message, field) == key}
+                assert set(table.group(key)) == expected
+                assert all(table.group(key)[lid] is self.live[lid] for lid in expected)
+            values = {getattr(e.message, field) for e in self.live.values()}
+            assert len(table) == len(values - {None})
 
     @invariant()
     def counters_and_order(self) -> None:

@@ -123,3 +123,38 @@ def test_subqueues_journals_and_a_restart(tmp_path: Path) -> None:
     assert q.receive_by_id(kept.id).correlation_id == POOL[1]
     assert q.journal.peek_by_id(kept.id).body == b"kept"  # a journal copy keeps the message id
     qm.close()
+
+
+def test_a_look_reads_only_the_messages_with_the_wanted_value() -> None:
+    # The table by field (MessageIndex.by_field): after the first look built it, a look at a long
+    # queue visits no other message's entry (a scan would visit every one before the match).
+    from pymsmq.qm.index import Entry
+
+    class Counting(dict[int, Entry]):
+        gets = 0
+
+        def get(self, key: int, default: Any = None) -> Any:  # type: ignore[override]
+            Counting.gets += 1
+            return super().get(key, default)
+
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(Q)
+        wanted = [ObjectId(uuid.UUID(int=7), i) for i in range(2000)]
+        q.send_many([Message(body=b"%d" % i, correlation_id=c) for i, c in enumerate(wanted)])
+        assert q.peek_by_correlation_id(wanted[0]).body == b"0"  # builds the table
+        index = q._index()
+        index._entries = Counting(index._entries)
+        for i in (1999, 1000, 1):
+            assert q.receive_by_correlation_id(wanted[i]).body == b"%d" % i
+        with pytest.raises(MSMQError):
+            q.peek_by_correlation_id(ObjectId(uuid.UUID(int=8), 0))
+        assert Counting.gets <= 12, Counting.gets  # the takes' own lookups only
+        # A value shared by more than SCAN_ABOVE messages is looked for by the scan.
+        Counting.gets = 0
+        shared = ObjectId(uuid.UUID(int=9), 0)
+        q.send_many([Message(body=b"shared", correlation_id=shared) for _ in range(100)])
+        assert q.peek_by_correlation_id(shared).body == b"shared"
+        assert Counting.gets >= 1997, Counting.gets
+    finally:
+        qm.close()

@@ -29,9 +29,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from pymsmq.model.ids import ObjectId
     from pymsmq.model.message import Message
 
-__all__ = ["AVAILABLE", "LOCKED", "PENDING", "ByteTotal", "Entry", "MessageIndex"]
+__all__ = ["AVAILABLE", "LOCKED", "PENDING", "ByteTotal", "Entry", "IdTable", "MessageIndex"]
 
 AVAILABLE: Final = 0
 LOCKED: Final = 1
@@ -94,6 +95,49 @@ class Entry:
         return state == AVAILABLE or (peek and state == LOCKED and self.allow_peek)
 
 
+class IdTable:
+    """The entries of one index grouped by the value of one field of their message ("id" or
+    "correlation_id"): what a read by message id or correlation id looks at instead of the whole
+    queue (``pymsmq.qm.matching``).  Messages without the field (None) are not filed: no read
+    looks for None.  A group is keyed by lookup id, so removal is O(1) however many messages
+    share a value."""
+
+    __slots__ = ("_groups", "field")
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+        self._groups: dict[ObjectId, dict[int, Entry]] = {}
+
+    def add(self, entry: Entry) -> None:
+        """File ``entry`` under its message's value."""
+        key = getattr(entry.message, self.field)
+        if key is None:
+            return
+        group = self._groups.get(key)
+        if group is None:
+            self._groups[key] = {entry.lookup_id: entry}
+        else:
+            group[entry.lookup_id] = entry
+
+    def remove(self, entry: Entry) -> None:
+        """Forget ``entry`` (nothing when it is not filed)."""
+        key = getattr(entry.message, self.field)
+        group = self._groups.get(key)
+        if group is not None and group.pop(entry.lookup_id, None) is not None and not group:
+            del self._groups[key]
+
+    def group(self, value: ObjectId) -> dict[int, Entry]:
+        """The live entries whose message has ``value`` (any state; by lookup id); do not mutate."""
+        return self._groups.get(value, _EMPTY_GROUP)
+
+    def __len__(self) -> int:
+        """The number of distinct values."""
+        return len(self._groups)
+
+
+_EMPTY_GROUP: Final[dict[int, Entry]] = {}
+
+
 class ByteTotal:
     """A running sum of message sizes that many indexes add to (all the queues of a queue manager).
 
@@ -117,6 +161,7 @@ class MessageIndex:
         "_lists",
         "_peek_skip",
         "_skip",
+        "_tables",
         "locked",
         "pending",
         "shared",
@@ -136,6 +181,9 @@ class MessageIndex:
         # AllowPeekWhenLocked: ``first(peek=True)`` starts there.
         self._peek_skip = [0] * 8
         self._entries: dict[int, Entry] = {}
+        # The entries by their message's id or correlation id, kept once a read by that field
+        # asked (``by_field``); None until then, so queues never read that way pay nothing.
+        self._tables: dict[str, IdTable] | None = None
         self.total_bytes = 0
         self.locked = 0
         self.pending = 0
@@ -185,6 +233,9 @@ class MessageIndex:
             self.locked += 1
         elif entry.state == PENDING:
             self.pending += 1
+        if self._tables is not None:
+            for table in self._tables.values():
+                table.add(entry)
 
     def add_new(
         self, lookup_id: int, priority: int, message: Message, size: int, state: int, expires_at: float | None
@@ -220,6 +271,9 @@ class MessageIndex:
             self.pending += 1
         elif state == LOCKED:
             self.locked += 1
+        if self._tables is not None:
+            for table in self._tables.values():
+                table.add(entry)
         return entry
 
     def set_state(self, entry: Entry, state: int) -> None:
@@ -275,6 +329,9 @@ class MessageIndex:
             self.locked -= 1
         elif entry.state == PENDING:
             self.pending -= 1
+        if self._tables is not None:
+            for table in self._tables.values():
+                table.remove(entry)
         p = entry.priority
         self._dead[p] += 1
         lst = self._lists[p]
@@ -302,6 +359,9 @@ class MessageIndex:
         del entries[lid]
         self.total_bytes -= entry.size
         self.shared.value -= entry.size
+        if self._tables is not None:
+            for table in self._tables.values():
+                table.remove(entry)
         at = self._heads[p] + 1
         n = len(lst)
         if at < n and lst[at] in entries and (at <= _COMPACT_MIN or at * 2 <= n):
@@ -416,6 +476,19 @@ class MessageIndex:
                 if lst[i] in self._entries:
                     return p, lst[i]
         return None
+
+    def by_field(self, field: str) -> IdTable:
+        """The live entries by their message's ``field`` ("id" or "correlation_id"), built from
+        the index the first time it is asked for and kept up to date from then on."""
+        tables = self._tables
+        if tables is None:
+            tables = self._tables = {}
+        table = tables.get(field)
+        if table is None:
+            table = tables[field] = IdTable(field)
+            for entry in self._entries.values():
+                table.add(entry)
+        return table
 
     def __iter__(self) -> Iterator[Entry]:
         """Every live entry (any state) in queue order; do not mutate while iterating."""

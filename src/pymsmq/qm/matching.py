@@ -10,8 +10,12 @@ look and the receive, and a read that waits is woken by every arrival as ``recei
 
 Which messages qualify is what a receive at the head sees ([MS-MQDMPR] 3.1.7.3.2 Seek Available
 Message Position): Available ones, and for a peek also those locked with AllowPeekWhenLocked; the
-first in queue order (priority, then arrival) wins.  Each look scans the queue: O(queue length),
-like System.Messaging's cursor walk but without a round trip per message.
+first in queue order (priority, then arrival) wins.  The first read by a field builds a table of
+the queue's messages by that field (``MessageIndex.by_field``), kept up to date from then on, so
+that a look costs the number of messages with the wanted value, not the queue's length: a read
+that waits is woken by every arrival, and many requesters waiting on one reply queue each look
+again at each arrival.  When more than ``SCAN_ABOVE`` messages share the value, the queue is
+scanned in order instead, which stops at the first match.
 
 A mixin of ``pymsmq.qm.queue.Queue`` (``Queue`` is its only subclass).
 """
@@ -19,7 +23,7 @@ A mixin of ``pymsmq.qm.queue.Queue`` (``Queue`` is its only subclass).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, LOCKED, Entry, MessageIndex
@@ -29,12 +33,33 @@ if TYPE_CHECKING:
     from pymsmq.qm.hold import Hold
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["MatchingReads", "first_matching"]
+__all__ = ["SCAN_ABOVE", "MatchingReads", "first_matching"]
+
+#: A value shared by more messages than this is looked for by a scan in queue order (which stops
+#: at the first match) rather than by comparing the positions of all of them.
+SCAN_ABOVE: Final = 64
 
 
 def first_matching(index: MessageIndex, field: str, wanted: ObjectId, peek: bool) -> Entry | None:
     """The first entry in queue order that a receive (or, with ``peek``, a peek) may read and whose
     message's ``field`` ("id" or "correlation_id") equals ``wanted``; None when there is none."""
+    group = index.by_field(field).group(wanted)
+    if len(group) <= SCAN_ABOVE:
+        # Queue order ([MS-MQDMPR] 3.1.1.2): higher priority first, then ascending lookup id.
+        best: Entry | None = None
+        for entry in group.values():
+            state = entry.state
+            if (state == AVAILABLE or (peek and state == LOCKED and entry.allow_peek)) and (
+                best is None
+                or entry.priority > best.priority
+                or (entry.priority == best.priority and entry.lookup_id < best.lookup_id)
+            ):
+                best = entry
+        return best
+    return _scan(index, field, wanted, peek)
+
+
+def _scan(index: MessageIndex, field: str, wanted: ObjectId, peek: bool) -> Entry | None:
     for entry in index:
         state = entry.state
         # Entry.visible(peek), inline (the test every entry of the scan pays).
