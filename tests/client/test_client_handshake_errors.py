@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 
 import pytest
@@ -42,3 +43,29 @@ def test_a_peer_that_is_not_a_server(reply: bytes, says: str) -> None:
     assert e.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
     assert says in str(e.value)
     assert str(e.value).count("0xC00E") == 1  # one code, not the inner error's too
+
+
+def test_a_server_that_resets_each_connection_as_it_is_made() -> None:
+    # A server restarting (or with a full backlog) resets connections at once: the reset can come
+    # before the CLIENT_HELLO is written, as it is read, or before TCP_NODELAY is set; each is the
+    # same MSMQError, never a raw ConnectionResetError or BrokenPipeError (about 1 in 300 before).
+    srv = socket.create_server(("127.0.0.1", 0), backlog=512)
+    port = int(srv.getsockname()[1])
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()  # RST
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        for _ in range(600):
+            with pytest.raises(MSMQError) as e:
+                connect(f"msmq://127.0.0.1:{port}", timeout=5)
+            assert e.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    finally:
+        srv.close()

@@ -280,7 +280,13 @@ class Transport:
             raise MSMQError(
                 f"cannot connect to {host}:{port}: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
             ) from None
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError as exc:  # reset already (EINVAL on some systems)
+            sock.close()
+            raise MSMQError(
+                f"cannot connect to {host}:{port}: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+            ) from None
         if tls:
             ctx = tls if isinstance(tls, ssl.SSLContext) else ssl.create_default_context()
             try:
@@ -328,9 +334,15 @@ class Transport:
 
     # ------------------------------------------------------------------ handshake
     def _handshake(self, token: bytes, name: str) -> ServerHello:
-        self._sock.sendall(self._conn.send(ClientHello(token=token, client_name=name)))
+        hello = self._conn.send(ClientHello(token=token, client_name=name))
+        written = False
         while True:
             try:
+                if not written:
+                    # A server that resets the connection as it is made (a restart, a full
+                    # backlog) fails this write or the read: the same error either way.
+                    self._sock.sendall(hello)
+                    written = True
                 data = self._rview[: self._sock.recv_into(self._rview)].tobytes()
                 events = self._conn.receive_data(data)
             except (OSError, ProtocolError) as exc:
