@@ -174,6 +174,8 @@ def test_info_text_and_json_with_subqueues_and_journal(data: str) -> None:
     assert "subqueues" in text and "poison=1" in text and "journal_quota" in text and "infinite" in text
     sub = json.loads(run(data, "queue", "info", ORDERS + ";poison", "--json").stdout)
     assert sub["messages"] == 1 and "subqueues" not in sub
+    # The subqueue's own bytes; the queue's count its subqueues' too (what its quota measures).
+    assert (sub["bytes"], info["bytes"]) == (1, 1 + 2)
 
 
 def test_info_unknown_queue_and_malformed_format_name(data: str) -> None:

@@ -180,7 +180,12 @@ def test_subqueue_bytes_count_in_the_queue_on_a_server_as_embedded(server: str) 
     assert run(server, "move", name, ";poison", "--all").exit_code == 0
     info = json.loads(run(server, "queue", "info", name, "--json").stdout)
     assert (info["messages"], info["bytes"], info["subqueues"]) == (0, 8, {"poison": 2})
+    sub = json.loads(run(server, "queue", "info", name + ";poison", "--json").stdout)
+    assert (sub["messages"], sub["bytes"]) == (2, 8)  # was null: the subqueue's own bytes
+    assert run(server, "send", name, "xy", "--recoverable").exit_code == 0
+    sub = json.loads(run(server, "queue", "info", name + ";poison", "--json").stdout)
+    assert (sub["messages"], sub["bytes"]) == (2, 8)
     stats = json.loads(run(server, "stats", "--json").stdout)
     [row] = [q for q in stats["per_queue"] if q["path_name"].lower().endswith("private$\\subbytes")]
-    assert (row["messages"], row["bytes"]) == (0, 8)
+    assert (row["messages"], row["bytes"]) == (1, 10)
     assert run(server, "queue", "delete", name).exit_code == 0

@@ -184,7 +184,18 @@ def server_queue_stats(qm: Any) -> dict[str, Any]:
 
 
 def queue_bytes(q: Queue, server: dict[str, Any] | None = None) -> int | None:
-    """Bytes held by the queue (body + extension + label), when the queue manager can tell."""
+    """Bytes held by the queue (body + extension + label) with its subqueues' (the measure its
+    quota counts), or by the subqueue alone for a subqueue's handle, when the queue manager can
+    tell."""
+    if q.subqueue_name is not None:
+        index = getattr(q, "_index", None)  # embedded: the subqueue's own positions
+        if callable(index):
+            return int(index().total_bytes)
+        stats = getattr(q, "_stats", None)  # remote: PROPID_MGMT_QUEUE_BYTES_IN_QUEUE of it
+        if callable(stats):
+            value = stats(8).get(8)
+            return int(value) if isinstance(value, int) else None
+        return None
     entry = (server or {}).get(q.format_name)
     if isinstance(entry, dict) and isinstance(entry.get("bytes"), int):
         return int(entry["bytes"])
