@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -89,3 +91,22 @@ def test_truncated_stream_exit_2() -> None:
     code, _, err = run("decode", "-", stdin=data)
     assert code == 2
     assert err.startswith("Error:")
+
+
+def test_an_output_closed_under_decode_is_reported(tmp_path: Path) -> None:
+    # `pymsmq decode capture.bin | head -1`: exit 1 with "the output was closed" on stderr, as every
+    # other command (it exited 1 saying nothing).
+    capture = tmp_path / "many.bin"
+    capture.write_bytes((VECTORS / "queuejumper-msf-usermessage-srmp.bin").read_bytes() * 200)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pymsmq.cli", "decode", str(capture)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith("UserMessage at offset 0")
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read()
+    assert proc.wait(60) == 1
+    assert "the output was closed" in err and "Traceback" not in err

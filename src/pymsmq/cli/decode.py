@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from pymsmq.cli._common import BadInput, error_line, stdin_bytes
+from pymsmq.cli._common import EXIT_CODES_HELP, BadInput, error_line, msmq_command, stdin_bytes
 from pymsmq.cli.render import rows, to_jsonable
 from pymsmq.errors import WireError
 from pymsmq.wire.base_header import BASE_HEADER_SIGNATURE
@@ -58,10 +58,11 @@ def _print_packet(offset: int, raw: bytes, packet: Packet) -> None:
         click.echo(f"{'  ' * depth}{name}: {text}")
 
 
-@click.command()
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("source", metavar="FILE|-")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per packet, in a list).")
 @click.option("--hex", "as_hex", is_flag=True, help="The input is hex text (whitespace ignored).")
+@msmq_command
 def decode(source: str, as_json: bool, as_hex: bool) -> None:
     """Decode MSMQ packets ([MS-MQMQ] UserMessage, [MS-MQQB] session packets, UDP ping) field by field.
 
