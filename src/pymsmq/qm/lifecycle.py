@@ -262,7 +262,8 @@ class Lifecycle:
 
         Its own dead-letter queue when that names a local application queue other than ``leaving``
         (the queue the message is removed from: purging an application dead-letter queue put its
-        messages straight back, and deleting it lost them) and not deleted; else the system one.
+        messages straight back, and deleting it lost them), not deleted and with room under its
+        quota for the copy; else the system one (which has no quota of its own).
         """
         qm = self.qm
         target = None
@@ -278,7 +279,10 @@ class Lifecycle:
                 and state is not leaving
                 and not state.deleted
             ):
-                target = state
+                quota = state.props.quota
+                size = len(message.body) + len(message.extension) + 2 * len(message.label)
+                if quota == INFINITE or state.total_bytes() + size <= quota * 1024:
+                    target = state
         if target is None:
             target = qm._system["DEADXACT" if transactional else "DEADLETTER"]
         m = message.copy()

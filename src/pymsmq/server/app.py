@@ -113,6 +113,9 @@ class ServerConfig:
     shutdown_grace: float = 10.0
     work_threads: int = 64
     wait_threads: int = 1024
+    #: Internal transactions (BEGIN_TRANSACTION) one connection may have active at once; another
+    #: BEGIN_TRANSACTION is MQ_ERROR_INSUFFICIENT_RESOURCES (each costs server memory until it ends).
+    max_transactions: int = 1024
     #: Where recoverable sends are written: "auto" (on the event loop while only recoverable sends
     #: arrive, on a writer thread while other requests do), "loop" (always on the loop) or "thread"
     #: (always on the batch thread); see ``pymsmq.server.send_batcher``.
@@ -136,8 +139,8 @@ class ServerConfig:
             raise ConfigError(
                 f"durable writes go on the 'loop', a 'thread' or 'auto', not {self.durable_writes!r}"
             )
-        if self.max_connections < 1 or self.max_in_flight < 1:
-            raise ConfigError("connection and in-flight limits must be at least 1")
+        if self.max_connections < 1 or self.max_in_flight < 1 or self.max_transactions < 1:
+            raise ConfigError("connection, in-flight and transaction limits must be at least 1")
         try:
             loop_factory(self.event_loop)
         except UvloopMissing as exc:

@@ -43,6 +43,7 @@ from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.reads import reader
+from pymsmq.server.reply_queues import reply_queue_refusal
 from pymsmq.server.waits import ArrivalWait
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.security import MQQueueAccessMask
@@ -64,7 +65,9 @@ _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_MESSAGE_NOT_FOUND, HResult.MQ_E
 _WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
 _PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
 _RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
-_JOURNAL_RIGHT: Final = int(_M.MQSEC_DELETE_JOURNAL_MESSAGE)
+# [MS-MQMQ] 2.2.24: receiving from a journal needs MQSEC_RECEIVE_JOURNAL_MESSAGE (0x0A:
+# DELETE_JOURNAL_MESSAGE | PEEK_MESSAGE), as a receive needs RECEIVE_MESSAGE (DELETE | PEEK).
+_JOURNAL_RIGHT: Final = int(_M.MQSEC_RECEIVE_JOURNAL_MESSAGE)
 _PEEK_FLAG: Final = int(ManyFlags.PEEK)
 _CONFIRM_FLAG: Final = int(ManyFlags.CONFIRM)
 _MORE: Final = int(ManyMore.MORE)
@@ -135,6 +138,11 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             text = f"malformed message: {reason(exc)}"[:2000]
             append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, text))
             continue
+        if message.admin_queue or message.dead_letter_queue:
+            refusal = reply_queue_refusal(s.qm, s.policy, s.identity, message)
+            if refusal is not None:
+                append(error_result(refusal.hresult, refusal.message[:2000]))
+                continue
         if message.delivery:
             express = False
         append(message)

@@ -59,7 +59,9 @@ _DURABLE_HINT: Final = 64
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
 _PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
 _RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
-_JOURNAL_RIGHT: Final = int(_M.MQSEC_DELETE_JOURNAL_MESSAGE)
+# [MS-MQMQ] 2.2.24: receiving from a journal needs MQSEC_RECEIVE_JOURNAL_MESSAGE (0x0A:
+# DELETE_JOURNAL_MESSAGE | PEEK_MESSAGE), as a receive needs RECEIVE_MESSAGE (DELETE | PEEK).
+_JOURNAL_RIGHT: Final = int(_M.MQSEC_RECEIVE_JOURNAL_MESSAGE)
 
 
 class ReceiveMixin:

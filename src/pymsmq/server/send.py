@@ -19,6 +19,7 @@ from pymsmq.protocol.codes import Op
 from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
 from pymsmq.protocol.message_codec import decode_message, send_answer_body, send_facts
 from pymsmq.qm.transaction import Transaction
+from pymsmq.server.reply_queues import reply_queue_refusal
 from pymsmq.server.workers import chain_future
 from pymsmq.wire.security import MQQueueAccessMask
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from pymsmq.model.message import Message
     from pymsmq.protocol import ErrorResponse
     from pymsmq.qm.queue import Queue
+    from pymsmq.qm.queue_manager import QueueManager
+    from pymsmq.server.access import AccessPolicy
     from pymsmq.server.app import Server
     from pymsmq.server.session import Handle, Session
     from pymsmq.server.stats import ServerStats
@@ -47,6 +50,9 @@ class SendMixin:
     handles: dict[int, Handle]
     loop: asyncio.AbstractEventLoop
     pending: int
+    qm: QueueManager
+    policy: AccessPolicy
+    identity: str
 
     if TYPE_CHECKING:
 
@@ -83,6 +89,10 @@ class SendMixin:
                 )
         except WireError as exc:
             raise MSMQError(f"malformed message: {reason(exc)}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
+        if message.admin_queue or message.dead_letter_queue:
+            refusal = reply_queue_refusal(self.qm, self.policy, self.identity, message)
+            if refusal is not None:
+                raise refusal
         tx = None if req.transaction is None else self.transaction(req.transaction)
         counters = self.stats.queue(h.format_name)
         size = len(message.body)
