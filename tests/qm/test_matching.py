@@ -158,3 +158,44 @@ def test_a_look_reads_only_the_messages_with_the_wanted_value() -> None:
         assert Counting.gets >= 1997, Counting.gets
     finally:
         qm.close()
+
+
+def test_a_watch_fires_only_when_its_seek_finds_a_message() -> None:
+    # notifications.watch: the notification a waiting read by correlation id parks on (the server).
+    import threading
+
+    from pymsmq.qm.matching import first_matching
+    from pymsmq.qm.notifications import watch
+
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(Q)
+        fired: list[int] = []
+        errors: list[int] = []
+        done = threading.Event()
+
+        def arrived(_q: object, cursor: int) -> None:
+            fired.append(cursor)
+            done.set()
+
+        def failed(_q: object, hresult: int, _c: int) -> None:
+            errors.append(hresult)
+            done.set()
+
+        n = watch(
+            q, lambda index: first_matching(index, "correlation_id", POOL[1], False), arrived, 30, failed
+        )
+        q.send(Message(body=b"other", correlation_id=POOL[0]))
+        q.send(Message(body=b"none"))
+        assert not done.wait(0.2) and not n.done  # arrivals that do not match do not fire it
+        q.send(Message(body=b"mine", correlation_id=POOL[1]))
+        assert done.wait(10) and fired == [0] and errors == [] and n.done
+        done.clear()
+        watch(q, lambda index: first_matching(index, "id", POOL[2], True), arrived, 0.05, failed)
+        assert done.wait(10) and errors == [HResult.MQ_ERROR_IO_TIMEOUT]
+        # Already there: fires at once.
+        done.clear()
+        watch(q, lambda index: first_matching(index, "correlation_id", POOL[0], True), arrived, 0, failed)
+        assert done.wait(10) and fired == [0, 0]
+    finally:
+        qm.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every te
 
 from pymsmq import Message, MSMQError, connect
 from pymsmq.hresult import HResult
+from pymsmq.model.ids import ObjectId
+from pymsmq.server import ServerConfig
 
 Q = ".\\private$\\waits"
 
@@ -75,3 +79,40 @@ def test_a_closed_connection_ends_its_waits(server: ThreadServer) -> None:
     q2.send(Message(body=b"kept"))
     assert q2.receive(0).body == b"kept"  # nobody from the closed connection took it
     other.close()
+
+
+def test_waiting_reads_by_correlation_id_take_no_wait_thread(tmp_path: Path) -> None:
+    # Each waiting RECEIVE_MATCHING took one of the server's wait threads: 1,024 peeks parked by one
+    # connection stalled every other client's transactional receive until it disconnected.  They
+    # now park on a notification; here two wait threads serve twelve waiting reads and a
+    # transactional receive.
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, wait_threads=2)).start()
+    client = connect(s.url)
+    pool = ThreadPoolExecutor(13)
+    try:
+        replies = client.create_queue(".\\private$\\replies")
+        txq = client.create_queue(".\\private$\\tx", transactional=True)
+        ids = [ObjectId(uuid.uuid4(), i) for i in range(12)]
+        peeks = [pool.submit(replies.peek_by_correlation_id, c, None) for c in ids[:6]]
+        receives = [pool.submit(replies.receive_by_correlation_id, c, 60) for c in ids[6:]]
+        assert s.server is not None
+        deadline = time.monotonic() + 30
+        while sum(x.pending for x in list(s.server.sessions)) < 12:
+            assert time.monotonic() < deadline, "the reads were not all parked"
+            time.sleep(0.01)
+        with client.begin_transaction() as tx:
+            txq.send(Message(body=b"t"), tx)
+
+        def take() -> bytes:
+            with client.begin_transaction() as tx:
+                return txq.receive(5, tx).body
+
+        assert pool.submit(take).result(30) == b"t"  # hung while the twelve held the threads
+        replies.send_many([Message(body=b"%d" % i, correlation_id=c) for i, c in enumerate(ids)])
+        assert [f.result(30).body for f in peeks] == [b"%d" % i for i in range(6)]
+        assert [f.result(30).body for f in receives] == [b"%d" % i for i in range(6, 12)]
+        assert replies.message_count == 6  # the peeked ones
+    finally:
+        client.close()  # wakes any call still waiting (a failure above)
+        pool.shutdown(wait=False, cancel_futures=True)
+        s.stop()

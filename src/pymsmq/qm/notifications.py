@@ -44,11 +44,11 @@ from pymsmq.qm.waiters import normalize_timeout, not_found
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
-    from pymsmq.qm.index import Entry
+    from pymsmq.qm.index import Entry, MessageIndex
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.queue_manager import QueueManager
 
-__all__ = ["Dispatcher", "Notification", "WatchedCondition", "enable_notification", "receive_async"]
+__all__ = ["Dispatcher", "Notification", "WatchedCondition", "enable_notification", "receive_async", "watch"]
 
 MQMSG_FIRST: Final = 0
 MQMSG_CURRENT: Final = 1
@@ -56,6 +56,8 @@ MQMSG_NEXT: Final = 2
 
 ArrivedCallback = Callable[["Queue", int], object]
 ErrorCallback = Callable[["Queue", int, int], object]
+#: A test of a queue's positions: the entry a waiting read would take, or None.
+Seek = Callable[["MessageIndex"], "Entry | None"]
 
 
 class WatchedCondition(threading.Condition):
@@ -155,7 +157,17 @@ class Dispatcher:
 class Notification:
     """One armed notification (returned by ``Queue.enable_notification``); ``cancel()`` disarms it."""
 
-    __slots__ = ("_cond", "_cursor", "_dispatcher", "_queue", "done", "mode", "on_arrived", "on_error")
+    __slots__ = (
+        "_cond",
+        "_cursor",
+        "_dispatcher",
+        "_queue",
+        "_seek",
+        "done",
+        "mode",
+        "on_arrived",
+        "on_error",
+    )
 
     def __init__(
         self,
@@ -164,6 +176,7 @@ class Notification:
         on_arrived: ArrivedCallback,
         on_error: ErrorCallback | None,
         dispatcher: Dispatcher,
+        seek: Seek | None = None,
     ) -> None:
         self._queue = queue
         self.mode = mode
@@ -172,6 +185,8 @@ class Notification:
         self._dispatcher = dispatcher
         self._cond: WatchedCondition = queue._state.cond
         self._cursor = queue._default_cursor() if mode != MQMSG_FIRST else None
+        #: ``watch``'s test of the queue's index instead of the head's (MQMSG_FIRST only).
+        self._seek = seek
         #: True once the notification fired or was cancelled.
         self.done = False
 
@@ -197,6 +212,8 @@ class Notification:
         # Under the lock: the message that would satisfy this notification, or None.
         q = self._queue
         index = q._index()
+        if self._seek is not None:
+            return self._seek(index)
         cursor = self._cursor
         if cursor is None:
             return index.first(True)
@@ -275,6 +292,36 @@ def enable_notification(
                 )
                 return n
             c._read = False  # advance: search strictly after the current message (PeekNext)
+        if n.poll():
+            return n
+        if timeout == 0:
+            n._error(HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+            return n
+        n._cond.watchers.append(n)
+        if timeout is not None:
+            qm._dispatcher.add_deadline(time.monotonic() + timeout, n)
+        return n
+
+
+def watch(
+    queue: Queue,
+    seek: Seek,
+    on_arrived: ArrivedCallback,
+    timeout: float | None,
+    on_error: ErrorCallback | None,
+) -> Notification:
+    """Arm one notification that fires when ``seek(index)`` (called under the queue manager's
+    lock with the handle's index, at arming and at every change of the queue) finds an entry: an
+    arrival notification for a read that is not of the head, as a read by message id or
+    correlation id ([MS-MQDMPR] 3.1.7.3.1 Wait For New Message, for a notification instead of a
+    blocked thread).  ``timeout``, errors and ``cancel`` as for ``enable_notification``; the
+    callbacks get MQMSG_FIRST as their cursor."""
+    timeout = normalize_timeout(timeout)
+    qm: QueueManager = queue._qm
+    with qm._lock:
+        queue._check(0x21)
+        qm._sweep()
+        n = Notification(queue, MQMSG_FIRST, on_arrived, on_error, qm._dispatcher, seek)
         if n.poll():
             return n
         if timeout == 0:

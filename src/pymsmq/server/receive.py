@@ -2,8 +2,9 @@
 
 A peek, and a receive of an express message at the head of a non-transactional queue, runs on the
 event loop (nothing durable is written).  A receive that may have to wait for a message parks on a
-queue arrival notification (``waits.ArrivalWait``) when it reads the head; other waits (cursors,
-transactions) run on the wait pool.  Recoverable and transactional receives, which wait for an
+queue arrival notification (``waits.ArrivalWait``) when it reads the head, as does a read by
+message id or correlation id (RECEIVE_MATCHING); other waits (cursors, transactions) run on the
+wait pool.  Recoverable and transactional receives, which wait for an
 fsync, run on the work pool, after earlier state-changing work of the same handle.
 """
 
@@ -28,6 +29,7 @@ from pymsmq.protocol.message_codec import (
     receive_answer_body,
 )
 from pymsmq.qm.hold import Hold
+from pymsmq.qm.matching import first_matching
 from pymsmq.qm.queue import Cursor
 from pymsmq.server.reads import matching_reader, reader
 from pymsmq.server.waits import ArrivalWait, Cancels
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
     from pymsmq.protocol import ErrorResponse
     from pymsmq.protocol._fields import Props
+    from pymsmq.qm.index import Entry, MessageIndex
     from pymsmq.qm.transaction import Transaction
     from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
@@ -269,7 +272,7 @@ class ReceiveMixin:
     def _receive_matching(self, rid: int, req: pm.ReceiveMatchingRequest) -> None:
         """RECEIVE_MATCHING (docs/protocol.md 11): the first message whose id or correlation id is
         the one asked for (``Queue.receive_by_id`` and its kin), with RECEIVE's rights, transaction,
-        two-phase hold and waits (on the wait pool, cancellable by CANCEL_RECEIVE)."""
+        two-phase hold and waits (parked on a notification, cancellable by CANCEL_RECEIVE)."""
         h = self.handle(req.handle)
         peek = req.action != _RECEIVE
         if peek:
@@ -280,27 +283,38 @@ class ReceiveMixin:
         hold = Hold() if tx is None and not peek and req.flags & _CONFIRM else None
         ms = req.request_timeout
         timeout = None if ms == _INFINITE_MS else ms / 1000.0
-        read = matching_reader(
-            h.queue,
-            pm.MATCH_PROPIDS[req.match],
-            ObjectId(req.lineage, req.uniquifier),
-            peek,
-            tx if hold is None else hold,
-        )
+        field = pm.MATCH_PROPIDS[req.match]
+        wanted = ObjectId(req.lineage, req.uniquifier)
+        read = matching_reader(h.queue, field, wanted, peek, tx if hold is None else hold)
         propids = req.propids or DEFAULT_RECEIVE_PROPIDS
         no_packet = bool(req.flags & _NO_PACKET)
         fmt = h.format_name
 
-        def run() -> pm.Response:
-            message = read(timeout)
+        def run(t: float | None = timeout) -> pm.Response:
+            message = read(t)
             props = self._answer_facts(req.handle, fmt, message, peek, hold, propids)
             packet = None if no_packet else encode_packet(message, fmt)
             return pm.ReceiveMatchingResponse(packet, props)
 
-        if timeout != 0:
-            self.off_loop(rid, run, None, wait=True, owner=h)
-        else:
+        if timeout == 0:
             self.off_loop(rid, run, None if peek else h)
+            return
+        # A read that may wait is parked on a notification that fires when a message it may take
+        # is there (no thread while it waits: a thousand waiting requesters took a thousand of the
+        # server's wait threads, and one connection could take them all).  Then a peek is
+        # answered on the loop; a receive runs on a wait thread for the rest of its timeout (it may
+        # write to the store, and another reader may have been faster).
+
+        def seek(index: MessageIndex) -> Entry | None:
+            return first_matching(index, field, wanted, peek)
+
+        def arrived(remaining: float | None) -> bool:
+            if peek:
+                return self._answer_now(rid, run) is None
+            self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h)
+            return True
+
+        ArrivalWait(self, rid, h, arrived, timeout, seek)
 
     def _answer_now(self, rid: int, run: Callable[[float | None], pm.Response]) -> MSMQError | None:
         """Answer ``run(0)`` now; if no message is there, return that MQ_ERROR_MESSAGE_NOT_FOUND error."""

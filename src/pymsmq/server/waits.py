@@ -1,4 +1,5 @@
-"""Waiting head receives and peeks parked on a queue arrival notification, not on a thread.
+"""Waiting head receives and peeks, and reads by message id or correlation id, parked on a queue
+arrival notification, not on a thread.
 
 A RECEIVE (or peek) of the queue head that finds nothing and may wait arms ONE notification
 (``Queue.enable_notification``, [MC-MQAC] 3.11.4.1.9) with its remaining timeout.  When it fires
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.qm.notifications import Seek, watch
 from pymsmq.qm.waiters import not_found
 
 if TYPE_CHECKING:
@@ -93,6 +95,7 @@ class ArrivalWait:
         "notification",
         "over",
         "rid",
+        "seek",
         "session",
         "timeout",
     )
@@ -104,11 +107,14 @@ class ArrivalWait:
         handle: Handle,
         attempt: Callable[[float | None], bool],
         timeout: float | None,
+        seek: Seek | None = None,
     ) -> None:
         self.session = session
         self.rid = rid
         self.handle = handle
         self.attempt = attempt
+        #: What the read looks for when it is not the queue's head (``notifications.watch``).
+        self.seek = seek
         self.loop: asyncio.AbstractEventLoop = session.loop
         self.timeout = timeout
         self.deadline = None if timeout is None else self.loop.time() + timeout
@@ -131,9 +137,12 @@ class ArrivalWait:
             self._fail(not_found(self.timeout))
             return
         try:
-            self.notification = self.handle.queue.enable_notification(
-                self._arrived, 0, remaining, self._error
-            )
+            if self.seek is None:
+                self.notification = self.handle.queue.enable_notification(
+                    self._arrived, 0, remaining, self._error
+                )
+            else:
+                self.notification = watch(self.handle.queue, self.seek, self._arrived, remaining, self._error)
         except MSMQError as exc:
             self._fail(exc)
 
