@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -280,3 +282,52 @@ def _drain(q: Queue) -> list[Message]:
             out.append(q.receive(timeout=0))
         except MSMQError:
             return out
+
+
+def test_an_arrival_fires_one_exclusive_watch_and_every_other_one() -> None:
+    # notifications.watch(exclusive=True): the server's waiting receives.  One message fires one
+    # of them (the others stay armed); a peek's notification fires as before; looking again while
+    # the message is still there passes it to the next exclusive one.
+    import threading
+
+    from pymsmq import Message, QueueManager
+    from pymsmq.qm.notifications import first_available, watch
+
+    qm = QueueManager.open(":memory:")
+    try:
+        q = qm.create_queue(r".\private$\exclusive")
+        fired: list[str] = []
+        lock = threading.Lock()
+        event = threading.Event()
+
+        def on(name: str) -> Any:
+            def arrived(_q: object, _c: int) -> None:
+                with lock:
+                    fired.append(name)
+                event.set()
+
+            return arrived
+
+        receives = [watch(q, first_available, on(f"r{i}"), 30, None, exclusive=True) for i in range(3)]
+        peek = q.enable_notification(on("peek"), 0, 30)
+        q.send(Message(body=b"one"))
+        deadline = time.monotonic() + 10
+        while len(fired) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        assert sorted(fired) == ["peek", "r0"] and peek.done
+        assert [n.done for n in receives] == [True, False, False]
+        with qm._lock:
+            q._state.cond.poll_watchers()  # r0 did not take it: the next one is woken for it
+        deadline = time.monotonic() + 10
+        while len(fired) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert fired[2] == "r1" and receives[2].done is False
+        assert q.receive(0).body == b"one"
+        with qm._lock:
+            q._state.cond.poll_watchers()
+        time.sleep(0.1)
+        assert len(fired) == 3 and receives[2].done is False
+        receives[2].cancel()
+    finally:
+        qm.close()

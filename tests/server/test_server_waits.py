@@ -116,3 +116,36 @@ def test_waiting_reads_by_correlation_id_take_no_wait_thread(tmp_path: Path) -> 
         client.close()  # wakes any call still waiting (a failure above)
         pool.shutdown(wait=False, cancel_futures=True)
         s.stop()
+
+
+def test_one_arrival_wakes_one_waiting_receive(server: ThreadServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every arrival woke every parked receive (each hopped to the loop, one took the message, the
+    # rest armed again): 300 waiting consumers cost the server 10 ms a message.  Now one arrival
+    # wakes one; a batch wakes them one after another, until the messages or the waits run out.
+    from pymsmq.server.waits import ArrivalWait
+
+    tries = [0]
+    original = ArrivalWait._try_again
+
+    def counted(self: ArrivalWait) -> None:
+        tries[0] += 1
+        original(self)
+
+    monkeypatch.setattr(ArrivalWait, "_try_again", counted)
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    waiting = [q.receive_async(timeout=30) for _ in range(40)]
+    assert client.ping(b"p") == b"p"
+    assert server.server is not None
+    deadline = time.monotonic() + 30
+    while sum(s.pending for s in list(server.server.sessions)) < 40:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    sender = connect(server.url).queue(Q)
+    for i in range(20):  # one at a time
+        sender.send(Message(body=b"%d" % i))
+    sender.send_many([Message(body=b"%d" % i) for i in range(20, 40)])  # and a batch
+    assert sorted(int(w.result().body) for w in waiting) == list(range(40))
+    assert tries[0] <= 2 * 40, tries[0]  # 20 * 40 - 190 = 610 wake-ups for the first 20 before
+    assert q.message_count == 0
+    client.close()

@@ -39,6 +39,7 @@ from pymsmq.protocol.fast_packet import decode_simple, encode_simple, queued_pac
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
 from pymsmq.qm.hold import Hold
+from pymsmq.qm.notifications import first_available
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
@@ -458,7 +459,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         if answer is None:
             if not waits:  # no message and no wait: MQ_ERROR_MESSAGE_NOT_FOUND, as for RECEIVE
                 raise not_found(0)
-            ArrivalWait(s, rid, h, attempt, timeout)
+            ArrivalWait(s, rid, h, attempt, timeout, first_available, exclusive=True)
             return
         s.answer(rid, answer)
         # Write this answer now, not when every request of this read is done: the client decodes

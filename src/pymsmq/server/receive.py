@@ -30,6 +30,7 @@ from pymsmq.protocol.message_codec import (
 )
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import first_matching
+from pymsmq.qm.notifications import first_available
 from pymsmq.qm.queue import Cursor
 from pymsmq.server.reads import matching_reader, reader
 from pymsmq.server.waits import ArrivalWait, Cancels
@@ -216,7 +217,7 @@ class ReceiveMixin:
                 except MSMQError as exc:
                     if exc.hresult != _NOT_FOUND or not waits:
                         raise
-                    ArrivalWait(self, rid, h, receive_again, timeout)
+                    ArrivalWait(self, rid, h, receive_again, timeout, first_available, exclusive=True)
                     return
                 if message.delivery:
                     h.durable_hint = _DURABLE_HINT
@@ -227,7 +228,7 @@ class ReceiveMixin:
             except MSMQError as exc:
                 if exc.hresult != _NOT_FOUND or not waits:
                     raise
-                ArrivalWait(self, rid, h, receive_again, timeout)
+                ArrivalWait(self, rid, h, receive_again, timeout, first_available, exclusive=True)
                 return
             if head.delivery:
                 h.durable_hint = _DURABLE_HINT
@@ -238,7 +239,7 @@ class ReceiveMixin:
                     return
                 if not waits:
                     raise missing
-                ArrivalWait(self, rid, h, receive_again, timeout)
+                ArrivalWait(self, rid, h, receive_again, timeout, first_available, exclusive=True)
                 return
         if waits:
             self.off_loop(rid, run, None, wait=True, owner=h)
@@ -314,7 +315,7 @@ class ReceiveMixin:
             self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h)
             return True
 
-        ArrivalWait(self, rid, h, arrived, timeout, seek)
+        ArrivalWait(self, rid, h, arrived, timeout, seek, exclusive=not peek)
 
     def _answer_now(self, rid: int, run: Callable[[float | None], pm.Response]) -> MSMQError | None:
         """Answer ``run(0)`` now; if no message is there, return that MQ_ERROR_MESSAGE_NOT_FOUND error."""

@@ -90,6 +90,7 @@ class ArrivalWait:
         "_stop",
         "attempt",
         "deadline",
+        "exclusive",
         "handle",
         "loop",
         "notification",
@@ -108,13 +109,18 @@ class ArrivalWait:
         attempt: Callable[[float | None], bool],
         timeout: float | None,
         seek: Seek | None = None,
+        exclusive: bool = False,
     ) -> None:
         self.session = session
         self.rid = rid
         self.handle = handle
         self.attempt = attempt
-        #: What the read looks for when it is not the queue's head (``notifications.watch``).
+        #: What the read looks for (``notifications.watch``); None: a peek of the head
+        #: (``enable_notification``).
         self.seek = seek
+        #: A receive: one arrival wakes one such wait (``watch``'s exclusive); a wait woken that
+        #: does not take its message passes the turn on (``_pass_on``).
+        self.exclusive = exclusive
         self.loop: asyncio.AbstractEventLoop = session.loop
         self.timeout = timeout
         self.deadline = None if timeout is None else self.loop.time() + timeout
@@ -142,7 +148,9 @@ class ArrivalWait:
                     self._arrived, 0, remaining, self._error
                 )
             else:
-                self.notification = watch(self.handle.queue, self.seek, self._arrived, remaining, self._error)
+                self.notification = watch(
+                    self.handle.queue, self.seek, self._arrived, remaining, self._error, self.exclusive
+                )
         except MSMQError as exc:
             self._fail(exc)
 
@@ -161,6 +169,22 @@ class ArrivalWait:
 
     # On the loop.
     def _retry(self) -> None:
+        try:
+            self._try_again()
+        finally:
+            if self.exclusive:
+                self._pass_on()
+
+    def _pass_on(self) -> None:
+        # This wait was woken for a message that no other waiting receive was woken for: whether
+        # it took it (another may be there: a batch arrived), lost it, ended or re-armed, the
+        # queue's waits look again, so that no message stays while receives wait for it.
+        queue = self.handle.queue
+        with queue._qm._lock:
+            if not queue._state.deleted:
+                queue._state.cond.poll_watchers()
+
+    def _try_again(self) -> None:
         if self.over:
             return
         if self.session.closed:
