@@ -240,6 +240,20 @@ class Server:
         self._background.add(fut)
         fut.add_done_callback(self._background.discard)
 
+    def _forget_deleted_queues(self, live: dict[str, tuple[int, int]]) -> None:
+        # The counters of queues that no longer exist (journals and subqueues of live queues are
+        # not in ``live``: they are looked up).
+        qm = self.qm
+        for name in [n for n in self.stats.queues if n not in live]:
+            with qm._lock:
+                try:
+                    state, _ = qm._resolve(name)
+                    gone = state.deleted
+                except MSMQError as exc:
+                    gone = exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND
+            if gone:
+                self.stats.forget(name)
+
     def snapshot(self) -> dict[str, Any]:
         """Statistics as a JSON-ready dict (STATS and ``pymsmq stats``)."""
         sizes: dict[str, tuple[int, int]] = {}
@@ -251,6 +265,7 @@ class Server:
         for path in qm.private_queues + qm.public_queues:
             with contextlib.suppress(Exception):
                 _record_size(qm.queue(path, 0x20), sizes)
+        self._forget_deleted_queues(sizes)
         snap = self.stats.snapshot(sizes)
         # Queued SENDs written together (send_batcher): sends per batch = sends per store commit.
         snap["send_batches"] = {"batches": self.send_batcher.batches, "sends": self.send_batcher.sends}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
+from pymsmq.protocol import MAX_PAYLOAD
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
 from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyMore, QueueFilter, RangeFlags
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from pymsmq.server.stats import ServerStats
     from pymsmq.server.waits import ArrivalWait, Cancels
 
-__all__ = ["PROPID_PYMSMQ_SERVER_STATS", "OpsMixin", "queue_stats"]
+__all__ = ["PROPID_PYMSMQ_SERVER_STATS", "OpsMixin", "queue_stats", "stats_text"]
 
 _M = MQQueueAccessMask
 _V = VarType
@@ -59,6 +60,35 @@ _CREATE_ARGS: Final = frozenset(
 )
 _PEEK_ONLY: Final = 0x20  # MQ_PEEK_ACCESS
 _DENY_RECEIVE_SHARE: Final = 1  # MQSHARE MQ_DENY_RECEIVE_SHARE
+
+
+#: Bytes of a STATS answer kept for everything but the statistics text and the queue list.
+_STATS_SLACK: Final = 64 * 1024
+
+
+def stats_text(snapshot: dict[str, Any], room: int) -> str:
+    """``snapshot`` as JSON in at most ``room`` characters: when the per-queue entries do not all
+    fit (many thousands of queues), as many as fit, the busiest first, and ``queues_omitted``
+    says how many were left out (one answer is one frame: it failed as a whole before)."""
+    text = json.dumps(snapshot)
+    if len(text) <= room:
+        return text
+    queues: dict[str, Any] = snapshot.get("queues", {})
+    rest = {k: v for k, v in snapshot.items() if k != "queues"}
+    used = len(json.dumps({**rest, "queues": {}, "queues_omitted": len(queues)}))
+    kept: dict[str, Any] = {}
+
+    def traffic(item: tuple[str, Any]) -> int:
+        counters = item[1]
+        return -sum(int(counters.get(k, 0) or 0) for k in ("sent", "received", "messages"))
+
+    for name, counters in sorted(queues.items(), key=traffic):
+        size = len(json.dumps({name: counters})) + 1
+        if used + size > room:
+            break
+        kept[name] = counters
+        used += size
+    return json.dumps({**rest, "queues": kept, "queues_omitted": len(queues) - len(kept)})
 
 
 def queue_stats(qm: QueueManager, name: str, propids: tuple[int, ...]) -> Props:
@@ -159,13 +189,16 @@ class OpsMixin:
             self._check_name(req.name, _M.MQSEC_GET_QUEUE_PROPERTIES, "read statistics of")
             return pm.StatsResponse(queue_stats(self.qm, req.name, req.propids))
         qm = self.qm
+        private = tuple(self._visible(qm.private_queues))
+        # UTF-16 on the wire: what the answer's other parts leave of a frame, in characters.
+        room = (MAX_PAYLOAD - 2 * sum(len(p) + 1 for p in private) - _STATS_SLACK) // 2
         values: dict[int, PropVariant] = {
             # PROPID_MGMT_MSMQ_PRIVATEQ: the queues this identity has a right on (as LIST_QUEUES)
-            2: PropVariant(_V.VT_VECTOR_LPWSTR, tuple(self._visible(qm.private_queues))),
+            2: PropVariant(_V.VT_VECTOR_LPWSTR, private),
             4: PropVariant(_V.VT_LPWSTR, "CONNECTED"),  # PROPID_MGMT_MSMQ_CONNECTED
             5: PropVariant(_V.VT_LPWSTR, "pymsmq"),  # PROPID_MGMT_MSMQ_TYPE
             6: PropVariant(_V.VT_UI8, qm.total_bytes),  # PROPID_MGMT_MSMQ_BYTES_IN_ALL_QUEUES
-            PROPID_PYMSMQ_SERVER_STATS: PropVariant(_V.VT_LPWSTR, json.dumps(self.server_snapshot())),
+            PROPID_PYMSMQ_SERVER_STATS: PropVariant(_V.VT_LPWSTR, stats_text(self.server_snapshot(), room)),
         }
         wanted = req.propids or tuple(values)
         return pm.StatsResponse(tuple((pid, values[pid]) for pid in wanted if pid in values))
@@ -206,7 +239,12 @@ class OpsMixin:
 
     def op_delete_queue(self, req: pm.DeleteQueueRequest) -> pm.Response:
         self._check_name(req.name, _M.MQSEC_DELETE_QUEUE, "delete")
+        with self.qm.queue(req.name, _PEEK_ONLY) as q:
+            format_name = q.format_name
         self.qm.delete_queue(req.name)
+        # Its counters go (a queue created again under the name starts from zero); those of its
+        # journal, subqueues and other names for it go at the next STATS (Server.snapshot).
+        self.stats.forget(format_name)
         return pm.DeleteQueueResponse()
 
     def op_open_queue(self, req: pm.OpenQueueRequest) -> pm.Response:
