@@ -28,6 +28,14 @@ class RemoteCursor:
         self._queue = queue
         self._id = 0
 
+    def __del__(self) -> None:
+        # A cursor dropped is closed on the server, as a dropped queue handle is (RemoteQueue's
+        # __del__): 50,000 dropped cursors stayed on the server until their handle closed.  The
+        # CLOSE_CURSOR goes out with the connection's next request (no I/O here).
+        number = getattr(self, "_id", 0)
+        if number and not self._queue._closed:
+            self._queue._t.handles_to_close.append(-number)
+
     def _cursor_id(self) -> int:
         if not self._id:
             q = self._queue

@@ -312,8 +312,10 @@ class Transport:
         self._orphans: list[tuple[Callable[[object], None], object]] = []
         #: What ``abandon`` noted, for the reader to take in (appended without a lock).
         self._to_abandon: list[tuple[int, OnAbandon]] = []
-        #: Handles of queues dropped without ``close`` (appended by ``RemoteQueue.__del__``, in any
-        #: thread, without a lock): their CLOSE_QUEUE goes out with the next request written.
+        #: Handles dropped without ``close`` (appended by ``RemoteQueue.__del__`` and
+        #: ``RemoteCursor.__del__``, in any thread, without a lock): queue handles as they are,
+        #: cursor handles negated; their CLOSE_QUEUE or CLOSE_CURSOR goes out with the next
+        #: request written.
         self.handles_to_close: list[int] = []
         self._reading = False
         #: The token of the thread that became the reader (``_drop_reader``), None between readers.
@@ -463,13 +465,16 @@ class Transport:
             _release_signals(held)
 
     def _close_dropped(self) -> bytes:
-        # Under ``_send_lock``: CLOSE_QUEUE frames for the handles dropped without ``close`` (as many
+        # Under ``_send_lock``: CLOSE_QUEUE (CLOSE_CURSOR) frames for the queue (cursor) handles
+        # dropped without ``close`` (as many
         # as the window leaves room for beside one more request), their answers abandoned.
         frames: list[bytes] = []
         todo = self.handles_to_close
         conn = self._conn
         while todo and len(conn.in_flight) < conn.max_in_flight - 1:
-            rid, data = conn.send_request(pm.CloseQueueRequest(todo.pop()))
+            number = todo.pop()
+            closing = pm.CloseCursorRequest(-number) if number < 0 else pm.CloseQueueRequest(number)
+            rid, data = conn.send_request(closing)
             if self._abandoned:
                 self._abandoned.pop(rid, None)
             self._to_abandon.append((rid, None))

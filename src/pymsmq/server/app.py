@@ -116,6 +116,9 @@ class ServerConfig:
     #: Internal transactions (BEGIN_TRANSACTION) one connection may have active at once; another
     #: BEGIN_TRANSACTION is MQ_ERROR_INSUFFICIENT_RESOURCES (each costs server memory until it ends).
     max_transactions: int = 1024
+    #: Cursors (CREATE_CURSOR) one connection may have open at once; another is
+    #: MQ_ERROR_INSUFFICIENT_RESOURCES.
+    max_cursors: int = 4096
     #: Where recoverable sends are written: "auto" (on the event loop while only recoverable sends
     #: arrive, on a writer thread while other requests do), "loop" (always on the loop) or "thread"
     #: (always on the batch thread); see ``pymsmq.server.send_batcher``.
@@ -139,7 +142,7 @@ class ServerConfig:
             raise ConfigError(
                 f"durable writes go on the 'loop', a 'thread' or 'auto', not {self.durable_writes!r}"
             )
-        if self.max_connections < 1 or self.max_in_flight < 1 or self.max_transactions < 1:
+        if min(self.max_connections, self.max_in_flight, self.max_transactions, self.max_cursors) < 1:
             raise ConfigError("connection, in-flight and transaction limits must be at least 1")
         try:
             loop_factory(self.event_loop)

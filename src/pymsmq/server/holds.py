@@ -33,7 +33,10 @@ class Holds:
         self._lock = threading.Lock()
         self._held: dict[tuple[int, int], Hold] = {}
         self._closed = False
-        self._closed_handles: set[int] = set()  # (handle numbers are never reused on a connection)
+        # The connection's open queue handles (``opened``/``close_handle``): a hold for another
+        # one is released at once.  Not a set of the closed ones: that grew by one entry for
+        # every handle a long-lived connection ever closed.
+        self._open_handles: set[int] = set()
 
     def __len__(self) -> int:
         return len(self._held)
@@ -46,7 +49,7 @@ class Holds:
     def add(self, handle: int, lookup_id: int, hold: Hold) -> bool:
         """Keep ``hold`` for END_RECEIVE; False (and the message released) when the connection is gone."""
         with self._lock:
-            if not self._closed and handle not in self._closed_handles:
+            if not self._closed and handle in self._open_handles:
                 self._held[(handle, lookup_id)] = hold
                 return True
         hold.release()
@@ -67,9 +70,14 @@ class Holds:
         """CLOSE_QUEUE of ``handle``: its holds, to release; later ones are released as they come
         ([MS-MQRR] 3.1.4.9: END_RECEIVE needs a handle not closed)."""
         with self._lock:
-            self._closed_handles.add(handle)
+            self._open_handles.discard(handle)
             keys = [key for key in self._held if key[0] == handle]
             return [self._held.pop(key) for key in keys]
+
+    def opened(self, handle: int) -> None:
+        """OPEN_QUEUE gave ``handle``: holds for it are kept until END_RECEIVE or its close."""
+        with self._lock:
+            self._open_handles.add(handle)
 
     def close(self) -> list[Hold]:
         """The connection is gone: every hold, to release; later ones are released as they come."""

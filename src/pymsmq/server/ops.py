@@ -270,6 +270,7 @@ class OpsMixin:
         number, h = self.open_handle(q)
         if not h.rights:
             del self.handles[number]
+            self.holds.close_handle(number)
             q.close()
             raise MSMQError(
                 f"{quoted(self.identity)} has no rights on {quoted(h.key)}", HResult.MQ_ERROR_ACCESS_DENIED
@@ -318,6 +319,12 @@ class OpsMixin:
     # ------------------------------------------------------------------ cursors and moves
     def op_create_cursor(self, req: pm.CreateCursorRequest) -> pm.Response:
         h = self.handle(req.handle)
+        limit = self.server.config.max_cursors
+        if len(self.cursors) >= limit:
+            raise MSMQError(
+                f"this connection has {limit} cursors open, the server's limit: close some first",
+                HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
+            )
         cursor = h.queue.cursor()
         number = self._next_cursor
         self._next_cursor += 1

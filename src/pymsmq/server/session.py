@@ -592,6 +592,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         number = self._next_handle
         self._next_handle += 1
         h = self.handles[number] = Handle(queue, rights, key, journal)
+        self.holds.opened(number)
         return number, h
 
     def server_snapshot(self) -> dict[str, Any]:
