@@ -98,7 +98,8 @@ class Batch:
     Order of application inside a batch: queue upserts, inserts, updates, deletes, queue deletes
     (deleting a queue deletes its messages), meta.  ``last_lookup_ids`` records the highest lookup id
     handed out per queue so that lookup ids are never reused after a restart, even when the
-    messages that used them are gone.
+    messages that used them are gone; a queue delete deletes its entry (queue ids are never
+    reused either).
     """
 
     upsert_queues: list[QueueRow] = field(default_factory=list)

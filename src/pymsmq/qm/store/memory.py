@@ -8,7 +8,7 @@ For tests and for queue managers that hold only express messages.  It follows th
   not JSON) changes nothing and raises ``MSMQError(MQ_ERROR_MESSAGE_STORAGE_FAILED)``.
 - Lookup ids are unsigned 64-bit; queue ids, priorities and counts signed 64-bit (SQLite's INTEGER).
 - Queue properties are stored as JSON and handed back as fresh copies.
-- ``last_lookup_ids`` only grow; deleting a queue keeps its entry (ids are never reused).
+- ``last_lookup_ids`` only grow; deleting a queue deletes its entry (queue ids are never reused).
 - Updates and deletes of absent messages are no-ops.
 
 Thread-safe: one lock serialises every method.
@@ -181,6 +181,7 @@ class MemoryStore:
             for qid in batch.delete_queues:
                 self._queues.pop(qid, None)
                 self._messages.pop(qid, None)
+                self._last_lookup_ids.pop(qid, None)
             self._meta.update(batch.meta)
             self.commits += 1
 

@@ -656,6 +656,9 @@ class SQLiteStore:
             )
             cur.execute("DELETE FROM messages WHERE queue_id = ?", (qid,))
             cur.execute("DELETE FROM queues WHERE queue_id = ?", (qid,))
+            # Queue ids are never reused (meta next_queue_id): its last lookup id has no use, and
+            # every open loaded the rows of every queue ever deleted.
+            cur.execute("DELETE FROM last_lookup_ids WHERE queue_id = ?", (qid,))
         if p.meta:
             cur.executemany(_UPSERT_META, p.meta)
         return gone
