@@ -149,3 +149,55 @@ def test_one_arrival_wakes_one_waiting_receive(server: ThreadServer, monkeypatch
     assert tries[0] <= 2 * 40, tries[0]  # 20 * 40 - 190 = 610 wake-ups for the first 20 before
     assert q.message_count == 0
     client.close()
+
+
+def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: Path) -> None:
+    # Reads that wait on a thread (cursor reads here) of one identity took every wait thread, and
+    # another identity's transactional receive waited until they ended.  An identity now holds a
+    # quarter of the threads at once; its further waits queue and start as its own ones end.
+    import json
+
+    from pymsmq.server import AccessPolicy
+
+    policy = AccessPolicy.from_json(
+        json.dumps(
+            {
+                "owner": "admin",
+                "tokens": {"a": "admin", "h": "hog"},
+                "permissions": {"hog": {"private$\\hog": "read"}},
+            }
+        )
+    )
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, policy=policy, wait_threads=8)).start()
+    admin = connect(s.url, token="a")
+    hog = connect(s.url, token="h")
+    pool = ThreadPoolExecutor(12)
+    try:
+        admin.create_queue(".\\private$\\hog")
+        txq = admin.create_queue(".\\private$\\tx", transactional=True)
+        hq = hog.queue(".\\private$\\hog")
+        cursors = [hq.cursor() for _ in range(10)]
+        waits = [pool.submit(c.peek_current, None) for c in cursors]
+        assert s.server is not None
+        shares = s.server.wait_shares
+        deadline = time.monotonic() + 30
+        while shares.running("hog") + shares.queued("hog") < 10:
+            assert time.monotonic() < deadline, "the cursor reads did not all arrive"
+            time.sleep(0.01)
+        assert (shares.running("hog"), shares.queued("hog")) == (2, 8)
+        with admin.begin_transaction() as tx:
+            txq.send(Message(body=b"t"), tx)
+
+        def take() -> bytes:
+            with admin.begin_transaction() as tx:
+                return txq.receive(5, tx).body
+
+        assert pool.submit(take).result(30) == b"t"
+        admin.queue(".\\private$\\hog").send(Message(body=b"h"))
+        assert [w.result(30).body for w in waits] == [b"h"] * 10  # the queued ones ran in turn
+        assert (shares.running("hog"), shares.queued("hog")) == (0, 0)
+    finally:
+        hog.close()
+        admin.close()
+        pool.shutdown(wait=False, cancel_futures=True)
+        s.stop()

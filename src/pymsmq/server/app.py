@@ -34,6 +34,7 @@ from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_fa
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
+from pymsmq.server.wait_shares import WaitShares
 from pymsmq.server.workers import WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
@@ -185,6 +186,8 @@ class Server:
             self.loop, qm, self.config.durable_writes, requests=lambda: self.stats.requests
         )
         self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
+        #: The wait pool shared among identities: one may occupy a quarter of its threads at once.
+        self.wait_shares = WaitShares(self.loop, self.wait_pool, self.config.wait_threads // 4)
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[Any]] = set()
@@ -346,6 +349,7 @@ class Server:
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
         self.work_pool.shutdown(wait=True)
         self.send_batcher.shutdown()
+        self.wait_shares.cancel_all()
         self.wait_pool.shutdown(wait=False, cancel_futures=True)
         self.qm.close()
         log.info("stopped")

@@ -505,14 +505,15 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         """
         server = self.server
         if wait:
-            wait_pool = server.wait_pool
             if owner is not None:
                 switch = WaitCancel()
                 stop = switch.cancel
                 self.cancels.add(rid, owner, stop)
                 waiting = fn
                 fn = lambda: switch.run(waiting)  # noqa: E731
-            submit: Callable[[], asyncio.Future[Any]] = lambda: self.loop.run_in_executor(wait_pool, fn)  # noqa: E731
+            shares = server.wait_shares
+            identity = self.identity
+            submit: Callable[[], asyncio.Future[Any]] = lambda: shares.submit(identity, fn)  # noqa: E731
         else:
             work_pool = server.work_pool
             submit = lambda: work_pool.submit(fn)  # noqa: E731
