@@ -548,6 +548,33 @@ def test_a_frame_left_unfinished_is_closed_after_the_slow_timeout(tmp_path: Path
         s.stop()
 
 
+def test_sockets_that_never_say_hello_do_not_keep_clients_out(tmp_path: Path) -> None:
+    # Idle sockets counted against --max-connections until the handshake timeout dropped them:
+    # an unauthenticated peer reopening them kept every client with a token out.  Connections
+    # that have not said hello have a budget of their own; past it, the oldest of them goes.
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_connections=2)).start()
+    try:
+        silent = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(5)]
+        client = connect(s.url)
+        assert client.ping(b"in") == b"in"
+        assert s.server is not None
+        deadline = time.monotonic() + 10
+        while len(s.server.unauthenticated) > 2:  # at most the budget of them stay
+            assert time.monotonic() < deadline, len(s.server.unauthenticated)
+            time.sleep(0.01)
+        assert all(_closed_by_server(sock) for sock in silent[:3])  # the oldest silent ones went
+        second = connect(s.url)
+        with pytest.raises(MSMQError) as info:  # the limit still holds for authenticated ones
+            connect(s.url)
+        assert info.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+        for sock in silent:
+            sock.close()
+        second.close()
+        client.close()
+    finally:
+        s.stop()
+
+
 def test_connection_limit(tmp_path: Path) -> None:
     s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_connections=1)).start()
     try:

@@ -177,6 +177,8 @@ class Server:
         #: ``max_connections``; one whose handshake failed is forgotten once the handshake timeout
         #: has certainly passed (``connection_count``).
         self.in_tls_handshake: dict[Session, float] = {}
+        #: Connections that have not said CLIENT_HELLO yet, oldest first (``greeting``).
+        self.unauthenticated: dict[Session, None] = {}
         #: The server side of TLS (``--tls-cert``), once started; None: plain TCP.
         self.tls_context: ssl.SSLContext | None = None
         self.closing = False
@@ -224,6 +226,34 @@ class Server:
             tls = cfg.tls_cert is not None
             log.info("listening on %s:%d (tls=%s, event loop %s)", host, port, tls, self.event_loop)
         return self.addresses
+
+    def authenticated_count(self) -> int:
+        """Connections past their CLIENT_HELLO (what ``max_connections`` limits at the hello)."""
+        return len(self.sessions) - len(self.unauthenticated)
+
+    def greeting(self, session: Session) -> None:
+        """``session`` is connected and has yet to say CLIENT_HELLO.
+
+        Connections that have not authenticated have a budget of their own (``max_connections``,
+        those in their TLS handshake included): past it, the oldest of them is dropped, not the
+        newcomer refused.  Idle sockets that never say hello filled the whole limit and kept
+        every client with a token out (reopened as the handshake timeout dropped them).  A client
+        that says hello at once keeps its place; the oldest silent ones go.
+        """
+        waiting = self.unauthenticated
+        waiting[session] = None
+        if len(waiting) + len(self.in_tls_handshake) <= self.config.max_connections:
+            return
+        oldest = next(iter(waiting))
+        if oldest is session:
+            return  # only TLS handshakes before it: they end within the handshake timeout
+        del waiting[oldest]
+        log.warning(
+            "dropped %s: it had not said hello and %d newer connections wait to",
+            oldest.peer,
+            len(waiting),
+        )
+        oldest.goodbye(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections waiting to say hello")
 
     def connection_count(self) -> int:
         """Open connections, those still in their TLS handshake included (``max_connections``)."""

@@ -145,11 +145,13 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         transport.set_write_buffer_limits(high=_OUT_HIGH)
-        self.server.in_tls_handshake.pop(self, None)
-        self.server.sessions.add(self)
+        server = self.server
+        server.in_tls_handshake.pop(self, None)
+        server.sessions.add(self)
         self.stats.connections_total += 1
         self.stats.connections_open += 1
         log.debug("connection from %s", self.peer)
+        server.greeting(self)
 
     def data_received(self, data: bytes) -> None:
         if self.closed:
@@ -380,6 +382,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.closed = True
         self.stats.connections_open -= 1
         self.server.sessions.discard(self)
+        self.server.unauthenticated.pop(self, None)
         self._out.clear()
         self._out_size = 0
         self._backlog.clear()  # requests never handled: nobody waits for their answers
@@ -435,7 +438,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             )
         elif identity is None:
             refusal = (HResult.MQ_ERROR_ACCESS_DENIED, "bad or missing token")
-        elif server.connection_count() > server.config.max_connections:
+        elif server.authenticated_count() >= server.config.max_connections:
             refusal = (HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
         if refusal is not None:
             self.stats.connections_refused += 1
@@ -444,6 +447,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             return
         assert identity is not None and version is not None
         self.identity = identity
+        server.unauthenticated.pop(self, None)
         cfg = server.config
         self._write(
             self.conn.send(
