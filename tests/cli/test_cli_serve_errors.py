@@ -29,3 +29,24 @@ def test_a_store_that_is_not_a_database(tmp_path: Path) -> None:
     assert r.exit_code == 1 and isinstance(r.exception, SystemExit)
     assert r.stderr.startswith("Error: cannot open store ") and "file is not a database" in r.stderr
     assert r.stderr.rstrip().endswith("(MQ_ERROR_MESSAGE_STORAGE_FAILED 0xC00E002A)")
+
+
+def test_an_auth_file_others_may_read_is_warned_about(tmp_path: Path) -> None:
+    # It holds every identity's token; it was read whatever its mode.
+    import os
+    import subprocess
+    import sys
+
+    policy = tmp_path / "policy.json"
+    policy.write_text("{")  # malformed: serve stops right after reading it
+    for mode, warned in ((0o644, True), (0o600, False)):
+        os.chmod(policy, mode)
+        command = [sys.executable, "-m", "pymsmq.cli", "serve", "--data", str(tmp_path / "qm")]
+        proc = subprocess.run(
+            [*command, "--port", "0", "--auth", str(policy)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 1 and "bad --auth file" in proc.stderr
+        assert ("may be read by other users (mode 644)" in proc.stderr) is warned, proc.stderr

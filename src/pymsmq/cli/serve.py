@@ -26,6 +26,8 @@ from pymsmq.server import (
 
 __all__ = ["serve"]
 
+log = logging.getLogger("pymsmq.server")
+
 
 @click.command("serve")
 @click.option(
@@ -118,6 +120,13 @@ def serve(
     )
     try:
         if auth_file is not None:
+            if os.stat(auth_file).st_mode & 0o077:
+                # The tokens of every identity are in it.
+                log.warning(
+                    "the --auth file %s may be read by other users (mode %o): chmod 600 it",
+                    auth_file,
+                    os.stat(auth_file).st_mode & 0o777,
+                )
             policy = AccessPolicy.from_json(Path(auth_file).read_text(), token)
         else:
             policy = AccessPolicy.single_token(token)
