@@ -342,15 +342,20 @@ def enable_notification(
                 )
                 return n
             c._read = False  # advance: search strictly after the current message (PeekNext)
-        if n.poll():
-            return n
-        if timeout == 0:
-            n._error(HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
-            return n
-        n._cond.watchers.append(n)
-        if timeout is not None:
-            qm._dispatcher.add_deadline(time.monotonic() + timeout, n)
+        return _arm(qm, n, timeout)
+
+
+def _arm(qm: QueueManager, n: Notification, timeout: float | None) -> Notification:
+    # Under the lock: fire now if the condition holds, else (timeout permitting) arm until it does.
+    if n.poll():
         return n
+    if timeout == 0:
+        n._error(HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+        return n
+    n._cond.watchers.append(n)
+    if timeout is not None:
+        qm._dispatcher.add_deadline(time.monotonic() + timeout, n)
+    return n
 
 
 def first_available(index: MessageIndex) -> Entry | None:
@@ -380,15 +385,7 @@ def watch(
         queue._check(0x21)
         qm._sweep()
         n = Notification(queue, MQMSG_FIRST, on_arrived, on_error, qm._dispatcher, seek, exclusive)
-        if n.poll():
-            return n
-        if timeout == 0:
-            n._error(HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
-            return n
-        n._cond.watchers.append(n)
-        if timeout is not None:
-            qm._dispatcher.add_deadline(time.monotonic() + timeout, n)
-        return n
+        return _arm(qm, n, timeout)
 
 
 async def _not_lost(job: asyncio.Future[Message], peek: bool) -> Message:
