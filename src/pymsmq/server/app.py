@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import Any, Final, TextIO
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
@@ -37,9 +37,6 @@ from pymsmq.server.stats import ServerStats
 from pymsmq.server.wait_shares import WaitShares
 from pymsmq.server.workers import WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
-
-if TYPE_CHECKING:
-    from pymsmq.qm.queue import Queue
 
 __all__ = [
     "DEFAULT_PORT",
@@ -80,17 +77,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _record_size(q: Queue, sizes: dict[str, tuple[int, int]]) -> None:
-    """``sizes[format name] = (messages, bytes)`` of the open handle ``q``, which is then closed.
+#: The queues STATS reports the size of: application queues and the system ones (dead-letter,
+#: transactional dead-letter, machine journal); not the queue manager's internal queues.
+_SIZED_KINDS: Final = frozenset({"private", "public", "system"})
 
-    Messages in the queue itself, as PROPID_MGMT_QUEUE_MESSAGE_COUNT ([MC-MQAC] 4.1: the count of the
-    queue's MessagePositionList); bytes with its subqueues', the measure its quota counts, as the
-    embedded queue manager reports them (the server left subqueue bytes out of the queue's row).
+
+def queue_sizes(qm: QueueManager) -> dict[str, tuple[int, int]]:
+    """``{format name: (messages, bytes)}`` of every application and system queue.
+
+    Messages in the queue itself, as PROPID_MGMT_QUEUE_MESSAGE_COUNT ([MC-MQAC] 4.1: the count of
+    the queue's MessagePositionList); bytes with its subqueues', the measure its quota counts, as
+    the embedded queue manager reports them.  Read from the queues' state under the lock (opening
+    a handle on each took 340 ms of the event loop at 10,000 queues).
     """
-    try:
-        sizes[q.format_name] = (q.message_count, q._state.total_bytes())
-    finally:
-        q.close()
+    with qm._lock:
+        return {
+            state.format_name: (len(state.index), state.total_bytes())
+            for state in qm._queues.values()
+            if state.kind in _SIZED_KINDS and not state.deleted
+        }
 
 
 @dataclass(slots=True)
@@ -292,15 +297,8 @@ class Server:
 
     def snapshot(self) -> dict[str, Any]:
         """Statistics as a JSON-ready dict (STATS and ``pymsmq stats``)."""
-        sizes: dict[str, tuple[int, int]] = {}
         qm = self.qm
-        # The system queues too (dead-letter, transactional dead-letter, machine journal).
-        for system in ("dead_letter_queue", "transactional_dead_letter_queue", "machine_journal"):
-            with contextlib.suppress(Exception):
-                _record_size(getattr(qm, system), sizes)
-        for path in qm.private_queues + qm.public_queues:
-            with contextlib.suppress(Exception):
-                _record_size(qm.queue(path, 0x20), sizes)
+        sizes = queue_sizes(qm)
         self._forget_deleted_queues(sizes)
         snap = self.stats.snapshot(sizes)
         # Queued SENDs written together (send_batcher): sends per batch = sends per store commit.
