@@ -33,7 +33,7 @@ POLICY = {
         "wild-t": "wild",
     },
     "permissions": {
-        "writer": {"private$\\inbox": "write", "private$\\replies": "write"},
+        "writer": {"private$\\inbox": "write", "private$\\replies*": "write"},
         "peeker": {"private$\\orders": ["MQSEC_PEEK_MESSAGE", "MQSEC_GET_QUEUE_PROPERTIES"]},
         "props": {"private$\\orders": ["MQSEC_GET_QUEUE_PROPERTIES"]},
         "jdel": {"private$\\orders": ["MQSEC_DELETE_JOURNAL_MESSAGE"]},
@@ -89,6 +89,12 @@ def test_a_sender_may_name_as_admin_or_dead_letter_queue_only_a_queue_it_may_wri
     inbox.send(Message(body=b"a", admin_queue=replies, ack=8, dead_letter_queue=replies))
     inbox.send(Message(body=b"b", admin_queue=payments, ack=8))
     inbox.send(Message(body=b"c", dead_letter_queue="DIRECT=TCP:10.1.2.3\\private$\\dlq"))
+    # A queue of this queue manager that does not exist yet is checked as the queue it would be:
+    # the queue manager looks the name up when it writes, so a queue created meanwhile got it.
+    for later in (".\\private$\\later", "DIRECT=OS:.\\private$\\later", _private_number(admin)):
+        refused = Message(body=b"L", dead_letter_queue=later, journal=1, max_time_to_receive=1)
+        assert _hresult(inbox.send, refused) == HResult.MQ_ERROR_ACCESS_DENIED, later
+    inbox.send(Message(body=b"e", dead_letter_queue=".\\private$\\replies2"))  # "write" pattern
     # The owner may name any queue.
     admin.queue(INBOX).send(Message(body=b"d", dead_letter_queue=payments))
     assert sorted(m.body for m in admin.queue(INBOX).receive_many(10)) == [
@@ -96,6 +102,7 @@ def test_a_sender_may_name_as_admin_or_dead_letter_queue_only_a_queue_it_may_wri
         b"b",
         b"c",
         b"d",
+        b"e",
         b"ok1",
         b"ok2",
     ]
@@ -196,3 +203,8 @@ def test_an_application_dead_letter_queue_over_its_quota_sends_to_the_system_one
         assert sorted(m.label for m in qm.dead_letter_queue.receive_many(10)) == ["1", "2"]
     finally:
         qm.close()
+
+
+def _private_number(qm: Any) -> str:
+    # PRIVATE=<this queue manager's GUID>\<number>: a queue named by number that does not exist.
+    return f"PRIVATE={qm.guid}\\0000ffff"

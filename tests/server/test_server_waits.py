@@ -153,8 +153,9 @@ def test_one_arrival_wakes_one_waiting_receive(server: ThreadServer, monkeypatch
 
 def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: Path) -> None:
     # Reads that wait on a thread (cursor reads here) of one identity took every wait thread, and
-    # another identity's transactional receive waited until they ended.  An identity now holds a
-    # quarter of the threads at once; its further waits queue and start as its own ones end.
+    # another identity's transactional receive waited until they ended.  An identity other than
+    # the owner now holds a quarter of the threads at once (all of them together half); its
+    # further waits queue and start as its own ones end, or time out while queued.
     import json
 
     from pymsmq.server import AccessPolicy
@@ -185,6 +186,9 @@ def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: P
             assert time.monotonic() < deadline, "the cursor reads did not all arrive"
             time.sleep(0.01)
         assert (shares.running("hog"), shares.queued("hog")) == (2, 8)
+        with pytest.raises(MSMQError) as late:  # queued behind the eight: its timeout ends it
+            pool.submit(hq.cursor().peek_current, 0.3).result(30)
+        assert late.value.hresult == HResult.MQ_ERROR_IO_TIMEOUT
         with admin.begin_transaction() as tx:
             txq.send(Message(body=b"t"), tx)
 
@@ -195,7 +199,20 @@ def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: P
         assert pool.submit(take).result(30) == b"t"
         admin.queue(".\\private$\\hog").send(Message(body=b"h"))
         assert [w.result(30).body for w in waits] == [b"h"] * 10  # the queued ones ran in turn
-        assert (shares.running("hog"), shares.queued("hog")) == (0, 0)
+        deadline = time.monotonic() + 10
+        while shares.running("hog") or shares.queued("hog"):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        # The owner's waits take any free thread: eight at once on eight threads.
+        owner_cursors = [admin.queue(".\\private$\\tx").cursor() for _ in range(8)]
+        owner_waits = [pool.submit(c.peek_current, 30) for c in owner_cursors]
+        deadline = time.monotonic() + 10
+        while sum(x.pending for x in list(s.server.sessions)) < 8:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with admin.begin_transaction() as tx:
+            txq.send(Message(body=b"o"), tx)
+        assert [w.result(30).body for w in owner_waits] == [b"o"] * 8
     finally:
         hog.close()
         admin.close()

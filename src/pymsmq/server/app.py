@@ -193,8 +193,9 @@ class Server:
             self.loop, qm, self.config.durable_writes, requests=lambda: self.stats.requests
         )
         self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
-        #: The wait pool shared among identities: one may occupy a quarter of its threads at once.
-        self.wait_shares = WaitShares(self.loop, self.wait_pool, self.config.wait_threads // 4)
+        #: The wait pool shared among identities (the owner's reads take any free thread; the
+        #: others together half of them, each a quarter).
+        self.wait_shares = WaitShares(self.loop, self.wait_pool, self.config.wait_threads)
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[Any]] = set()

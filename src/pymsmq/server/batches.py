@@ -482,6 +482,6 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         return collect(first_read(timeout), next_read)
 
     if waits:
-        s.off_loop(rid, run, None, wait=True, owner=h)
+        s.off_loop(rid, run, None, wait=True, owner=h, timeout=timeout)
     else:
         s.off_loop(rid, run, None if peek else h)

@@ -97,6 +97,7 @@ class ReceiveMixin:
             handle: Handle | None = None,
             wait: bool = False,
             owner: Handle | None = None,
+            timeout: float | None = None,
         ) -> None: ...
 
     def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
@@ -183,7 +184,7 @@ class ReceiveMixin:
                     raise
                 return False
             if head.delivery:
-                self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h)
+                self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
                 return True
             return self._answer_now(rid, run) is None
 
@@ -198,7 +199,7 @@ class ReceiveMixin:
             if cursor is None and action == _A.MQ_ACTION_PEEK_CURRENT:
                 ArrivalWait(self, rid, h, lambda _remaining: self._answer_now(rid, run) is None, timeout)
                 return
-            self.off_loop(rid, run, None, wait=True, owner=h)
+            self.off_loop(rid, run, None, wait=True, owner=h, timeout=timeout)
             return
         if (
             free
@@ -242,7 +243,7 @@ class ReceiveMixin:
                 ArrivalWait(self, rid, h, receive_again, timeout, first_available, exclusive=True)
                 return
         if waits:
-            self.off_loop(rid, run, None, wait=True, owner=h)
+            self.off_loop(rid, run, None, wait=True, owner=h, timeout=timeout)
         else:
             self.off_loop(rid, run, None if peek else h)
 
@@ -312,7 +313,7 @@ class ReceiveMixin:
         def arrived(remaining: float | None) -> bool:
             if peek:
                 return self._answer_now(rid, run) is None
-            self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h)
+            self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
             return True
 
         ArrivalWait(self, rid, h, arrived, timeout, seek, exclusive=not peek)

@@ -6,8 +6,10 @@ it may not write to would otherwise put messages of its choosing into it.  So a 
 (MQ_ERROR_ACCESS_DENIED) when one of them names a local application queue on which the sender's
 identity lacks MQSEC_WRITE_MESSAGE ([MS-MQMQ] 2.2.24), exactly the queues the queue manager would
 write to (``pymsmq.qm.lifecycle``: an application queue, not a subqueue; for acknowledgements a
-non-transactional one).  A name that is not such a queue is not checked: the acknowledgement is
-then discarded, the dead letter goes to the system dead-letter queue.
+non-transactional one).  The queue manager looks the name up when it writes, so a name of a queue
+of this queue manager that does not exist yet is checked as the queue it would be (a private queue
+named by number, whose name is not known, only by the owner).  Another computer's queue is not
+checked: nothing is written to it here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
+from pymsmq.model.names import LocalFormat, QueuePath
 from pymsmq.server.access import AccessPolicy, queue_key
 from pymsmq.wire.security import MQQueueAccessMask
 
@@ -46,16 +49,47 @@ def reply_queue_refusal(
             try:
                 state, subqueue = qm._resolve(name)
             except MSMQError:
-                continue  # not a queue of this queue manager: nothing is written to it here
-            if subqueue is not None or state.kind not in _APP_KINDS or state.deleted:
-                continue
-            if acknowledgement and state.transactional:
-                continue
-            path = state.props.path_name
-        if _WRITE & ~policy.rights_of(identity, queue_key(path)):
+                # Not a queue now.  The queue manager looks the name up again when it writes
+                # there: a queue of this one created meanwhile would get the message.  So a name
+                # of a queue of this queue manager is checked as the queue it would be.
+                key = _key_of_a_queue_to_be(qm, name)
+                if key is None:
+                    continue  # another computer's queue: nothing is written to it here
+                shown = name
+            else:
+                if subqueue is not None or state.kind not in _APP_KINDS or state.deleted:
+                    continue
+                if acknowledgement and state.transactional:
+                    continue
+                shown = state.props.path_name
+                key = queue_key(shown)
+        if key == "" or _WRITE & ~policy.rights_of(identity, key):
             return MSMQError(
-                f"{quoted(identity)} may not name {quoted(path)} as a message's {what}: the queue "
+                f"{quoted(identity)} may not name {quoted(shown)} as a message's {what}: the queue "
                 "manager would write to it for the sender, who has no MQSEC_WRITE_MESSAGE on it",
                 HResult.MQ_ERROR_ACCESS_DENIED,
             )
     return None
+
+
+def _key_of_a_queue_to_be(qm: QueueManager, name: str) -> str | None:
+    """The policy key of ``name`` when it names a queue of this queue manager that does not exist
+    (yet): its path's key, or "" for a private queue named by number (its name is not known: an
+    identity other than the owner may not name it); None for another computer's queue, a public
+    queue's GUID this queue manager does not have, or a malformed name."""
+    try:
+        if LocalFormat.looks_like_format_name(name):
+            fmt = LocalFormat.parse(name)
+            if fmt.kind == "direct":
+                if fmt.path is None or not qm._is_local(fmt.computer):
+                    return None
+                return queue_key(fmt.path.render())
+            if fmt.kind == "private" and fmt.guid == qm.guid:
+                return ""
+            return None
+        path = QueuePath.parse(name)
+    except MSMQError:
+        return None
+    if not qm._is_local(path.computer):
+        return None
+    return queue_key(path.render())

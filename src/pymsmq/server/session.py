@@ -501,11 +501,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         handle: Handle | None = None,
         wait: bool = False,
         owner: Handle | None = None,
+        timeout: float | None = None,
     ) -> None:
         """Run ``fn`` on a pool and answer ``rid`` with its result (after ``handle``'s earlier work).
 
-        ``wait``: ``fn`` may block waiting for a message (the wait pool); with ``owner``, the handle
-        it reads, CANCEL_RECEIVE can stop that wait (``waiters.WaitCancel``).
+        ``wait``: ``fn`` may block waiting for a message (the wait pool, within this identity's
+        share: ``wait_shares``; ``timeout``, its timeout, ends it while it waits for a thread);
+        with ``owner``, the handle it reads, CANCEL_RECEIVE can stop that wait
+        (``waiters.WaitCancel``).
         """
         server = self.server
         if wait:
@@ -517,7 +520,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 fn = lambda: switch.run(waiting)  # noqa: E731
             shares = server.wait_shares
             identity = self.identity
-            submit: Callable[[], asyncio.Future[Any]] = lambda: shares.submit(identity, fn)  # noqa: E731
+            exempt = identity == self.policy.owner
+            submit: Callable[[], asyncio.Future[Any]] = lambda: shares.submit(  # noqa: E731
+                identity, fn, timeout, exempt
+            )
         else:
             work_pool = server.work_pool
             submit = lambda: work_pool.submit(fn)  # noqa: E731

@@ -1,13 +1,18 @@
 """The server's wait pool shared among identities.
 
-Reads that wait for a message on a thread (cursor reads, transactional and recoverable receives
-of the head while they wait; head receives and peeks and reads by id or correlation id park on
-notifications instead, ``waits.ArrivalWait``) each occupy one of the pool's threads for as long
-as they wait.  One identity may occupy at most ``share`` of them at once; its further waiting
-reads queue, first come first served, and start as its own earlier ones end.  Without it one
-connection with a right to peek one queue parked 1,024 infinite waits and every other client's
-transactional receive waited until it disconnected.  A read queued here starts its timeout when it
-starts (as a read the pool could not start at once always did).
+Reads that wait for a message on a thread (cursor reads, and transactional receives of the head;
+head receives and peeks of other queues and reads by id or correlation id park on notifications
+instead, ``waits.ArrivalWait``) each occupy one of the pool's threads for as long as they wait.
+Without a limit, one connection with a right to peek one queue parked 1,024 infinite cursor waits
+and every other client's transactional receive waited until it disconnected.  So:
+
+* the owner's reads (a server with one token has one identity, the owner) take any free thread,
+  as before shares existed;
+* the other identities together occupy at most half of the threads, and each at most a quarter:
+  whatever they do, the owner keeps half of the pool, and one of them cannot take all of theirs;
+* a read over its identity's limit queues (first come, first served, across identities) and starts
+  when a thread of that budget frees up; a read whose timeout passes while it is queued ends with
+  MQ_ERROR_IO_TIMEOUT without starting (one that starts late then waits up to its whole timeout).
 
 Everything runs on the event loop thread.
 """
@@ -21,36 +26,49 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
+from pymsmq.qm.waiters import not_found
 from pymsmq.server.workers import chain_future
 
 __all__ = ["WaitShares"]
 
+_Job = tuple[Callable[[], Any], asyncio.Future[Any]]
+
 
 class WaitShares:
-    """``submit(identity, fn)``: ``fn`` on the wait pool within ``identity``'s share."""
+    """``submit(identity, fn, timeout, exempt)``: ``fn`` on the wait pool within the limits."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, pool: Executor, share: int) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, pool: Executor, threads: int) -> None:
         self.loop = loop
         self.pool = pool
-        #: Threads one identity may occupy at once.
-        self.share = max(1, share)
+        #: Threads one (non-owner) identity may occupy at once.
+        self.share = max(1, threads // 4)
+        #: Threads the non-owner identities together may occupy at once.
+        self.budget = max(1, threads // 2)
+        self._total = 0
         self._running: dict[str, int] = {}
-        self._queued: dict[str, deque[tuple[Callable[[], Any], asyncio.Future[Any]]]] = {}
+        self._queued: dict[str, deque[_Job]] = {}
 
     def running(self, identity: str) -> int:
-        """Wait-pool jobs of ``identity`` started and not ended."""
+        """Wait-pool jobs of ``identity`` started and not ended (the owner's are not counted)."""
         return self._running.get(identity, 0)
 
     def queued(self, identity: str) -> int:
-        """Jobs of ``identity`` waiting for its share."""
+        """Jobs of ``identity`` waiting for a thread of their budget (expired ones included)."""
         return len(self._queued.get(identity, ()))
 
-    def submit(self, identity: str, fn: Callable[[], Any]) -> asyncio.Future[Any]:
-        """A future of ``fn()`` run on the pool: now, or once ``identity`` is within its share."""
-        if self._running.get(identity, 0) < self.share:
+    def submit(
+        self, identity: str, fn: Callable[[], Any], timeout: float | None = None, exempt: bool = False
+    ) -> asyncio.Future[Any]:
+        """A future of ``fn()`` run on the pool, now or once the limits allow; ``exempt``: the
+        owner's (no limit); ``timeout``: the read's timeout in seconds (see the module docstring)."""
+        if exempt:
+            return self.loop.run_in_executor(self.pool, fn)
+        if identity not in self._queued and self._may_start(identity):
             return self._start(identity, fn)
         outer: asyncio.Future[Any] = self.loop.create_future()
         self._queued.setdefault(identity, deque()).append((fn, outer))
+        if timeout is not None:
+            self.loop.call_later(timeout, _expire, outer, timeout)
         return outer
 
     def cancel_all(self) -> None:
@@ -60,29 +78,54 @@ class WaitShares:
             for _, outer in jobs:
                 outer.cancel()
 
+    def _may_start(self, identity: str) -> bool:
+        return self._total < self.budget and self._running.get(identity, 0) < self.share
+
     def _start(self, identity: str, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         self._running[identity] = self._running.get(identity, 0) + 1
+        self._total += 1
         fut = self.loop.run_in_executor(self.pool, fn)
-        fut.add_done_callback(lambda _f: self._ended(identity))
+        fut.add_done_callback(functools.partial(self._ended, identity))
         return fut
 
-    def _ended(self, identity: str) -> None:
+    def _ended(self, identity: str, _fut: asyncio.Future[Any]) -> None:
+        self._total -= 1
         left = self._running[identity] - 1
         if left:
             self._running[identity] = left
         else:
             del self._running[identity]
-        jobs = self._queued.get(identity)
-        while jobs:
-            fn, outer = jobs.popleft()
-            if not jobs:
-                del self._queued[identity]
-            if outer.done():  # cancelled while queued (the connection went)
-                continue
-            inner = self._start(identity, fn)
-            inner.add_done_callback(functools.partial(_chain_to, outer))
-            return
+        self._start_queued()
+
+    def _start_queued(self) -> None:
+        # Start queued jobs while the limits allow, oldest identity first.
+        started = True
+        while started and self._total < self.budget:
+            started = False
+            for identity in list(self._queued):
+                jobs = self._queued[identity]
+                while jobs and jobs[0][1].done():  # expired or cancelled while queued
+                    jobs.popleft()
+                if not jobs:
+                    del self._queued[identity]
+                    continue
+                if not self._may_start(identity):
+                    continue
+                fn, outer = jobs.popleft()
+                if not jobs:
+                    del self._queued[identity]
+                inner = self._start(identity, fn)
+                inner.add_done_callback(functools.partial(_chain_to, outer))
+                started = True
+                if self._total >= self.budget:
+                    return
 
 
 def _chain_to(outer: asyncio.Future[Any], inner: asyncio.Future[Any]) -> None:
     chain_future(inner, outer)
+
+
+def _expire(outer: asyncio.Future[Any], timeout: float) -> None:
+    # The read's timeout passed while it was queued: what a read that found nothing in time gets.
+    if not outer.done():
+        outer.set_exception(not_found(timeout))
