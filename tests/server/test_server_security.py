@@ -208,3 +208,22 @@ def test_an_application_dead_letter_queue_over_its_quota_sends_to_the_system_one
 def _private_number(qm: Any) -> str:
     # PRIVATE=<this queue manager's GUID>\<number>: a queue named by number that does not exist.
     return f"PRIVATE={qm.guid}\\0000ffff"
+
+
+def test_other_identities_cannot_take_the_owners_last_connection(tmp_path: Path) -> None:
+    # Any valid token, however low its rights, could take every --max-connections place.
+    policy = AccessPolicy.from_json(json.dumps(POLICY))
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, policy=policy, max_connections=3)).start()
+    try:
+        peekers = [connect(s.url, token="peeker-t") for _ in range(2)]
+        with pytest.raises(MSMQError) as info:
+            connect(s.url, token="peeker-t")
+        assert info.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+        admin = connect(s.url, token="admin-t")  # the place kept for the owner
+        assert admin.ping(b"a") == b"a"
+        with pytest.raises(MSMQError):
+            connect(s.url, token="admin-t")  # the limit itself still holds
+        for c in [*peekers, admin]:
+            c.close()
+    finally:
+        s.stop()

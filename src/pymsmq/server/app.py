@@ -237,6 +237,16 @@ class Server:
         """Connections past their CLIENT_HELLO (what ``max_connections`` limits at the hello)."""
         return len(self.sessions) - len(self.unauthenticated)
 
+    def connection_limit(self, identity: str) -> int:
+        """Authenticated connections beyond which ``identity`` is refused: ``max_connections`` for
+        the owner; for the other identities a sixteenth fewer (at least one fewer when the limit
+        allows), kept for the owner, so that a low-privilege token cannot take every place and
+        shut the owner out."""
+        limit = self.config.max_connections
+        if identity == self.policy.owner or limit < 2:
+            return limit
+        return limit - max(1, limit // 16)
+
     def greeting(self, session: Session) -> None:
         """``session`` is connected and has yet to say CLIENT_HELLO.
 

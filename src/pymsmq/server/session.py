@@ -438,7 +438,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             )
         elif identity is None:
             refusal = (HResult.MQ_ERROR_ACCESS_DENIED, "bad or missing token")
-        elif server.authenticated_count() >= server.config.max_connections:
+        elif server.authenticated_count() >= server.connection_limit(identity):
             refusal = (HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
         if refusal is not None:
             self.stats.connections_refused += 1
