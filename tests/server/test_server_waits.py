@@ -218,3 +218,45 @@ def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: P
         admin.close()
         pool.shutdown(wait=False, cancel_futures=True)
         s.stop()
+
+
+def test_waiting_transactional_receives_take_no_wait_thread(tmp_path: Path) -> None:
+    # A transactional (or recoverable, two-phase) receive of the head that waited held a wait
+    # thread: waiting transactional consumers filled the pool and another client's receive with
+    # its message there waited for a thread.  They now park on a notification as head receives do.
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, wait_threads=2)).start()
+    client = connect(s.url)
+    pool = ThreadPoolExecutor(12)
+    try:
+        jobs = client.create_queue(".\\private$\\jobs", transactional=True)
+        other = client.create_queue(".\\private$\\other", transactional=True)
+
+        def consume() -> bytes:
+            with client.begin_transaction() as tx:
+                return jobs.receive(60, tx).body
+
+        consumers = [pool.submit(consume) for _ in range(10)]
+        assert s.server is not None
+        deadline = time.monotonic() + 30
+        while sum(len(x.waits) for x in list(s.server.sessions)) < 10:
+            assert time.monotonic() < deadline, "the receives were not all parked"
+            time.sleep(0.01)
+        with client.begin_transaction() as tx:
+            other.send(Message(body=b"o"), tx)
+
+        def take() -> bytes:
+            with client.begin_transaction() as tx:
+                return other.receive(5, tx).body
+
+        assert pool.submit(take).result(30) == b"o"  # waited for a thread before
+        with client.begin_transaction() as tx:
+            jobs.send_many([Message(body=b"%d" % i) for i in range(10)], transaction=tx)
+        assert sorted(int(f.result(30)) for f in consumers) == list(range(10))
+        assert jobs.message_count == 0
+        with pytest.raises(MSMQError) as late, client.begin_transaction() as tx:
+            jobs.receive(0.2, tx)  # a timeout still ends a parked one
+        assert late.value.hresult == HResult.MQ_ERROR_IO_TIMEOUT
+    finally:
+        client.close()
+        pool.shutdown(wait=False, cancel_futures=True)
+        s.stop()

@@ -2,10 +2,11 @@
 
 A peek, and a receive of an express message at the head of a non-transactional queue, runs on the
 event loop (nothing durable is written).  A receive that may have to wait for a message parks on a
-queue arrival notification (``waits.ArrivalWait``) when it reads the head, as does a read by
-message id or correlation id (RECEIVE_MATCHING); other waits (cursors, transactions) run on the
-wait pool.  Recoverable and transactional receives, which wait for an
-fsync, run on the work pool, after earlier state-changing work of the same handle.
+queue arrival notification (``waits.ArrivalWait``) when it reads the head (a transactional,
+recoverable or two-phase one after one try on the work pool: ``_receive_or_park``), as does a read
+by message id or correlation id (RECEIVE_MATCHING); cursor waits run on the wait pool.
+Recoverable and transactional receives, which wait for an fsync, run on the work pool, after
+earlier state-changing work of the same handle.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import first_matching
 from pymsmq.qm.notifications import first_available
 from pymsmq.qm.queue import Cursor
+from pymsmq.qm.waiters import not_found
 from pymsmq.server.reads import matching_reader, reader
 from pymsmq.server.waits import ArrivalWait, Cancels
 from pymsmq.wire.security import MQQueueAccessMask
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from pymsmq.protocol._fields import Props
     from pymsmq.qm.index import Entry, MessageIndex
     from pymsmq.qm.transaction import Transaction
+    from pymsmq.server.app import Server
     from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
     from pymsmq.server.stats import ServerStats
@@ -80,6 +83,7 @@ class ReceiveMixin:
     cancels: Cancels
     closed: bool
     holds: Holds
+    server: Server
 
     if TYPE_CHECKING:
 
@@ -242,10 +246,58 @@ class ReceiveMixin:
                     raise missing
                 ArrivalWait(self, rid, h, receive_again, timeout, first_available, exclusive=True)
                 return
-        if waits:
+        if waits and cursor is None and action == _A.MQ_ACTION_RECEIVE:
+            self._receive_or_park(rid, h, run, timeout)
+        elif waits:
             self.off_loop(rid, run, None, wait=True, owner=h, timeout=timeout)
         else:
             self.off_loop(rid, run, None if peek else h)
+
+    def _receive_or_park(
+        self, rid: int, h: Handle, run: Callable[[float | None], pm.Response], timeout: float | None
+    ) -> None:
+        """A head receive that writes to the store or a transaction (transactional, recoverable,
+        two-phase) and may wait: tried once on the work pool; when no message is there, parked on
+        an exclusive arrival notification (no thread while it waits: waiting transactional
+        consumers took a wait thread each, and other clients' reads waited for one), then, once one
+        is, received on a wait thread with the rest of its timeout."""
+        deadline = None if timeout is None else self.loop.time() + timeout
+
+        def attempt() -> pm.Response | None:
+            try:
+                return run(0)
+            except MSMQError as exc:
+                if exc.hresult != _NOT_FOUND:
+                    raise
+                return None
+
+        def arrived(remaining: float | None) -> bool:
+            self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
+            return True
+
+        def done(fut: asyncio.Future[pm.Response | None]) -> None:
+            self.pending -= 1
+            if fut.cancelled():
+                self.fail(rid, MSMQError("cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
+                return
+            exc = fut.exception()
+            if exc is not None:
+                self.fail(rid, exc)
+                return
+            response = fut.result()
+            if response is not None:
+                self.answer(rid, response)
+                return
+            if self.closed:
+                return
+            remaining = None if deadline is None else deadline - self.loop.time()
+            if remaining is not None and remaining <= 0:
+                self.fail(rid, not_found(timeout))
+                return
+            ArrivalWait(self, rid, h, arrived, remaining, first_available, exclusive=True)
+
+        self.pending += 1
+        self.server.work_pool.submit(attempt).add_done_callback(done)
 
     def _answer_facts(
         self,

@@ -1,8 +1,9 @@
 """The server's wait pool shared among identities.
 
-Reads that wait for a message on a thread (cursor reads, and transactional receives of the head;
-head receives and peeks of other queues and reads by id or correlation id park on notifications
-instead, ``waits.ArrivalWait``) each occupy one of the pool's threads for as long as they wait.
+Reads that wait for a message on a thread (cursor reads, RECEIVE_MANY transactional and peek
+batches; head receives and peeks and reads by id or correlation id park on notifications instead,
+``waits.ArrivalWait``, and take a thread only to receive a message that is there) each occupy one
+of the pool's threads for as long as they wait.
 Without a limit, one connection with a right to peek one queue parked 1,024 infinite cursor waits
 and every other client's transactional receive waited until it disconnected.  So:
 
