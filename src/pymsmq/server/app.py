@@ -149,7 +149,7 @@ class ServerConfig:
                 f"durable writes go on the 'loop', a 'thread' or 'auto', not {self.durable_writes!r}"
             )
         if min(self.max_connections, self.max_in_flight, self.max_transactions, self.max_cursors) < 1:
-            raise ConfigError("connection, in-flight and transaction limits must be at least 1")
+            raise ConfigError("connection, in-flight, transaction and cursor limits must be at least 1")
         try:
             loop_factory(self.event_loop)
         except UvloopMissing as exc:
@@ -178,9 +178,10 @@ class Server:
         self.stats = ServerStats()
         self.sessions: set[Session] = set()
         #: Connections accepted whose TLS handshake runs (asyncio calls a Session's
-        #: ``connection_made`` once TLS is up): when each was accepted.  They count against
-        #: ``max_connections``; one whose handshake failed is forgotten once the handshake timeout
-        #: has certainly passed (``connection_count``).
+        #: ``connection_made`` once TLS is up): when each was accepted.  They count in the budget
+        #: of connections that have not said hello (``greeting``); one whose handshake failed is
+        #: forgotten once the handshake timeout has certainly passed
+        #: (``_forget_failed_tls_handshakes``).
         self.in_tls_handshake: dict[Session, float] = {}
         #: Connections that have not said CLIENT_HELLO yet, oldest first (``greeting``).
         self.unauthenticated: dict[Session, None] = {}
@@ -271,15 +272,14 @@ class Server:
         )
         oldest.goodbye(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections waiting to say hello")
 
-    def connection_count(self) -> int:
-        """Open connections, those still in their TLS handshake included (``max_connections``)."""
+    def _forget_failed_tls_handshakes(self) -> None:
+        # A handshake ends (done or failed) within ``slow_timeout`` of the accept: one still
+        # listed after that failed (asyncio calls no ``connection_made`` for it).
         pending = self.in_tls_handshake
         if pending:
-            # A handshake ends (done or failed) within ``slow_timeout`` of the accept.
             stale = time.monotonic() - self.config.slow_timeout - 1.0
             for session in [s for s, accepted in pending.items() if accepted < stale]:
                 del pending[session]
-        return len(self.sessions) + len(pending)
 
     @property
     def port(self) -> int:
@@ -326,7 +326,7 @@ class Server:
         while True:
             await asyncio.sleep(1.0)
             self.stats.sample()
-            self.connection_count()  # forgets failed TLS handshakes
+            self._forget_failed_tls_handshakes()
             now = time.monotonic()
             for s in list(self.sessions):
                 if s.conn.state in _HANDSHAKING and now - s.opened_at > cfg.slow_timeout:
