@@ -103,6 +103,7 @@ class ReceiveMixin:
             owner: Handle | None = None,
             timeout: float | None = None,
         ) -> None: ...
+        def settle(self, rid: int, fut: asyncio.Future[Any]) -> bool: ...
 
     def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
         h = self.handles.get(req.handle) or self.handle(req.handle)
@@ -276,19 +277,7 @@ class ReceiveMixin:
             return True
 
         def done(fut: asyncio.Future[pm.Response | None]) -> None:
-            self.pending -= 1
-            if fut.cancelled():
-                self.fail(rid, MSMQError("cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
-                return
-            exc = fut.exception()
-            if exc is not None:
-                self.fail(rid, exc)
-                return
-            response = fut.result()
-            if response is not None:
-                self.answer(rid, response)
-                return
-            if self.closed:
+            if self.settle(rid, fut) or self.closed:
                 return
             remaining = None if deadline is None else deadline - self.loop.time()
             if remaining is not None and remaining <= 0:

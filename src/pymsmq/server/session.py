@@ -543,19 +543,29 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             handle.tail = fut
 
         def done(f: asyncio.Future[Any]) -> None:
-            self.pending -= 1
             if wait and owner is not None:
                 self.cancels.forget(rid, stop)
-            if f.cancelled():
-                self.fail(rid, MSMQError("cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
-                return
-            exc = f.exception()
-            if exc is not None:
-                self.fail(rid, exc)
-            else:
-                self.answer(rid, f.result())
+            self.settle(rid, f)
 
         fut.add_done_callback(done)
+
+    def settle(self, rid: int, fut: asyncio.Future[Any]) -> bool:
+        """A pool job of request ``rid`` ended (``pending`` drops by one): answer its response, or
+        its error (MQ_ERROR_OPERATION_CANCELLED when cancelled).  False, with nothing answered,
+        when it returned None (the caller goes on: ``ReceiveMixin._receive_or_park``)."""
+        self.pending -= 1
+        if fut.cancelled():
+            self.fail(rid, MSMQError("cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
+            return True
+        exc = fut.exception()
+        if exc is not None:
+            self.fail(rid, exc)
+            return True
+        response = fut.result()
+        if response is None:
+            return False
+        self.answer(rid, response)
+        return True
 
     # ------------------------------------------------------------------ lookups
     def handle(self, number: int) -> Handle:
