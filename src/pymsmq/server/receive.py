@@ -189,7 +189,7 @@ class ReceiveMixin:
                     raise
                 return False
             if head.delivery:
-                self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
+                self._receive_rest(rid, h, run, remaining)
                 return True
             return self._answer_now(rid, run) is None
 
@@ -273,7 +273,7 @@ class ReceiveMixin:
                 return None
 
         def arrived(remaining: float | None) -> bool:
-            self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
+            self._receive_rest(rid, h, run, remaining)
             return True
 
         def done(fut: asyncio.Future[pm.Response | None]) -> None:
@@ -354,10 +354,17 @@ class ReceiveMixin:
         def arrived(remaining: float | None) -> bool:
             if peek:
                 return self._answer_now(rid, run) is None
-            self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
+            self._receive_rest(rid, h, run, remaining)
             return True
 
         ArrivalWait(self, rid, h, arrived, timeout, seek, exclusive=not peek)
+
+    def _receive_rest(
+        self, rid: int, h: Handle, run: Callable[[float | None], pm.Response], remaining: float | None
+    ) -> None:
+        """A parked receive woken by its message: ``run`` (which may write to the store) on a wait
+        thread with the rest of its timeout (another reader may have been faster), cancellable."""
+        self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
 
     def _answer_now(self, rid: int, run: Callable[[float | None], pm.Response]) -> MSMQError | None:
         """Answer ``run(0)`` now; if no message is there, return that MQ_ERROR_MESSAGE_NOT_FOUND error."""
