@@ -38,7 +38,16 @@ from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
 
-__all__ = ["MACHINE_KEY", "OWNER", "AccessPolicy", "parse_rights", "policy_key", "queue_key"]
+__all__ = [
+    "MACHINE_KEY",
+    "OWNER",
+    "AccessPolicy",
+    "handle_key",
+    "parse_rights",
+    "policy_key",
+    "queue_key",
+    "receive_right",
+]
 
 OWNER: Final = "owner"
 MACHINE_KEY: Final = "$machine"
@@ -50,6 +59,8 @@ _NAMED: Final = {
     "none": 0,
 }
 _QUEUE_RIGHTS: Final = {name: int(m) for name, m in _Q.__members__.items()}
+_RECEIVE: Final = int(_Q.MQSEC_RECEIVE_MESSAGE)
+_JOURNAL_RECEIVE: Final = int(_Q.MQSEC_RECEIVE_JOURNAL_MESSAGE)
 _MACHINE_RIGHTS: Final = {name: int(m) for name, m in MQQMAccessMask.__members__.items()}
 
 
@@ -120,6 +131,18 @@ def policy_key(key: str) -> str:
     if len(parts) > 2 or not all(parts):
         raise ValueError(f"queue key {quoted(key)} is not a queue path name")
     return k
+
+
+def handle_key(path_name: str) -> tuple[str, bool]:
+    """The policy key of the queue a handle with ``path_name`` reads (``queue_key``), and whether
+    the handle reads the queue's journal (whose receives need ``receive_right(True)``)."""
+    return queue_key(path_name), path_name.upper().endswith(";JOURNAL")
+
+
+def receive_right(journal: bool) -> int:
+    """The right a receive needs ([MS-MQMQ] 2.2.24): MQSEC_RECEIVE_MESSAGE (DELETE | PEEK), from a
+    journal MQSEC_RECEIVE_JOURNAL_MESSAGE (0x0A: DELETE_JOURNAL_MESSAGE | PEEK_MESSAGE)."""
+    return _JOURNAL_RECEIVE if journal else _RECEIVE
 
 
 def queue_key(path_name: str) -> str:

@@ -43,6 +43,7 @@ from pymsmq.qm.notifications import first_available
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
+from pymsmq.server.access import receive_right
 from pymsmq.server.reads import reader
 from pymsmq.server.reply_queues import reply_queue_refusal
 from pymsmq.server.waits import ArrivalWait
@@ -66,9 +67,6 @@ _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_MESSAGE_NOT_FOUND, HResult.MQ_E
 _WRITE: Final = int(_M.MQSEC_WRITE_MESSAGE)
 _PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
 _RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
-# [MS-MQMQ] 2.2.24: receiving from a journal needs MQSEC_RECEIVE_JOURNAL_MESSAGE (0x0A:
-# DELETE_JOURNAL_MESSAGE | PEEK_MESSAGE), as a receive needs RECEIVE_MESSAGE (DELETE | PEEK).
-_JOURNAL_RIGHT: Final = int(_M.MQSEC_RECEIVE_JOURNAL_MESSAGE)
 _PEEK_FLAG: Final = int(ManyFlags.PEEK)
 _CONFIRM_FLAG: Final = int(ManyFlags.CONFIRM)
 _MORE: Final = int(ManyMore.MORE)
@@ -239,7 +237,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     if peek:
         s.check(h, _PEEK_RIGHT, "peek at")
     else:
-        s.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
+        s.check(h, receive_right(h.journal), "receive from")
     tx = None if peek else s.receive_transaction(req.transaction)
     # Outside a transaction the recoverable messages taken are held (qm/hold.py).  Two-phase
     # (CONFIRM), until END_RECEIVE names the first of them (holds.py, [MS-MQRR] 3.1.4.9); else they

@@ -23,7 +23,7 @@ from pymsmq.protocol.queue_props import properties_to_props, props_to_attrs
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Queue
 from pymsmq.qm.range_read import read_range
-from pymsmq.server.access import MACHINE_KEY, queue_key
+from pymsmq.server.access import MACHINE_KEY, handle_key, queue_key, receive_right
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
 from pymsmq.wire.vartype import VarType
@@ -255,12 +255,10 @@ class OpsMixin:
             # Checked before the share mode takes effect (a handle without it tells the rights).
             probe = self.qm.queue(req.name, req.access)
             try:
-                journal = probe.path_name.upper().endswith(";JOURNAL")
-                key = queue_key(probe.path_name)
+                key, journal = handle_key(probe.path_name)
             finally:
                 probe.close()
-            needed = _M.MQSEC_RECEIVE_JOURNAL_MESSAGE if journal else _M.MQSEC_RECEIVE_MESSAGE
-            if needed & ~self.policy.rights_of(self.identity, key):
+            if receive_right(journal) & ~self.policy.rights_of(self.identity, key):
                 raise MSMQError(
                     f"{quoted(self.identity)} may not open {quoted(key)} with MQ_DENY_RECEIVE_SHARE:"
                     " it needs the right to receive from it",
@@ -422,8 +420,7 @@ class OpsMixin:
         h = self.handle(req.handle)
         receive = bool(req.flags & RangeFlags.RECEIVE)
         if receive:
-            needed = _M.MQSEC_RECEIVE_JOURNAL_MESSAGE if h.journal else _M.MQSEC_RECEIVE_MESSAGE
-            self.check(h, needed, "receive from")
+            self.check(h, receive_right(h.journal), "receive from")
         else:
             self.check(h, _M.MQSEC_PEEK_MESSAGE, "peek at")
         tx = self.receive_transaction(req.transaction) if receive else None

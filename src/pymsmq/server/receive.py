@@ -34,6 +34,7 @@ from pymsmq.qm.matching import first_matching
 from pymsmq.qm.notifications import first_available
 from pymsmq.qm.queue import Cursor
 from pymsmq.qm.waiters import not_found
+from pymsmq.server.access import receive_right
 from pymsmq.server.reads import matching_reader, reader
 from pymsmq.server.waits import ArrivalWait, Cancels
 from pymsmq.wire.security import MQQueueAccessMask
@@ -66,9 +67,6 @@ _DURABLE_HINT: Final = 64
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
 _PEEK_RIGHT: Final = int(_M.MQSEC_PEEK_MESSAGE)
 _RECEIVE_RIGHT: Final = int(_M.MQSEC_RECEIVE_MESSAGE)
-# [MS-MQMQ] 2.2.24: receiving from a journal needs MQSEC_RECEIVE_JOURNAL_MESSAGE (0x0A:
-# DELETE_JOURNAL_MESSAGE | PEEK_MESSAGE), as a receive needs RECEIVE_MESSAGE (DELETE | PEEK).
-_JOURNAL_RIGHT: Final = int(_M.MQSEC_RECEIVE_JOURNAL_MESSAGE)
 
 
 class ReceiveMixin:
@@ -151,7 +149,7 @@ class ReceiveMixin:
         if peek:
             self.check(h, _PEEK_RIGHT, "peek at")
         else:
-            self.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
+            self.check(h, receive_right(h.journal), "receive from")
         cursor: Cursor | None = None
         if req.cursor:
             entry = self.cursors.get(req.cursor)
@@ -321,7 +319,7 @@ class ReceiveMixin:
         if peek:
             self.check(h, _PEEK_RIGHT, "peek at")
         else:
-            self.check(h, _JOURNAL_RIGHT if h.journal else _RECEIVE_RIGHT, "receive from")
+            self.check(h, receive_right(h.journal), "receive from")
         tx = None if peek else self.receive_transaction(req.transaction)
         hold = Hold() if tx is None and not peek and req.flags & _CONFIRM else None
         ms = req.request_timeout

@@ -44,7 +44,7 @@ from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 from pymsmq.qm.waiters import WaitCancel
 from pymsmq.server import batches
-from pymsmq.server.access import queue_key
+from pymsmq.server.access import handle_key
 from pymsmq.server.holds import Holds, release_all
 from pymsmq.server.ops import OpsMixin
 from pymsmq.server.receive import ReceiveMixin
@@ -607,8 +607,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
 
     def open_handle(self, queue: Queue) -> tuple[int, Handle]:
         """Register a QM queue handle; returns (number, handle)."""
-        journal = queue.path_name.upper().endswith(";JOURNAL")
-        key = queue_key(queue.path_name)
+        key, journal = handle_key(queue.path_name)
         rights = self.policy.rights_of(self.identity, key)
         number = self._next_handle
         self._next_handle += 1
