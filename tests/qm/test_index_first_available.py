@@ -205,7 +205,7 @@ class FirstAvailableMachine(RuleBasedStateMachine):
 
     @invariant()
     def tables_hold_the_live_entries(self) -> None:
-        for field, table in (self.index._tables or {}).items():
+        for field, table in self.index._tables.items():
             for key in _POOL:
                 expected = {lid for lid, e in self.live.items() if getattr(e.message, field) == key}
                 assert set(table.group(key)) == expected

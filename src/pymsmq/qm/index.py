@@ -182,8 +182,8 @@ class MessageIndex:
         self._peek_skip = [0] * 8
         self._entries: dict[int, Entry] = {}
         # The entries by their message's id or correlation id, kept once a read by that field
-        # asked (``by_field``); None until then, so queues never read that way pay nothing.
-        self._tables: dict[str, IdTable] | None = None
+        # asked (``by_field``); empty until then, so queues never read that way pay one test.
+        self._tables: dict[str, IdTable] = {}
         self.total_bytes = 0
         self.locked = 0
         self.pending = 0
@@ -233,9 +233,8 @@ class MessageIndex:
             self.locked += 1
         elif entry.state == PENDING:
             self.pending += 1
-        if self._tables is not None:
-            for table in self._tables.values():
-                table.add(entry)
+        if self._tables:
+            self._file(entry)
 
     def add_new(
         self, lookup_id: int, priority: int, message: Message, size: int, state: int, expires_at: float | None
@@ -271,9 +270,8 @@ class MessageIndex:
             self.pending += 1
         elif state == LOCKED:
             self.locked += 1
-        if self._tables is not None:
-            for table in self._tables.values():
-                table.add(entry)
+        if self._tables:
+            self._file(entry)
         return entry
 
     def set_state(self, entry: Entry, state: int) -> None:
@@ -329,9 +327,8 @@ class MessageIndex:
             self.locked -= 1
         elif entry.state == PENDING:
             self.pending -= 1
-        if self._tables is not None:
-            for table in self._tables.values():
-                table.remove(entry)
+        if self._tables:
+            self._unfile(entry)
         p = entry.priority
         self._dead[p] += 1
         lst = self._lists[p]
@@ -359,9 +356,8 @@ class MessageIndex:
         del entries[lid]
         self.total_bytes -= entry.size
         self.shared.value -= entry.size
-        if self._tables is not None:
-            for table in self._tables.values():
-                table.remove(entry)
+        if self._tables:
+            self._unfile(entry)
         at = self._heads[p] + 1
         n = len(lst)
         if at < n and lst[at] in entries and (at <= _COMPACT_MIN or at * 2 <= n):
@@ -477,15 +473,22 @@ class MessageIndex:
                     return p, lst[i]
         return None
 
+    def _file(self, entry: Entry) -> None:
+        # ``entry`` joined the index: into each table by field (``by_field``).
+        for table in self._tables.values():
+            table.add(entry)
+
+    def _unfile(self, entry: Entry) -> None:
+        # ``entry`` left the index: out of each table by field.
+        for table in self._tables.values():
+            table.remove(entry)
+
     def by_field(self, field: str) -> IdTable:
         """The live entries by their message's ``field`` ("id" or "correlation_id"), built from
         the index the first time it is asked for and kept up to date from then on."""
-        tables = self._tables
-        if tables is None:
-            tables = self._tables = {}
-        table = tables.get(field)
+        table = self._tables.get(field)
         if table is None:
-            table = tables[field] = IdTable(field)
+            table = self._tables[field] = IdTable(field)
             for entry in self._entries.values():
                 table.add(entry)
         return table
