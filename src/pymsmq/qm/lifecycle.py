@@ -49,6 +49,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.qm.index import AVAILABLE, Entry
+from pymsmq.qm.queue_state import message_size
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.timers import TimerHeap
 
@@ -278,11 +279,9 @@ class Lifecycle:
                 and state.kind in _APP_KINDS
                 and state is not leaving
                 and not state.deleted
+                and state.fits_quota(message_size(message))
             ):
-                quota = state.props.quota
-                size = len(message.body) + len(message.extension) + 2 * len(message.label)
-                if quota == INFINITE or state.total_bytes() + size <= quota * 1024:
-                    target = state
+                target = state
         if target is None:
             target = qm._system["DEADXACT" if transactional else "DEADLETTER"]
         m = message.copy()
@@ -292,9 +291,8 @@ class Lifecycle:
     def journal_copy(self, journal: QueueState, message: Message, batch: Batch) -> bool:
         """Copy ``message`` into ``journal`` unless a journal quota would be exceeded."""
         qm = self.qm
-        size = len(message.body) + len(message.extension) + 2 * len(message.label)
-        quota = journal.props.quota
-        if quota != INFINITE and journal.total_bytes() + size > quota * 1024:
+        size = message_size(message)
+        if not journal.fits_quota(size):
             return False
         limit = self.machine_journal_quota
         if limit is not None:
@@ -311,7 +309,7 @@ class Lifecycle:
         if not keep_arrival or m.arrived_time is None:
             m.arrived_time = qm._clock()
         m.lookup_id = qm._next_lookup(state)
-        size = len(m.body) + len(m.extension) + 2 * len(m.label)
+        size = message_size(m)
         entry = Entry(m.lookup_id, m.priority, m, size, AVAILABLE, m.delivery == 1, None)
         state.index.add(entry)
         if entry.durable:

@@ -657,10 +657,10 @@ class QueueManager(QueueCatalog):
         # (status 1).  A local send reports both as MQ_ERROR_INSUFFICIENT_RESOURCES.
         if self.machine_quota is not None and self.total_bytes + size > self.machine_quota * 1024:
             raise QuotaExceededError(MACHINE_QUOTA_TEXT, None)
-        quota = state.props.quota
-        if quota != INFINITE and state.total_bytes() + size > quota * 1024:
+        if not state.fits_quota(size):
             raise QuotaExceededError(
-                f"{_QUEUE_QUOTA_HEAD}{state.props.path_name} ({quota} KB){_QUEUE_QUOTA_TAIL}", 0x8003
+                f"{_QUEUE_QUOTA_HEAD}{state.props.path_name} ({state.props.quota} KB){_QUEUE_QUOTA_TAIL}",
+                0x8003,
             )
 
     @property

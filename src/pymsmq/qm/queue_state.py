@@ -9,6 +9,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING
 
+from pymsmq.model.constants import INFINITE
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.qm.index import ByteTotal, MessageIndex
 from pymsmq.qm.notifications import WatchedCondition
@@ -96,6 +97,12 @@ class QueueState:
 
     def total_bytes(self) -> int:
         return self.index.total_bytes + sum(i.total_bytes for i in self.subqueues.values())
+
+    def fits_quota(self, size: int) -> bool:
+        """Room under the queue's quota (PROPID_Q_QUOTA, KB; INFINITE: none) for ``size`` more
+        bytes, its subqueues' counted ([MS-MQDMPR] 3.1.7.1.9 Enqueue Message step 1)."""
+        quota = self.props.quota
+        return quota == INFINITE or self.total_bytes() + size <= quota * 1024
 
     def detach_bytes(self) -> None:
         """The queue is gone: its messages leave the queue manager's total, and what still happens
