@@ -6,6 +6,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,6 +22,14 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.server import ServerConfig
 
 Q = ".\\private$\\waits"
+
+
+def _eventually(condition: Callable[[], bool], what: str = "", seconds: float = 30) -> None:
+    """Wait (polling) until ``condition()``; fail with ``what`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
 
 
 def test_many_waiting_receives_take_no_thread_each_and_each_gets_one_message(server: ThreadServer) -> None:
@@ -96,10 +105,9 @@ def test_waiting_reads_by_correlation_id_take_no_wait_thread(tmp_path: Path) -> 
         peeks = [pool.submit(replies.peek_by_correlation_id, c, None) for c in ids[:6]]
         receives = [pool.submit(replies.receive_by_correlation_id, c, 60) for c in ids[6:]]
         assert s.server is not None
-        deadline = time.monotonic() + 30
-        while sum(x.pending for x in list(s.server.sessions)) < 12:
-            assert time.monotonic() < deadline, "the reads were not all parked"
-            time.sleep(0.01)
+        _eventually(
+            lambda: sum(x.pending for x in list(s.server.sessions)) >= 12, "the reads were not all parked"
+        )
         with client.begin_transaction() as tx:
             txq.send(Message(body=b"t"), tx)
 
@@ -137,10 +145,7 @@ def test_one_arrival_wakes_one_waiting_receive(server: ThreadServer, monkeypatch
     waiting = [q.receive_async(timeout=30) for _ in range(40)]
     assert client.ping(b"p") == b"p"
     assert server.server is not None
-    deadline = time.monotonic() + 30
-    while sum(s.pending for s in list(server.server.sessions)) < 40:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    _eventually(lambda: sum(s.pending for s in list(server.server.sessions)) >= 40)
     sender = connect(server.url).queue(Q)
     for i in range(20):  # one at a time
         sender.send(Message(body=b"%d" % i))
@@ -181,10 +186,9 @@ def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: P
         waits = [pool.submit(c.peek_current, None) for c in cursors]
         assert s.server is not None
         shares = s.server.wait_shares
-        deadline = time.monotonic() + 30
-        while shares.running("hog") + shares.queued("hog") < 10:
-            assert time.monotonic() < deadline, "the cursor reads did not all arrive"
-            time.sleep(0.01)
+        _eventually(
+            lambda: shares.running("hog") + shares.queued("hog") >= 10, "the cursor reads did not all arrive"
+        )
         assert (shares.running("hog"), shares.queued("hog")) == (2, 8)
         with pytest.raises(MSMQError) as late:  # queued behind the eight: its timeout ends it
             pool.submit(hq.cursor().peek_current, 0.3).result(30)
@@ -199,17 +203,11 @@ def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: P
         assert pool.submit(take).result(30) == b"t"
         admin.queue(".\\private$\\hog").send(Message(body=b"h"))
         assert [w.result(30).body for w in waits] == [b"h"] * 10  # the queued ones ran in turn
-        deadline = time.monotonic() + 10
-        while shares.running("hog") or shares.queued("hog"):
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        _eventually(lambda: not (shares.running("hog") or shares.queued("hog")), seconds=10)
         # The owner's waits take any free thread: eight at once on eight threads.
         owner_cursors = [admin.queue(".\\private$\\tx").cursor() for _ in range(8)]
         owner_waits = [pool.submit(c.peek_current, 30) for c in owner_cursors]
-        deadline = time.monotonic() + 10
-        while sum(x.pending for x in list(s.server.sessions)) < 8:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        _eventually(lambda: sum(x.pending for x in list(s.server.sessions)) >= 8, seconds=10)
         with admin.begin_transaction() as tx:
             txq.send(Message(body=b"o"), tx)
         assert [w.result(30).body for w in owner_waits] == [b"o"] * 8
@@ -237,10 +235,10 @@ def test_waiting_transactional_receives_take_no_wait_thread(tmp_path: Path) -> N
 
         consumers = [pool.submit(consume) for _ in range(10)]
         assert s.server is not None
-        deadline = time.monotonic() + 30
-        while sum(len(x.waits) for x in list(s.server.sessions)) < 10:
-            assert time.monotonic() < deadline, "the receives were not all parked"
-            time.sleep(0.01)
+        _eventually(
+            lambda: sum(len(x.waits) for x in list(s.server.sessions)) >= 10,
+            "the receives were not all parked",
+        )
         with client.begin_transaction() as tx:
             other.send(Message(body=b"o"), tx)
 
