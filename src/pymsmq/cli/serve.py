@@ -120,12 +120,10 @@ def serve(
     )
     try:
         if auth_file is not None:
-            if os.stat(auth_file).st_mode & 0o077:
-                # The tokens of every identity are in it.
+            mode = os.stat(auth_file).st_mode & 0o777
+            if mode & 0o077:  # the tokens of every identity are in it
                 log.warning(
-                    "the --auth file %s may be read by other users (mode %o): chmod 600 it",
-                    auth_file,
-                    os.stat(auth_file).st_mode & 0o777,
+                    "the --auth file %s may be read by other users (mode %o): chmod 600 it", auth_file, mode
                 )
             policy = AccessPolicy.from_json(Path(auth_file).read_text(), token)
         else:
