@@ -25,5 +25,18 @@ class InterruptedSocket:
 
 
 def interrupt_next_read(t: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The next read of transport ``t`` is interrupted, as Ctrl-C while a call waits."""
-    monkeypatch.setattr(t, "_sock", InterruptedSocket(t._sock))
+    """The next read of transport ``t`` is interrupted, as Ctrl-C while a call waits: where the
+    main thread waits for bytes (``_wait_readable``: it reads only once some are there, so an
+    interrupt at the read itself came only when the watchdog's PING was answered, 10 s later), or
+    at the read in another thread."""
+    sock = InterruptedSocket(t._sock)
+    wait_readable = t._wait_readable
+
+    def interrupted_wait() -> None:
+        if sock._armed:
+            sock._armed = False
+            raise KeyboardInterrupt
+        wait_readable()
+
+    monkeypatch.setattr(t, "_sock", sock)
+    monkeypatch.setattr(t, "_wait_readable", interrupted_wait)
