@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import gc
 import threading
@@ -306,6 +307,52 @@ def test_cursor_walk_and_receive_current(qm: Any) -> None:
     assert q.peek_next(0).body == b"\x02"
     q.reset()
     assert q.peek_current(0).body == b"\x00"
+
+
+def test_waiting_cursor_reads_wake_on_arrival(qm: Any) -> None:
+    # A remote cursor read that waited held one of the server's threads; it now parks.  Each read
+    # waits from its own position: a cursor past the first message waits for the second.
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"first"))
+    past = q.cursor()
+    assert past.peek_current(0).body == b"first"
+    fresh = q.cursor()
+    taker = q.cursor()
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        assert taker.receive_current(0).body == b"first"
+        next_one = pool.submit(past.peek_next, 10)
+        peeked = pool.submit(fresh.peek_current, 10)
+        time.sleep(0.2)
+        assert not (next_one.done() or peeked.done())
+        q.send(Message(body=b"second"))
+        assert next_one.result(10).body == b"second"
+        assert peeked.result(10).body == b"second"
+        assert taker.receive_current(0).body == b"second"
+        received = pool.submit(taker.receive_current, 10)
+        time.sleep(0.2)
+        assert not received.done()
+        q.send(Message(body=b"third"))
+        assert received.result(10).body == b"third"
+    assert q.message_count == 0
+
+
+def test_a_cursor_receive_that_times_out_moves_the_cursor_to_end(qm: Any) -> None:
+    # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: the cursor goes past the tail; a message locked by a
+    # transaction while it waited is behind it when the transaction aborts; a later arrival is not.
+    q = qm.create_queue(TQ, transactional=True)
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"locked"), tx)
+    other = qm.begin_transaction()
+    assert q.receive(0, other).body == b"locked"
+    cursor = q.cursor()
+    with qm.begin_transaction() as tx:
+        assert hresult_of(cursor.receive_current, 0.2, tx) == H.MQ_ERROR_IO_TIMEOUT
+    other.abort()
+    assert hresult_of(cursor.peek_current, 0) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"later"), tx)
+    assert cursor.peek_current(0).body == b"later"
+    assert q.peek(0).body == b"locked"
 
 
 @pytest.mark.parametrize("bad", [-1, float("nan"), "x", True])

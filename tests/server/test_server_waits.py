@@ -19,6 +19,10 @@ from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every te
 from pymsmq import Message, MSMQError, connect
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
+from pymsmq.protocol import Action
+from pymsmq.protocol.batch_ops import ReceiveManyRequest, decode_received
+from pymsmq.protocol.codes import ManyFlags
+from pymsmq.protocol.message_codec import CLIENT_RECEIVE_PROPIDS
 from pymsmq.server import ServerConfig
 
 Q = ".\\private$\\waits"
@@ -93,9 +97,9 @@ def test_a_closed_connection_ends_its_waits(server: ThreadServer) -> None:
 def test_waiting_reads_by_correlation_id_take_no_wait_thread(tmp_path: Path) -> None:
     # Each waiting RECEIVE_MATCHING took one of the server's wait threads: 1,024 peeks parked by one
     # connection stalled every other client's transactional receive until it disconnected.  They
-    # now park on a notification; here two wait threads serve twelve waiting reads and a
+    # now park on a notification; here two work threads serve twelve waiting reads and a
     # transactional receive.
-    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, wait_threads=2)).start()
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, work_threads=2)).start()
     client = connect(s.url)
     pool = ThreadPoolExecutor(13)
     try:
@@ -135,9 +139,9 @@ def test_one_arrival_wakes_one_waiting_receive(server: ThreadServer, monkeypatch
     tries = [0]
     original = ArrivalWait._try_again
 
-    def counted(self: ArrivalWait) -> None:
+    def counted(self: ArrivalWait) -> bool:
         tries[0] += 1
-        original(self)
+        return original(self)
 
     monkeypatch.setattr(ArrivalWait, "_try_again", counted)
     client = connect(server.url)
@@ -156,11 +160,11 @@ def test_one_arrival_wakes_one_waiting_receive(server: ThreadServer, monkeypatch
     client.close()
 
 
-def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: Path) -> None:
-    # Reads that wait on a thread (cursor reads here) of one identity took every wait thread, and
-    # another identity's transactional receive waited until they ended.  An identity other than
-    # the owner now holds a quarter of the threads at once (all of them together half); its
-    # further waits queue and start as its own ones end, or time out while queued.
+def test_cursor_reads_of_one_identity_take_no_thread_and_keep_nobody_waiting(tmp_path: Path) -> None:
+    # Cursor reads (and RECEIVE_MANY transactional and peek batches) that waited held a thread of
+    # the server's wait pool: one identity's took every thread it was allowed, and another
+    # identity's cursor reads queued behind them until their timeouts.  They now park on
+    # notifications as head receives do.
     import json
 
     from pymsmq.server import AccessPolicy
@@ -169,49 +173,44 @@ def test_one_identity_occupies_at_most_a_quarter_of_the_wait_threads(tmp_path: P
         json.dumps(
             {
                 "owner": "admin",
-                "tokens": {"a": "admin", "h": "hog"},
-                "permissions": {"hog": {"private$\\hog": "read"}},
+                "tokens": {"a": "admin", "h": "hog", "o": "other"},
+                "permissions": {"hog": {"private$\\hog": "read"}, "other": {"private$\\other": "read"}},
             }
         )
     )
-    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, policy=policy, wait_threads=8)).start()
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, policy=policy, work_threads=2)).start()
     admin = connect(s.url, token="a")
     hog = connect(s.url, token="h")
-    pool = ThreadPoolExecutor(12)
+    other = connect(s.url, token="o")
+    pool = ThreadPoolExecutor(8)
     try:
         admin.create_queue(".\\private$\\hog")
-        txq = admin.create_queue(".\\private$\\tx", transactional=True)
+        admin.create_queue(".\\private$\\other")
         hq = hog.queue(".\\private$\\hog")
-        cursors = [hq.cursor() for _ in range(10)]
-        waits = [pool.submit(c.peek_current, None) for c in cursors]
+        # Cursor reads as RemoteCursor.peek_current / receive_current send them, not waited for.
+        before = threading.active_count()
+        cursors = [hq.cursor() for _ in range(300)]  # (a cursor dropped is closed on the server)
+        waits = [hq._read(Action.MQ_ACTION_PEEK_CURRENT, 60, None, c._cursor_id()) for c in cursors[:200]]
+        takers = [hq._read(Action.MQ_ACTION_RECEIVE, 60, None, c._cursor_id()) for c in cursors[200:]]
+        peek_batch = ReceiveManyRequest(hq._handle, 10, 60_000, ManyFlags.PEEK, None, CLIENT_RECEIVE_PROPIDS)
+        batch = hog._t.submit(peek_batch, lambda response: response)
         assert s.server is not None
-        shares = s.server.wait_shares
         _eventually(
-            lambda: shares.running("hog") + shares.queued("hog") >= 10, "the cursor reads did not all arrive"
+            lambda: sum(len(x.waits) for x in list(s.server.sessions)) >= 301, "the reads were not all parked"
         )
-        assert (shares.running("hog"), shares.queued("hog")) == (2, 8)
-        with pytest.raises(MSMQError) as late:  # queued behind the eight: its timeout ends it
-            pool.submit(hq.cursor().peek_current, 0.3).result(30)
-        assert late.value.hresult == HResult.MQ_ERROR_IO_TIMEOUT
-        with admin.begin_transaction() as tx:
-            txq.send(Message(body=b"t"), tx)
-
-        def take() -> bytes:
-            with admin.begin_transaction() as tx:
-                return txq.receive(5, tx).body
-
-        assert pool.submit(take).result(30) == b"t"
-        admin.queue(".\\private$\\hog").send(Message(body=b"h"))
-        assert [w.result(30).body for w in waits] == [b"h"] * 10  # the queued ones ran in turn
-        _eventually(lambda: not (shares.running("hog") or shares.queued("hog")), seconds=10)
-        # The owner's waits take any free thread: eight at once on eight threads.
-        owner_cursors = [admin.queue(".\\private$\\tx").cursor() for _ in range(8)]
-        owner_waits = [pool.submit(c.peek_current, 30) for c in owner_cursors]
-        _eventually(lambda: sum(x.pending for x in list(s.server.sessions)) >= 8, seconds=10)
-        with admin.begin_transaction() as tx:
-            txq.send(Message(body=b"o"), tx)
-        assert [w.result(30).body for w in owner_waits] == [b"o"] * 8
+        assert threading.active_count() - before < 20  # not a thread per waiting read
+        oq = other.queue(".\\private$\\other")
+        cursor = oq.cursor()
+        late = pool.submit(cursor.peek_current, 30)
+        time.sleep(0.1)
+        admin.queue(".\\private$\\other").send(Message(body=b"o"))
+        assert late.result(10).body == b"o"  # queued behind the hog's reads before
+        admin.queue(".\\private$\\hog").send_many([Message(body=b"%d" % i) for i in range(100)])
+        assert {w.result().body for w in waits} <= {b"%d" % i for i in range(100)}
+        assert sorted(int(t.result().body) for t in takers) == list(range(100))
+        assert decode_received(batch.result().messages)
     finally:
+        other.close()
         hog.close()
         admin.close()
         pool.shutdown(wait=False, cancel_futures=True)
@@ -222,7 +221,7 @@ def test_waiting_transactional_receives_take_no_wait_thread(tmp_path: Path) -> N
     # A transactional (or recoverable, two-phase) receive of the head that waited held a wait
     # thread: waiting transactional consumers filled the pool and another client's receive with
     # its message there waited for a thread.  They now park on a notification as head receives do.
-    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, wait_threads=2)).start()
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, work_threads=2)).start()
     client = connect(s.url)
     pool = ThreadPoolExecutor(12)
     try:

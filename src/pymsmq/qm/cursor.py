@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pymsmq.hresult import HResult
@@ -95,6 +96,20 @@ class Cursor:
         # only a wait that times out moves it to End (3.2.7.6 Wait Time Expired).
         to_end = None if timeout == 0 else self._to_end
         return q._read(lambda index: self._seek(index, False), False, timeout, transaction, self._at, to_end)
+
+    def seek(self, peek: bool) -> Callable[[MessageIndex], Entry | None]:
+        """What a read at this cursor waits for, as ``notifications.watch``'s seek (called under
+        the lock): the first message after its position that a peek (``peek``) or a receive may
+        take ([MS-MQDMPR] 3.2.7.2-3.2.7.4, Seek Available Message Position)."""
+        return lambda index: self._seek(index, peek)
+
+    def wait_expired(self) -> None:
+        """A ``receive_current`` that found nothing and waited elsewhere (the server parks it on a
+        notification) timed out: [MS-MQDMPR] 3.2.7.6 Wait Time Expired, as the blocking call."""
+        q = self._queue
+        with q._qm._lock:
+            q._check(_RECEIVE)
+            self._to_end(q._index())
 
     def _to_end(self, index: MessageIndex) -> None:
         # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.

@@ -54,6 +54,7 @@ __all__ = [
     "WatchedCondition",
     "enable_notification",
     "first_available",
+    "first_peekable",
     "receive_async",
     "watch",
 ]
@@ -361,6 +362,11 @@ def _arm(qm: QueueManager, n: Notification, timeout: float | None) -> Notificati
 def first_available(index: MessageIndex) -> Entry | None:
     """The seek of a waiting receive of the head: the first Available message."""
     return index.first(False)
+
+
+def first_peekable(index: MessageIndex) -> Entry | None:
+    """The seek of a waiting peek of the head: the first message a peek sees."""
+    return index.first(True)
 
 
 def watch(

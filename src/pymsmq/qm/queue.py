@@ -609,6 +609,11 @@ class Queue(LookupIdOps, MatchingReads):
             self._check(_PEEK | _RECEIVE)
             return Cursor(self)
 
+    def own_cursor(self) -> Cursor:
+        """The handle's own cursor: what ``peek_current``, ``peek_next``, ``receive_current`` and
+        ``reset`` move ([MC-MQAC] 3.11.4.1: IMSMQQueue4 keeps one cursor per open queue)."""
+        return self._default_cursor()
+
     def _default_cursor(self) -> Cursor:
         if self._cursor is None:
             self._cursor = Cursor(self)

@@ -18,7 +18,7 @@ from typing import Final, TypeVar
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 
-__all__ = ["INFINITE_MS", "WaitCancel", "normalize_timeout", "not_found", "wait_for"]
+__all__ = ["INFINITE_MS", "normalize_timeout", "not_found", "wait_for"]
 
 T = TypeVar("T")
 
@@ -58,61 +58,17 @@ def not_found(timeout: float | None) -> MSMQError:
     return MSMQError("no message arrived before the timeout", HResult.MQ_ERROR_IO_TIMEOUT)
 
 
-class WaitCancel:
-    """The cancel switch of the blocked reads one call makes ([MS-MQDMPR] 3.1.7.1.17 Cancel Waiting
-    Message Read Request): ``run(fn)`` calls ``fn`` with the switch armed for this thread, and
-    ``cancel()`` (from any thread) makes a read of ``fn`` that waits, or comes to wait, raise
-    MQ_ERROR_OPERATION_CANCELLED instead (the Waiting Message Read Timer Stop's status).  A read that
-    finds its message without waiting is not stopped."""
-
-    __slots__ = ("_cond", "cancelled")
-
-    def __init__(self) -> None:
-        self.cancelled = False
-        self._cond: threading.Condition | None = None
-
-    def run(self, fn: Callable[[], T]) -> T:
-        """``fn()``, its waits cancellable by this switch."""
-        _armed.switch = self
-        try:
-            return fn()
-        finally:
-            _armed.switch = None
-
-    def cancel(self) -> None:
-        """Stop the wait (now, or when it starts)."""
-        self.cancelled = True
-        cond = self._cond
-        if cond is not None:
-            with cond:
-                cond.notify_all()
-
-    def _check(self, cond: threading.Condition) -> None:
-        # With ``cond``'s lock held: a cancel before this point raises; one after it notifies.
-        self._cond = cond
-        if self.cancelled:
-            raise MSMQError("the receive was cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED)
-
-
-# The switch of the call this thread runs (``WaitCancel.run``).
-_armed = threading.local()
-
-
 def wait_for(cond: threading.Condition, attempt: Callable[[], T | None], timeout: float | None) -> T | None:
     """Call ``attempt`` (with ``cond``'s lock held) until it returns a value or ``timeout`` passes.
 
     ``attempt`` may raise (queue deleted, handle closed): the error propagates.  Returns None on
-    timeout.  The caller holds ``cond``'s lock.  Inside ``WaitCancel.run`` a cancel ends the wait
-    with MQ_ERROR_OPERATION_CANCELLED.
+    timeout.  The caller holds ``cond``'s lock.
     """
     result = attempt()
     if result is not None or timeout == 0:
         return result
-    switch: WaitCancel | None = getattr(_armed, "switch", None)
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        if switch is not None:
-            switch._check(cond)
         if deadline is None:
             cond.wait()
         else:
@@ -120,8 +76,6 @@ def wait_for(cond: threading.Condition, attempt: Callable[[], T | None], timeout
             if remaining <= 0:
                 return None
             cond.wait(remaining)
-        if switch is not None:
-            switch._check(cond)
         result = attempt()
         if result is not None:
             return result

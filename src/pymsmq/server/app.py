@@ -20,7 +20,6 @@ import ssl
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO
 
@@ -34,7 +33,6 @@ from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_fa
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
-from pymsmq.server.wait_shares import WaitShares
 from pymsmq.server.workers import WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
@@ -118,7 +116,6 @@ class ServerConfig:
     #: Seconds ``shutdown`` lets running work finish.
     shutdown_grace: float = 10.0
     work_threads: int = 64
-    wait_threads: int = 1024
     #: Internal transactions (BEGIN_TRANSACTION) one connection may have active at once; another
     #: BEGIN_TRANSACTION is MQ_ERROR_INSUFFICIENT_RESOURCES (each costs server memory until it ends).
     max_transactions: int = 1024
@@ -193,10 +190,6 @@ class Server:
         self.send_batcher = SendBatcher(
             self.loop, qm, self.config.durable_writes, requests=lambda: self.stats.requests
         )
-        self.wait_pool = ThreadPoolExecutor(self.config.wait_threads, thread_name_prefix="pymsmq-wait")
-        #: The wait pool shared among identities (the owner's reads take any free thread; the
-        #: others together half of them, each a quarter).
-        self.wait_shares = WaitShares(self.loop, self.wait_pool, self.config.wait_threads)
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[Any]] = set()
@@ -360,9 +353,9 @@ class Server:
             self._server.close()
         if self._housekeeper is not None:
             self._housekeeper.cancel()
-        # Receives parked on a notification are answered now, and blocked ones (on the wait pool:
-        # cursors, transactions) are cancelled: both MQ_ERROR_OPERATION_CANCELLED (docs/protocol.md
-        # 11).  Closing the handles then wakes whatever still waits; the work still queued on them
+        # Receives parked on a notification are answered now, and those being tried on the work
+        # pool are stopped: both MQ_ERROR_OPERATION_CANCELLED (docs/protocol.md 11).  Closing the
+        # handles then wakes whatever still waits; the work still queued on them
         # (sends read before the shutdown) is answered MQ_ERROR_SERVICE_NOT_AVAILABLE, as a request
         # read during it is (it was MQ_ERROR_INVALID_HANDLE: "not open on this connection").
         stop = MSMQError("the server is shutting down", HResult.MQ_ERROR_OPERATION_CANCELLED)
@@ -388,8 +381,6 @@ class Server:
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
         self.work_pool.shutdown(wait=True)
         self.send_batcher.shutdown()
-        self.wait_shares.cancel_all()
-        self.wait_pool.shutdown(wait=False, cancel_futures=True)
         self.qm.close()
         log.info("stopped")
 

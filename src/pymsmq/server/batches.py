@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 
 from pymsmq.errors import MSMQError, WireError, reason
 from pymsmq.hresult import HResult
@@ -39,7 +39,7 @@ from pymsmq.protocol.fast_packet import decode_simple, encode_simple, queued_pac
 from pymsmq.protocol.handshake import MAX_PAYLOAD
 from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
 from pymsmq.qm.hold import Hold
-from pymsmq.qm.notifications import first_available
+from pymsmq.qm.notifications import first_available, first_peekable
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
@@ -80,6 +80,7 @@ _ENTRY_SLACK: Final = 0x4000
 _new = object.__new__
 _set = object.__setattr__
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 _TOO_LARGE: Final = error_result(
     HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "the message is larger than the server accepts"
 )
@@ -334,14 +335,14 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         registered = True
         return answer
 
-    def given_back(fn: Callable[[], _T]) -> Callable[[], _T]:
+    def given_back(fn: Callable[_P, _T]) -> Callable[_P, _T]:
         # ``fn``, releasing the hold when an error leaves it unregistered (no END_RECEIVE will come).
         if hold is None:
             return fn
 
-        def run() -> _T:
+        def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
             try:
-                return fn()
+                return fn(*args, **kwargs)
             except BaseException:
                 if not registered:
                     hold.release()
@@ -475,11 +476,11 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
         next_read = lambda: read(0)  # noqa: E731
 
     @given_back
-    def run() -> ReceiveManyResponse:
+    def run(t: float | None = timeout) -> ReceiveManyResponse:
         # No message in time: the MQ_ERROR_IO_TIMEOUT / MQ_ERROR_MESSAGE_NOT_FOUND of RECEIVE.
-        return collect(first_read(timeout), next_read)
+        return collect(first_read(t), next_read)
 
-    if waits:
-        s.off_loop(rid, run, None, wait=True, owner=h, timeout=timeout)
+    if waits:  # tried on the work pool, parked between tries (no thread while it waits)
+        s.try_or_park(rid, h, run, timeout, first_peekable if peek else first_available, not peek)
     else:
         s.off_loop(rid, run, None if peek else h)

@@ -1,12 +1,15 @@
 """RECEIVE (and peek) scheduling for ``Session`` (docs/protocol.md 5 and 8).
 
 A peek, and a receive of an express message at the head of a non-transactional queue, runs on the
-event loop (nothing durable is written).  A receive that may have to wait for a message parks on a
-queue arrival notification (``waits.ArrivalWait``) when it reads the head (a transactional,
-recoverable or two-phase one after one try on the work pool: ``_receive_or_park``), as does a read
-by message id or correlation id (RECEIVE_MATCHING); cursor waits run on the wait pool.
-Recoverable and transactional receives, which wait for an fsync, run on the work pool, after
-earlier state-changing work of the same handle.
+event loop (nothing durable is written).  Recoverable and transactional receives, which wait for an
+fsync, run on the work pool, after earlier state-changing work of the same handle.
+
+No read holds a thread while it waits for a message: one that finds none parks on a queue arrival
+notification (``waits.ArrivalWait``) for what it looks for (the head, the message after a cursor,
+a message id or correlation id), and tries again when it fires; a read that may write (a
+transactional, recoverable or two-phase receive, a batch) tries on the work pool
+(``try_or_park``).  A thousand waiting reads cost a thousand small objects, and no client's
+waiting reads can keep another's from being served.
 """
 
 from __future__ import annotations
@@ -31,12 +34,12 @@ from pymsmq.protocol.message_codec import (
 )
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import first_matching
-from pymsmq.qm.notifications import first_available
+from pymsmq.qm.notifications import Seek, first_available, first_peekable
 from pymsmq.qm.queue import Cursor
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.access import receive_right
 from pymsmq.server.reads import matching_reader, reader
-from pymsmq.server.waits import ArrivalWait, Cancels
+from pymsmq.server.waits import ArrivalWait, Cancels, pass_on
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -92,15 +95,7 @@ class ReceiveMixin:
         def answer(self, rid: int, response: pm.Response | ErrorResponse) -> None: ...
         def answer_fast(self, rid: int, op: int, body: bytes | None) -> bool: ...
         def fail(self, rid: int, exc: BaseException) -> None: ...
-        def off_loop(
-            self,
-            rid: int,
-            fn: Callable[[], pm.Response],
-            handle: Handle | None = None,
-            wait: bool = False,
-            owner: Handle | None = None,
-            timeout: float | None = None,
-        ) -> None: ...
+        def off_loop(self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None) -> None: ...
         def settle(self, rid: int, fut: asyncio.Future[Any]) -> bool: ...
 
     def _receive(self, rid: int, req: pm.ReceiveRequest) -> None:
@@ -178,8 +173,8 @@ class ReceiveMixin:
             return respond(read(t))
 
         def receive_again(remaining: float | None) -> bool:
-            # A message arrived (on the queue's notification): express head on the loop, else a
-            # pool thread receives it (waiting out the rest of the timeout if someone was faster).
+            # A message arrived (on the queue's notification): express head on the loop, else
+            # received on the work pool (parked again if someone was faster).
             try:
                 head = h.queue.peek(0)
             except MSMQError as exc:
@@ -187,7 +182,7 @@ class ReceiveMixin:
                     raise
                 return False
             if head.delivery:
-                self._receive_rest(rid, h, run, remaining)
+                self.try_or_park(rid, h, run, remaining, first_available, exclusive=True)
                 return True
             return self._answer_now(rid, run) is None
 
@@ -199,10 +194,15 @@ class ReceiveMixin:
                 return
             if not waits:
                 raise missing
-            if cursor is None and action == _A.MQ_ACTION_PEEK_CURRENT:
-                ArrivalWait(self, rid, h, lambda _remaining: self._answer_now(rid, run) is None, timeout)
-                return
-            self.off_loop(rid, run, None, wait=True, owner=h, timeout=timeout)
+            at = _cursor_of(h, cursor, action)
+            ArrivalWait(
+                self,
+                rid,
+                h,
+                lambda _remaining: self._answer_now(rid, run) is None,
+                timeout,
+                None if at is None else at.seek(True),  # None: the head (enable_notification)
+            )
             return
         if (
             free
@@ -245,24 +245,43 @@ class ReceiveMixin:
                     raise missing
                 ArrivalWait(self, rid, h, receive_again, timeout, first_available, exclusive=True)
                 return
-        if waits and cursor is None and action == _A.MQ_ACTION_RECEIVE:
-            self._receive_or_park(rid, h, run, timeout)
-        elif waits:
-            self.off_loop(rid, run, None, wait=True, owner=h, timeout=timeout)
-        else:
+        if not waits:
             self.off_loop(rid, run, None if peek else h)
+            return
+        at = _cursor_of(h, cursor, action)
+        if at is None:
+            self.try_or_park(rid, h, run, timeout, first_peekable if peek else first_available, not peek)
+        elif peek:
+            self.try_or_park(rid, h, run, timeout, at.seek(True), exclusive=False)
+        else:  # a cursor's receive that times out moves it to End ([MS-MQDMPR] 3.2.7.6)
+            self.try_or_park(rid, h, run, timeout, at.seek(False), exclusive=True, expired=at.wait_expired)
 
-    def _receive_or_park(
-        self, rid: int, h: Handle, run: Callable[[float | None], pm.Response], timeout: float | None
+    def try_or_park(
+        self,
+        rid: int,
+        h: Handle,
+        run: Callable[[float | None], Any],
+        timeout: float | None,
+        seek: Seek,
+        exclusive: bool,
+        expired: Callable[[], None] | None = None,
     ) -> None:
-        """A head receive that writes to the store or a transaction (transactional, recoverable,
-        two-phase) and may wait: tried once on the work pool; when no message is there, parked on
-        an exclusive arrival notification (no thread while it waits: waiting transactional
-        consumers took a wait thread each, and other clients' reads waited for one), then, once one
-        is, received on a wait thread with the rest of its timeout."""
+        """Answer ``rid`` with ``run(0)``, a read of ``h`` that may write (to the store, a
+        transaction or a two-phase hold) and may wait up to ``timeout``: tried on the work pool;
+        when it finds nothing (MQ_ERROR_MESSAGE_NOT_FOUND), parked on an arrival notification for
+        what ``seek`` looks for (``exclusive`` for a receive: one arrival wakes one), tried again
+        when it fires, and so on until it answers or its timeout ends it (MQ_ERROR_IO_TIMEOUT, after
+        ``expired()``).  No thread waits: waiting transactional consumers and cursor reads each
+        held one, and one client's could keep every other client's reads from being served.
+        CANCEL_RECEIVE stops it at any point (while it tries: once the try found nothing)."""
         deadline = None if timeout is None else self.loop.time() + timeout
+        cancelled = False
 
-        def attempt() -> pm.Response | None:
+        def stop() -> None:
+            nonlocal cancelled
+            cancelled = True
+
+        def attempt() -> Any:
             try:
                 return run(0)
             except MSMQError as exc:
@@ -270,21 +289,37 @@ class ReceiveMixin:
                     raise
                 return None
 
+        def start() -> None:
+            self.pending += 1
+            self.cancels.add(rid, h, stop)
+            self.server.work_pool.submit(attempt).add_done_callback(done)
+
         def arrived(remaining: float | None) -> bool:
-            self._receive_rest(rid, h, run, remaining)
+            start()
             return True
 
-        def done(fut: asyncio.Future[pm.Response | None]) -> None:
+        def done(fut: asyncio.Future[Any]) -> None:
+            self.cancels.forget(rid, stop)
+            if exclusive:  # the turn this read was woken with (``waits.pass_on``)
+                pass_on(h.queue)
             if self.settle(rid, fut) or self.closed:
+                return
+            if cancelled:
+                self.fail(rid, MSMQError("the receive was cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
                 return
             remaining = None if deadline is None else deadline - self.loop.time()
             if remaining is not None and remaining <= 0:
+                try:
+                    if expired is not None:
+                        expired()
+                except MSMQError as exc:
+                    self.fail(rid, exc)
+                    return
                 self.fail(rid, not_found(timeout))
                 return
-            ArrivalWait(self, rid, h, arrived, remaining, first_available, exclusive=True)
+            ArrivalWait(self, rid, h, arrived, remaining, seek, exclusive, expired, hands_off=True)
 
-        self.pending += 1
-        self.server.work_pool.submit(attempt).add_done_callback(done)
+        start()
 
     def _answer_facts(
         self,
@@ -341,28 +376,17 @@ class ReceiveMixin:
             self.off_loop(rid, run, None if peek else h)
             return
         # A read that may wait is parked on a notification that fires when a message it may take
-        # is there (no thread while it waits: a thousand waiting requesters took a thousand of the
-        # server's wait threads, and one connection could take them all).  Then a peek is
-        # answered on the loop; a receive runs on a wait thread for the rest of its timeout (it may
-        # write to the store, and another reader may have been faster).
+        # is there (no thread while it waits: a thousand waiting requesters took a thousand
+        # threads).  Then a peek is answered on the loop; a receive is tried on the work pool (it
+        # may write to the store) and parked again if another reader was faster.
 
         def seek(index: MessageIndex) -> Entry | None:
             return first_matching(index, field, wanted, peek)
 
-        def arrived(remaining: float | None) -> bool:
-            if peek:
-                return self._answer_now(rid, run) is None
-            self._receive_rest(rid, h, run, remaining)
-            return True
-
-        ArrivalWait(self, rid, h, arrived, timeout, seek, exclusive=not peek)
-
-    def _receive_rest(
-        self, rid: int, h: Handle, run: Callable[[float | None], pm.Response], remaining: float | None
-    ) -> None:
-        """A parked receive woken by its message: ``run`` (which may write to the store) on a wait
-        thread with the rest of its timeout (another reader may have been faster), cancellable."""
-        self.off_loop(rid, lambda: run(remaining), None, wait=True, owner=h, timeout=remaining)
+        if peek:
+            ArrivalWait(self, rid, h, lambda _remaining: self._answer_now(rid, run) is None, timeout, seek)
+        else:
+            self.try_or_park(rid, h, run, timeout, seek, exclusive=True)
 
     def _answer_now(self, rid: int, run: Callable[[float | None], pm.Response]) -> MSMQError | None:
         """Answer ``run(0)`` now; if no message is there, return that MQ_ERROR_MESSAGE_NOT_FOUND error."""
@@ -373,3 +397,13 @@ class ReceiveMixin:
                 raise
             return exc
         return None
+
+
+def _cursor_of(h: Handle, cursor: Cursor | None, action: int) -> Cursor | None:
+    """The cursor a read moves: the one it names, the handle's own for a PEEK_NEXT naming none
+    (``reads.reader``); None for a read of the head."""
+    if cursor is not None:
+        return cursor
+    if action == _A.MQ_ACTION_PEEK_NEXT:
+        return h.queue.own_cursor()
+    return None

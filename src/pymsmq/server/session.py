@@ -2,8 +2,8 @@
 
 Requests are dispatched as they arrive; many are in flight at once.  Work that cannot block (pings,
 opens, peeks, express sends and receives of express messages) runs on the event loop; work that
-may wait for an fsync runs on the server's work pool; receives that may wait for a message run on
-the wait pool, so a blocked receive never holds up another request or connection.  State-changing
+may wait for an fsync runs on the server's work pool; reads that wait for a message park on the
+queue (receive.py), so a waiting receive never holds up another request or connection.  State-changing
 requests on one queue handle (SEND, RECEIVE, MOVE, PURGE) are applied in arrival order
 (docs/protocol.md 8): a request that finds earlier work of its handle still running is chained
 behind it.
@@ -42,7 +42,6 @@ from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
-from pymsmq.qm.waiters import WaitCancel
 from pymsmq.server import batches
 from pymsmq.server.access import handle_key
 from pymsmq.server.holds import Holds, release_all
@@ -494,60 +493,26 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             return self.handle(req.handle)  # type: ignore[attr-defined]
         return None
 
-    def off_loop(
-        self,
-        rid: int,
-        fn: Callable[[], pm.Response],
-        handle: Handle | None = None,
-        wait: bool = False,
-        owner: Handle | None = None,
-        timeout: float | None = None,
-    ) -> None:
-        """Run ``fn`` on a pool and answer ``rid`` with its result (after ``handle``'s earlier work).
-
-        ``wait``: ``fn`` may block waiting for a message (the wait pool, within this identity's
-        share: ``wait_shares``; ``timeout``, its timeout, ends it while it waits for a thread);
-        with ``owner``, the handle it reads, CANCEL_RECEIVE can stop that wait
-        (``waiters.WaitCancel``).
-        """
-        server = self.server
-        if wait:
-            if owner is not None:
-                switch = WaitCancel()
-                stop = switch.cancel
-                self.cancels.add(rid, owner, stop)
-                waiting = fn
-                fn = lambda: switch.run(waiting)  # noqa: E731
-            shares = server.wait_shares
-            identity = self.identity
-            exempt = identity == self.policy.owner
-            submit: Callable[[], asyncio.Future[Any]] = lambda: shares.submit(  # noqa: E731
-                identity, fn, timeout, exempt
-            )
-        else:
-            work_pool = server.work_pool
-            submit = lambda: work_pool.submit(fn)  # noqa: E731
+    def off_loop(self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None) -> None:
+        """Run ``fn`` on the work pool and answer ``rid`` with its result (after ``handle``'s
+        earlier work).  ``fn`` does not wait for a message: a read that may wait parks
+        (``ReceiveMixin.try_or_park``)."""
+        work_pool = self.server.work_pool
         prev = handle.tail if handle is not None else None
         self.pending += 1
         if prev is None or prev.done():
-            fut: asyncio.Future[Any] = submit()
+            fut: asyncio.Future[Any] = work_pool.submit(fn)
         else:
             fut = self.loop.create_future()
 
             def start(_: object) -> None:
-                inner = submit()
+                inner = work_pool.submit(fn)
                 inner.add_done_callback(lambda f: chain_future(f, fut))
 
             prev.add_done_callback(start)
         if handle is not None:
             handle.tail = fut
-
-        def done(f: asyncio.Future[Any]) -> None:
-            if wait and owner is not None:
-                self.cancels.forget(rid, stop)
-            self.settle(rid, f)
-
-        fut.add_done_callback(done)
+        fut.add_done_callback(lambda f: self.settle(rid, f))
 
     def settle(self, rid: int, fut: asyncio.Future[Any]) -> bool:
         """A pool job of request ``rid`` ended (``pending`` drops by one): answer its response, or

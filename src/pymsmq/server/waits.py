@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.server.session import Handle
 
-__all__ = ["ArrivalWait", "Cancels", "WaitOwner"]
+__all__ = ["ArrivalWait", "Cancels", "WaitOwner", "pass_on"]
 
 
 class Cancels:
@@ -91,7 +91,9 @@ class ArrivalWait:
         "attempt",
         "deadline",
         "exclusive",
+        "expired",
         "handle",
+        "hands_off",
         "loop",
         "notification",
         "over",
@@ -110,6 +112,8 @@ class ArrivalWait:
         timeout: float | None,
         seek: Seek | None = None,
         exclusive: bool = False,
+        expired: Callable[[], None] | None = None,
+        hands_off: bool = False,
     ) -> None:
         self.session = session
         self.rid = rid
@@ -119,8 +123,15 @@ class ArrivalWait:
         #: (``enable_notification``).
         self.seek = seek
         #: A receive: one arrival wakes one such wait (``watch``'s exclusive); a wait woken that
-        #: does not take its message passes the turn on (``_pass_on``).
+        #: does not take its message passes the turn on (``pass_on``).
         self.exclusive = exclusive
+        #: Called (on the loop) when the wait ends by its timeout: a cursor's receive moves the
+        #: cursor to End ([MS-MQDMPR] 3.2.7.6 Wait Time Expired).
+        self.expired = expired
+        #: ``attempt`` only starts the read (on a pool thread), which passes the turn on itself
+        #: when it is over (``pass_on``): passed on at once, the turn would wake the next waiting
+        #: receive for the message this one is about to take.
+        self.hands_off = hands_off
         self.loop: asyncio.AbstractEventLoop = session.loop
         self.timeout = timeout
         self.deadline = None if timeout is None else self.loop.time() + timeout
@@ -140,7 +151,7 @@ class ArrivalWait:
     def _arm(self) -> None:
         remaining = self._remaining()
         if remaining == 0:
-            self._fail(not_found(self.timeout))
+            self._time_out()
             return
         try:
             if self.seek is None:
@@ -159,7 +170,10 @@ class ArrivalWait:
         self._call(self._retry)
 
     def _error(self, queue: Queue, hresult: int, cursor: int) -> None:
-        self._call(lambda: self._fail(_error(hresult, self.timeout)))
+        if hresult in (_IO_TIMEOUT, _NOT_FOUND):
+            self._call(self._time_out)
+        else:
+            self._call(lambda: self._fail(_error(hresult)))
 
     def _call(self, fn: Callable[[], Any]) -> None:
         try:
@@ -169,39 +183,45 @@ class ArrivalWait:
 
     # On the loop.
     def _retry(self) -> None:
+        handed_off = False
         try:
-            self._try_again()
+            handed_off = self._try_again()
         finally:
-            if self.exclusive:
-                self._pass_on()
+            if self.exclusive and not handed_off:
+                pass_on(self.handle.queue)
 
-    def _pass_on(self) -> None:
-        # This wait was woken for a message that no other waiting receive was woken for: whether
-        # it took it (another may be there: a batch arrived), lost it, ended or re-armed, the
-        # queue's waits look again, so that no message stays while receives wait for it.
-        queue = self.handle.queue
-        with queue._qm._lock:
-            if not queue._state.deleted:
-                queue._state.cond.poll_watchers()
-
-    def _try_again(self) -> None:
+    def _try_again(self) -> bool:
+        # True when ``attempt`` handed the read off (``hands_off``).
         if self.over:
-            return
+            return False
         if self.session.closed:
             self.cancel()
-            return
+            return False
         try:
             done = self.attempt(self._remaining())
         except MSMQError as exc:
             self._fail(exc)
-            return
+            return False
         except Exception as exc:  # answered as an internal error, like any request
             self._fail(exc)
-            return
+            return False
         if done:
             self._end()
-        else:
-            self._arm()
+            return self.hands_off
+        self._arm()
+        return False
+
+    def _time_out(self) -> None:
+        # The error a blocking receive gives for the same timeout.
+        if self.over:
+            return
+        if self.expired is not None:
+            try:
+                self.expired()
+            except MSMQError as exc:  # (the handle closed meanwhile)
+                self._fail(exc)
+                return
+        self._fail(not_found(self.timeout))
 
     def _fail(self, exc: BaseException) -> None:
         if self.over:
@@ -239,7 +259,14 @@ class ArrivalWait:
         self._fail(exc)
 
 
-def _error(hresult: int, timeout: float | None) -> MSMQError:
-    if hresult in (_IO_TIMEOUT, _NOT_FOUND):
-        return not_found(timeout)  # the error a blocking receive gives for the same timeout
+def pass_on(queue: Queue) -> None:
+    """A waiting receive was woken for a message that no other waiting receive was woken for:
+    whether it took it (another may be there: a batch arrived), lost it, ended or re-armed, the
+    queue's waits look again, so that no message stays while receives wait for it."""
+    with queue._qm._lock:
+        if not queue._state.deleted:
+            queue._state.cond.poll_watchers()
+
+
+def _error(hresult: int) -> MSMQError:
     return MSMQError(f"the wait ended: 0x{hresult & 0xFFFFFFFF:08X}", hresult)
