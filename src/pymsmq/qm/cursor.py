@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["Cursor"]
+__all__ = ["Cursor", "cursor_seek", "cursor_wait_expired"]
 
 
 class Cursor:
@@ -97,23 +97,26 @@ class Cursor:
         to_end = None if timeout == 0 else self._to_end
         return q._read(lambda index: self._seek(index, False), False, timeout, transaction, self._at, to_end)
 
-    def seek(self, peek: bool) -> Callable[[MessageIndex], Entry | None]:
-        """What a read at this cursor waits for, as ``notifications.watch``'s seek (called under
-        the lock): the first message after its position that a peek (``peek``) or a receive may
-        take ([MS-MQDMPR] 3.2.7.2-3.2.7.4, Seek Available Message Position)."""
-        return lambda index: self._seek(index, peek)
-
-    def wait_expired(self) -> None:
-        """A ``receive_current`` that found nothing and waited elsewhere (the server parks it on a
-        notification) timed out: [MS-MQDMPR] 3.2.7.6 Wait Time Expired, as the blocking call."""
-        q = self._queue
-        with q._qm._lock:
-            q._check(_RECEIVE)
-            self._to_end(q._index())
-
     def _to_end(self, index: MessageIndex) -> None:
         # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.
         tail = index.tail_position()
         if tail is not None:
             self._pos = tail
         self._read = False
+
+
+def cursor_seek(cursor: Cursor, peek: bool) -> Callable[[MessageIndex], Entry | None]:
+    """What a read at ``cursor`` waits for, as ``notifications.watch``'s seek (called under the
+    lock): the first message after its position that a peek (``peek``) or a receive may take
+    ([MS-MQDMPR] 3.2.7.2-3.2.7.4, Seek Available Message Position).  For the server, which parks
+    waiting cursor reads on notifications instead of blocking a thread."""
+    return lambda index: cursor._seek(index, peek)
+
+
+def cursor_wait_expired(cursor: Cursor) -> None:
+    """A ``receive_current`` on ``cursor`` that found nothing and waited elsewhere (parked by the
+    server) timed out: [MS-MQDMPR] 3.2.7.6 Wait Time Expired, as for the blocking call."""
+    q = cursor._queue
+    with q._qm._lock:
+        q._check(_RECEIVE)
+        cursor._to_end(q._index())

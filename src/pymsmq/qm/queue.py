@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.qm.queue_state import QueueState
 
-__all__ = ["Cursor", "Queue"]
+__all__ = ["Cursor", "Queue", "own_cursor"]
 
 _SINGLE: Final = object()
 #: An express message (never encoded when sent) is checked against the 4 MB PacketSize maximum by
@@ -609,11 +609,6 @@ class Queue(LookupIdOps, MatchingReads):
             self._check(_PEEK | _RECEIVE)
             return Cursor(self)
 
-    def own_cursor(self) -> Cursor:
-        """The handle's own cursor: what ``peek_current``, ``peek_next``, ``receive_current`` and
-        ``reset`` move ([MC-MQAC] 3.11.4.1: IMSMQQueue4 keeps one cursor per open queue)."""
-        return self._default_cursor()
-
     def _default_cursor(self) -> Cursor:
         if self._cursor is None:
             self._cursor = Cursor(self)
@@ -662,3 +657,9 @@ class Queue(LookupIdOps, MatchingReads):
                     entry.purge_pending = True
             if batch:
                 qm._apply(batch)
+
+
+def own_cursor(queue: Queue) -> Cursor:
+    """The handle's own cursor: what ``peek_current``, ``peek_next``, ``receive_current`` and
+    ``reset`` move ([MC-MQAC] 3.11.4.1: IMSMQQueue4 keeps one cursor per open queue)."""
+    return queue._default_cursor()

@@ -15,6 +15,7 @@ waiting reads can keep another's from being served.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError
@@ -32,10 +33,11 @@ from pymsmq.protocol.message_codec import (
     held_properties,
     receive_answer_body,
 )
+from pymsmq.qm.cursor import cursor_seek, cursor_wait_expired
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import first_matching
 from pymsmq.qm.notifications import Seek, first_available, first_peekable
-from pymsmq.qm.queue import Cursor
+from pymsmq.qm.queue import Cursor, own_cursor
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.access import receive_right
 from pymsmq.server.reads import matching_reader, reader
@@ -201,7 +203,7 @@ class ReceiveMixin:
                 h,
                 lambda _remaining: self._answer_now(rid, run) is None,
                 timeout,
-                None if at is None else at.seek(True),  # None: the head (enable_notification)
+                None if at is None else cursor_seek(at, True),  # None: the head (enable_notification)
             )
             return
         if (
@@ -252,9 +254,10 @@ class ReceiveMixin:
         if at is None:
             self.try_or_park(rid, h, run, timeout, first_peekable if peek else first_available, not peek)
         elif peek:
-            self.try_or_park(rid, h, run, timeout, at.seek(True), exclusive=False)
+            self.try_or_park(rid, h, run, timeout, cursor_seek(at, True), exclusive=False)
         else:  # a cursor's receive that times out moves it to End ([MS-MQDMPR] 3.2.7.6)
-            self.try_or_park(rid, h, run, timeout, at.seek(False), exclusive=True, expired=at.wait_expired)
+            expired = functools.partial(cursor_wait_expired, at)
+            self.try_or_park(rid, h, run, timeout, cursor_seek(at, False), exclusive=True, expired=expired)
 
     def try_or_park(
         self,
@@ -405,5 +408,5 @@ def _cursor_of(h: Handle, cursor: Cursor | None, action: int) -> Cursor | None:
     if cursor is not None:
         return cursor
     if action == _A.MQ_ACTION_PEEK_NEXT:
-        return h.queue.own_cursor()
+        return own_cursor(h.queue)
     return None
