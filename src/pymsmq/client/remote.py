@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ssl
 import struct
+import threading
 import uuid
 from collections.abc import Sequence
 from typing import Any, Final
@@ -55,6 +56,8 @@ class RemoteQueueManager:
         self.guid: uuid.UUID = hello.qm_guid
         self.machine_name: str = hello.machine_name
         self._guid_bytes = self.guid.bytes_le
+        #: Held while a notification callback runs: one at a time per connection (remote_notification).
+        self._notifying = threading.Lock()
 
     @property
     def machine_quota(self) -> int | None:

@@ -7,11 +7,12 @@ docs/protocol.md; ``send``/``receive`` take the one-request-in-flight fast lane 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.client import many
 from pymsmq.client.remote_cursor import RemoteCursor
+from pymsmq.client.remote_notification import RemoteNotification, enable_notification
 from pymsmq.client.remote_transaction import RemoteTransaction, _receive_xact, _xact
 from pymsmq.client.transport import NOT_SENT, Pending, error_from, send_refused
 from pymsmq.errors import MSMQError
@@ -114,6 +115,8 @@ class RemoteQueue:
         self._receive_give_back: many.GiveBack | None = None
         #: ``_give_back(waits)``'s handlers, made on first use (index: waits).
         self._give_back_handlers: list[many.GiveBack | None] = [None, None]
+        #: The notifications armed on this handle and not fired yet (closing it cancels them).
+        self._armed: set[RemoteNotification] = set()
 
     def __repr__(self) -> str:
         return f"<RemoteQueue {self._format_name}{' closed' if self._closed else ''}>"
@@ -232,6 +235,8 @@ class RemoteQueue:
         if self._closed:
             return
         self._closed = True
+        for n in list(self._armed):  # cancelled silently, as the embedded queue's
+            n._finish()
         if not self._t.closed:
             try:
                 self._t.call(pm.CloseQueueRequest(self._handle))
@@ -360,6 +365,22 @@ class RemoteQueue:
         # ``Pending.take`` (the synchronous reads): an answer abandoned by an interrupt gives back
         # the message it holds, and a read still waiting on the server is cancelled.
         return self._t.submit(request, convert, self._give_back(ms != 0) if flags or ms else None)
+
+    def enable_notification(
+        self,
+        on_arrived: Callable[[RemoteQueue, int], object],
+        cursor: int = 0,
+        timeout: float | None = None,
+        on_error: Callable[[RemoteQueue, int, int], object] | None = None,
+    ) -> RemoteNotification:
+        """Arm ONE arrival notification ([MC-MQAC] 3.11.4.1.9 EnableNotification), as
+        ``pymsmq.Queue.enable_notification``: later exactly one of ``on_arrived(queue, cursor)`` or
+        ``on_error(queue, hresult, cursor)`` is called (on a thread of this client, one callback
+        of the connection at a time); arm again for the next message.  ``cursor``: MQMSG_FIRST
+        (head), MQMSG_CURRENT or MQMSG_NEXT (this handle's cursor).  ``timeout`` in seconds (None =
+        wait forever; 0 = error at once if nothing is there).  Returns a notification whose
+        ``cancel()`` disarms it (``pymsmq.client.remote_notification``)."""
+        return enable_notification(self, on_arrived, cursor, timeout, on_error)
 
     def _give_back(self, waits: bool = False) -> many.GiveBack:
         """``Transport.abandon``'s handler for this handle's reads (``many.GiveBack``)."""

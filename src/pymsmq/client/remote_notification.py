@@ -1,0 +1,150 @@
+"""Arrival notifications on a remote queue ([MC-MQAC] 3.11.4.1.9 EnableNotification, 3.16 MSMQEvent).
+
+``RemoteQueue.enable_notification(on_arrived, cursor=MQMSG_FIRST, timeout=None, on_error=None)``
+arms ONE notification, as the embedded ``Queue``'s does (``pymsmq.qm.notifications``: the same
+cursor modes, timeouts, errors and callbacks): exactly one of ``on_arrived(queue, cursor)`` or
+``on_error(queue, hresult, cursor)`` is called later, then nothing more until the caller arms
+again.  The notification neither receives nor peeks the message for the caller.
+
+Mechanism: the server parks a peek (RECEIVE with MQ_ACTION_PEEK_CURRENT, or PEEK_NEXT on the
+handle's own cursor for MQMSG_NEXT; NO_PACKET) until a message is there or the timeout passes, and a
+daemon thread of this process waits for its answer and calls the callback.  Callbacks of one
+connection run one at a time (as on the embedded queue manager's event thread) and never while the
+client holds a lock, so a callback may receive and arm again; an exception a callback raises is
+logged and dropped.  ``cancel()`` stops the server's wait (CANCEL_RECEIVE).  Closing the handle
+cancels silently; the connection lost ends it with MQ_ERROR_SERVICE_NOT_AVAILABLE.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.model.constants import MQMSG_FIRST, MQMSG_NEXT
+from pymsmq.protocol import Action, ErrorResponse, hot
+from pymsmq.protocol.codes import ReceiveFlags
+from pymsmq.protocol.message_codec import PROPID_M_MSGID
+
+if TYPE_CHECKING:
+    from pymsmq.client.remote_queue import RemoteQueue
+
+__all__ = ["RemoteNotification", "enable_notification"]
+
+log = logging.getLogger("pymsmq.client")
+
+ArrivedCallback = Callable[["RemoteQueue", int], object]
+ErrorCallback = Callable[["RemoteQueue", int, int], object]
+
+#: MQ_PEEK_ACCESS | MQ_RECEIVE_ACCESS: any read access may arm a notification (errata E6).
+_READ_ACCESS: Final = 0x21
+_NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
+#: The one property the peek's answer carries (the notification tells nothing of the message).
+_PROPIDS: Final = (PROPID_M_MSGID,)
+_ILLEGAL_CURSOR_ACTION: Final = HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION
+
+
+class RemoteNotification:
+    """One armed notification (returned by ``RemoteQueue.enable_notification``); ``cancel()``
+    disarms it.  The attributes of ``pymsmq.Notification``: ``mode`` (the cursor argument),
+    ``on_arrived``, ``on_error``, ``done`` (True once it fired or was cancelled)."""
+
+    __slots__ = ("_lock", "_queue", "_rid", "done", "mode", "on_arrived", "on_error")
+
+    def __init__(
+        self, queue: RemoteQueue, mode: int, on_arrived: ArrivedCallback, on_error: ErrorCallback | None
+    ) -> None:
+        self._queue = queue
+        self.mode = mode
+        self.on_arrived = on_arrived
+        self.on_error = on_error
+        self.done = False
+        self._rid: int | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"<RemoteNotification cursor={self.mode} {'done' if self.done else 'armed'} on {self._queue!r}>"
+        )
+
+    def cancel(self) -> bool:
+        """Disarm; True if it had not fired yet (no callback will be called)."""
+        if not self._finish():
+            return False
+        q = self._queue
+        if self._rid is not None and not q._closed:
+            with contextlib.suppress(MSMQError):  # the connection may be gone: nothing waits then
+                q._give_back(True).interrupted(self._rid)
+        return True
+
+    def _finish(self) -> bool:
+        with self._lock:
+            if self.done:
+                return False
+            self.done = True
+        self._queue._armed.discard(self)
+        return True
+
+
+def enable_notification(
+    queue: RemoteQueue,
+    on_arrived: ArrivedCallback,
+    cursor: int = MQMSG_FIRST,
+    timeout: float | None = None,
+    on_error: ErrorCallback | None = None,
+) -> RemoteNotification:
+    """Arm one notification on ``queue`` (see the module docstring); the checks and their order
+    are the embedded ``enable_notification``'s."""
+    from pymsmq.client.remote_queue import _timeout_ms
+
+    # [MC-MQAC] 3.11.4.1.9 step 1: the cursor is checked first (E_INVALIDARG).
+    if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor not in (0, 1, 2):
+        raise MSMQError(f"invalid cursor {cursor!r}", HResult.E_INVALIDARG)
+    cursor = int(cursor)
+    if not callable(on_arrived) or (on_error is not None and not callable(on_error)):
+        raise MSMQError("the event sink must be callable", HResult.E_INVALIDARG)
+    ms = _timeout_ms(timeout)
+    queue._check()
+    if not queue._access & _READ_ACCESS:
+        raise MSMQError("the queue is not open for reading", HResult.MQ_ERROR_ACCESS_DENIED)
+    if cursor == MQMSG_FIRST:
+        cursor_id, action = 0, Action.MQ_ACTION_PEEK_CURRENT
+    else:  # the handle's own cursor: it lands on the message, as the embedded one does
+        cursor_id = queue._default_cursor()._cursor_id()
+        action = Action.MQ_ACTION_PEEK_NEXT if cursor == MQMSG_NEXT else Action.MQ_ACTION_PEEK_CURRENT
+    n = RemoteNotification(queue, cursor, on_arrived, on_error)
+    request = hot.receive_request(queue._handle, int(action), ms, cursor_id, 0, None, _PROPIDS, _NO_PACKET)
+    queue._armed.add(n)  # (before the answer can come: it discards it)
+    try:
+        n._rid = queue._t.send(request)
+    except BaseException:
+        queue._armed.discard(n)
+        raise
+    threading.Thread(target=_wait, args=(n, n._rid, ms == 0), name="pymsmq-notification", daemon=True).start()
+    return n
+
+
+def _wait(n: RemoteNotification, rid: int, no_wait: bool) -> None:
+    # The notification's own thread: the answer of its peek, then its one callback.
+    q = n._queue
+    try:
+        response = q._t.wait(rid)
+        hresult = response.hresult if type(response) is ErrorResponse else 0
+    except MSMQError as exc:
+        hresult = exc.hresult
+    if not n._finish() or q._closed:  # cancelled, or the handle closed: silently
+        return
+    if hresult == _ILLEGAL_CURSOR_ACTION and n.mode == MQMSG_NEXT and no_wait:
+        hresult = HResult.MQ_ERROR_MESSAGE_NOT_FOUND  # [MC-MQAC] <91>, as the embedded queue
+    with q._qm._notifying:  # one callback at a time per connection
+        try:
+            if hresult == 0:
+                n.on_arrived(q, n.mode)
+            elif n.on_error is not None:
+                n.on_error(q, int(hresult), n.mode)
+        except Exception:  # a user callback must not pass unnoticed, nor stop anything else
+            log.exception("a notification callback raised")

@@ -1,0 +1,271 @@
+"""Arrival notifications ([MC-MQAC] 3.11.4.1.9 EnableNotification: one event per call), in the
+shared client suite: the embedded queue manager and a remote server behave alike."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from pymsmq import (
+    MQ_SEND_ACCESS,
+    MQMSG_CURRENT,
+    MQMSG_FIRST,
+    MQMSG_NEXT,
+    HResult,
+    Message,
+    MSMQError,
+    QueueManager,
+)
+
+
+class Sink:
+    """Records Arrived / ArrivedError events."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int, int]] = []
+        self.cond = threading.Condition()
+
+    def arrived(self, q: Any, cursor: int) -> None:
+        with self.cond:
+            self.events.append(("arrived", 0, cursor))
+            self.cond.notify_all()
+
+    def error(self, q: Any, hresult: int, cursor: int) -> None:
+        with self.cond:
+            self.events.append(("error", hresult, cursor))
+            self.cond.notify_all()
+
+    def wait(self, n: int = 1, timeout: float = 5.0) -> list[tuple[str, int, int]]:
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.events) >= n, timeout)
+            return list(self.events)
+
+
+def settle(qm: Any) -> None:
+    """Let every event due so far be delivered: the embedded queue manager's event thread runs
+    what it has queued; a server answers what it has read, and a client's notification threads
+    take a moment to call back."""
+    if isinstance(qm, QueueManager):
+        done = threading.Event()
+        qm._dispatcher.submit(done.set)
+        assert done.wait(5)
+    else:
+        assert qm.ping(b"settle") == b"settle"
+        time.sleep(0.2)
+
+
+def test_one_event_per_call(qm: Any) -> None:
+    q = qm.create_queue(r".\private$\q")
+    sink = Sink()
+    n = q.enable_notification(sink.arrived, on_error=sink.error)
+    settle(qm)
+    assert sink.events == [] and not n.done
+    q.send(Message(body=b"1"))
+    assert sink.wait() == [("arrived", 0, MQMSG_FIRST)]
+    q.send(Message(body=b"2"))
+    settle(qm)
+    assert len(sink.events) == 1  # not re-armed: no second event
+    assert q.message_count == 2  # the notification does not receive
+
+
+def test_fires_at_once_when_a_message_is_there(qm: Any) -> None:
+    q = qm.create_queue(r".\private$\q")
+    q.send(Message(body=b"1"))
+    sink = Sink()
+    q.enable_notification(sink.arrived, MQMSG_FIRST, 0, sink.error)
+    assert sink.wait() == [("arrived", 0, MQMSG_FIRST)]
+
+
+def test_timeout_zero_and_finite(qm: Any) -> None:
+    q = qm.create_queue(r".\private$\q")
+    sink = Sink()
+    q.enable_notification(sink.arrived, MQMSG_FIRST, 0, sink.error)
+    assert sink.wait() == [("error", HResult.MQ_ERROR_MESSAGE_NOT_FOUND, 0)]
+    sink2 = Sink()
+    q.enable_notification(sink2.arrived, MQMSG_FIRST, 0.2, sink2.error)
+    assert sink2.wait() == [("error", HResult.MQ_ERROR_IO_TIMEOUT, 0)]
+    q.send(Message())
+    settle(qm)
+    assert len(sink2.events) == 1
+
+
+def test_rearm_inside_callback_receives_everything(qm: Any) -> None:
+    q = qm.create_queue(r".\private$\q")
+    got: list[bytes] = []
+    done = threading.Event()
+
+    def arrived(queue: Any, cursor: int) -> None:
+        got.append(queue.receive(timeout=0).body)
+        if len(got) == 3:
+            done.set()
+        else:
+            queue.enable_notification(arrived)
+
+    q.enable_notification(arrived)
+    for b in (b"a", b"b", b"c"):
+        q.send(Message(body=b))
+    assert done.wait(5) and got == [b"a", b"b", b"c"]
+
+
+def test_cursor_modes(qm: Any) -> None:
+    q = qm.create_queue(r".\private$\q")
+    sink = Sink()
+    # NEXT on an Unread cursor: ILLEGAL_CURSOR_ACTION (NOT_FOUND with timeout 0).
+    q.enable_notification(sink.arrived, MQMSG_NEXT, None, sink.error)
+    q.enable_notification(sink.arrived, MQMSG_NEXT, 0, sink.error)
+    assert sink.wait(2) == [
+        ("error", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION, MQMSG_NEXT),
+        ("error", HResult.MQ_ERROR_MESSAGE_NOT_FOUND, MQMSG_NEXT),
+    ]
+    q.send(Message(body=b"1"))
+    cur = Sink()
+    q.enable_notification(cur.arrived, MQMSG_CURRENT, None, cur.error)
+    assert cur.wait() == [("arrived", 0, MQMSG_CURRENT)]
+    assert q.peek_current(timeout=0).body == b"1"  # the cursor landed on it
+    nxt = Sink()
+    q.enable_notification(nxt.arrived, MQMSG_NEXT, None, nxt.error)
+    settle(qm)
+    assert nxt.events == []
+    q.send(Message(body=b"2"))
+    assert nxt.wait() == [("arrived", 0, MQMSG_NEXT)]
+    assert q.peek_current(timeout=0).body == b"2"
+
+
+def test_queue_deleted_and_handle_closed(qm: Any) -> None:
+    q = qm.create_queue(r".\private$\q")
+    sink = Sink()
+    q.enable_notification(sink.arrived, on_error=sink.error)
+    h = qm.queue(r".\private$\q")
+    closed = Sink()
+    n = h.enable_notification(closed.arrived, on_error=closed.error)
+    h.close()
+    assert n.done
+    qm.delete_queue(r".\private$\q")
+    assert sink.wait() == [("error", HResult.MQ_ERROR_QUEUE_DELETED, 0)]
+    settle(qm)
+    assert closed.events == []
+
+
+def test_cancel_and_argument_errors(qm: Any) -> None:
+    q = qm.create_queue(r".\private$\q")
+    sink = Sink()
+    n = q.enable_notification(sink.arrived)
+    assert n.cancel() and not n.cancel()
+    q.send(Message())
+    settle(qm)
+    assert sink.events == []
+    with pytest.raises(MSMQError) as e:
+        q.enable_notification(sink.arrived, 3)
+    assert e.value.hresult == HResult.E_INVALIDARG
+    with pytest.raises(MSMQError) as e:
+        q.enable_notification(None)  # type: ignore[arg-type]
+    assert e.value.hresult == HResult.E_INVALIDARG
+    s = qm.queue(r".\private$\q", access=MQ_SEND_ACCESS)
+    with pytest.raises(MSMQError) as e:
+        s.enable_notification(sink.arrived)
+    assert e.value.hresult == HResult.MQ_ERROR_ACCESS_DENIED
+    q.close()
+    with pytest.raises(MSMQError) as e:
+        q.enable_notification(sink.arrived)
+    assert e.value.hresult == HResult.MQ_ERROR_INVALID_HANDLE
+
+
+# ---------------------------------------------------------------------------- remote only
+
+
+def test_a_remote_notification_waits_on_the_server_without_a_thread_there(server: Any) -> None:
+    from pymsmq import connect
+
+    client = connect(server.url)
+    q = client.create_queue(r".\private$\q")
+    sinks = [Sink() for _ in range(20)]
+    for sink in sinks:
+        q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
+    assert client.ping(b"p") == b"p"
+    assert sum(len(s.waits) for s in list(server.server.sessions)) == 20  # parked peeks
+    q.send(Message(body=b"1"))
+    for sink in sinks:
+        assert sink.wait() == [("arrived", 0, MQMSG_FIRST)]
+    assert q.receive(0).body == b"1"  # every notification fired for it; none took it
+    client.close()
+
+
+def test_a_cancelled_remote_notification_stops_the_server_s_wait(server: Any) -> None:
+    from pymsmq import connect
+
+    client = connect(server.url)
+    q = client.create_queue(r".\private$\q")
+    sink = Sink()
+    n = q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
+    assert client.ping(b"p") == b"p"
+    assert n.cancel() and n.done
+    deadline = time.monotonic() + 5
+    while any(s.waits for s in list(server.server.sessions)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(s.waits for s in list(server.server.sessions))
+    q.send(Message(body=b"later"))
+    settle(client)
+    assert sink.events == []
+    client.close()
+
+
+def test_a_remote_callback_that_raises_is_logged_and_later_ones_run(
+    server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pymsmq import connect
+
+    client = connect(server.url)
+    q = client.create_queue(r".\private$\q")
+
+    def broken(queue: Any, cursor: int) -> None:
+        raise RuntimeError("the application's bug")
+
+    q.enable_notification(broken)
+    q.send(Message(body=b"1"))
+    sink = Sink()
+    q.enable_notification(sink.arrived)
+    assert sink.wait() == [("arrived", 0, MQMSG_FIRST)]
+    deadline = time.monotonic() + 5
+    while "the application's bug" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "a notification callback raised" in caplog.text and "the application's bug" in caplog.text
+    client.close()
+
+
+def test_a_server_shutting_down_ends_a_remote_notification_with_an_error(tmp_path: Any) -> None:
+    # As every waiting read of a server that shuts down: MQ_ERROR_OPERATION_CANCELLED (protocol.md).
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _pymsmq_server import ThreadServer
+
+    from pymsmq import connect
+
+    s = ThreadServer(tmp_path / "qm").start()
+    client = connect(s.url)
+    q = client.create_queue(r".\private$\q")
+    sink = Sink()
+    q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
+    assert client.ping(b"p") == b"p"
+    s.stop()
+    assert sink.wait(timeout=30) == [("error", HResult.MQ_ERROR_OPERATION_CANCELLED, MQMSG_FIRST)]
+    client.close()
+
+
+def test_a_lost_connection_ends_a_remote_notification_with_an_error(server: Any) -> None:
+    import socket
+
+    from pymsmq import connect
+
+    client = connect(server.url)
+    q = client.create_queue(r".\private$\q")
+    sink = Sink()
+    q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
+    assert client.ping(b"p") == b"p"
+    client._t._sock.shutdown(socket.SHUT_RDWR)  # the network drops the connection
+    assert sink.wait(timeout=30) == [("error", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, MQMSG_FIRST)]
+    client.close()
