@@ -68,6 +68,8 @@ def test_ids_in_their_text_and_byte_forms(qm: Any) -> None:
     q.send(m)
     assert q.peek_by_id(str(m.id)).body == b"x"  # "{guid}\\n", System.Messaging's Message.Id
     assert q.peek_by_correlation_id(str(m.correlation_id)).body == b"x"
+    assert q.peek_by_id(bytes(m.id).hex()).body == b"x"  # its 20 bytes in hex, as the CLI takes it
+    assert q.peek_by_correlation_id(bytes(m.correlation_id).hex().upper()).body == b"x"
     assert q.receive_by_id(bytes(m.id)).body == b"x"  # the 20-byte OBJECTID
 
 
@@ -103,6 +105,8 @@ def test_bad_ids_are_refused(qm: Any) -> None:
     q = qm.create_queue(REPLIES)
     assert hresult_of(q.receive_by_id, 5) == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
     assert hresult_of(q.peek_by_correlation_id, "not an id") == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    assert hresult_of(q.peek_by_correlation_id, "g" * 40) == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+    assert hresult_of(q.peek_by_correlation_id, "a" * 38) == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
     assert hresult_of(q.receive_by_correlation_id, b"short") == H.MQ_ERROR_ILLEGAL_PROPERTY_SIZE
     assert hresult_of(q.receive_by_id, ObjectId(uuid.uuid4(), 1), timeout=-1) == H.MQ_ERROR_INVALID_PARAMETER
 

@@ -124,12 +124,9 @@ class _Id(_IdType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> ObjectId:
         if isinstance(value, ObjectId):
             return value
-        text = str(value).strip()
         try:
-            if "\\" in text:
-                return ObjectId.parse(text)
-            return ObjectId.from_bytes(bytes.fromhex(text))
-        except (MSMQError, ValueError):
+            return ObjectId.coerce(str(value))
+        except MSMQError:
             self.fail(f"{value!r} is not an id ({{guid}}\\ordinal or 40 hex digits)", param, ctx)
 
 

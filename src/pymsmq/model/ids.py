@@ -80,11 +80,20 @@ class ObjectId:
 
     @classmethod
     def coerce(cls, value: ObjectId | bytes | bytearray | memoryview | str) -> ObjectId:
-        """Accept an ``ObjectId``, its 20 bytes or its text form."""
+        """Accept an ``ObjectId``, its 20 bytes, its text form (``{guid}\\ordinal``) or its 20 bytes
+        as 40 hex digits (what the command line takes too)."""
         if isinstance(value, ObjectId):
             return value
         if isinstance(value, str):
-            return cls.parse(value)
+            text = value.strip()
+            if len(text) == 40 and "\\" not in text:
+                try:
+                    return cls.from_bytes(bytes.fromhex(text))
+                except ValueError:
+                    raise MSMQError(
+                        f"not an object id: {quoted(value)}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
+                    ) from None
+            return cls.parse(text)
         if isinstance(value, bytes | bytearray | memoryview):
             return cls.from_bytes(value)
         raise MSMQError(f"not an object id: {value!r}", HResult.MQ_ERROR_ILLEGAL_PROPERTY_VALUE)
