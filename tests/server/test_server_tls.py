@@ -7,6 +7,7 @@ away with MQ_ERROR_SERVICE_NOT_AVAILABLE and the server goes on serving.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
@@ -198,5 +199,29 @@ def test_a_tls_handshake_that_never_comes_is_cut_after_the_slow_sender_timeout(
         client = connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, tls=_trusting(ca))
         assert client.ping(b"ok") == b"ok"
         client.close()
+    finally:
+        server.stop()
+
+
+def test_failed_tls_handshakes_are_logged(
+    tmp_path: Path, cert_files: tuple[Path, Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    # asyncio logs them only in debug mode: clients that could not connect went unnoticed.
+    server = _tls_server(tmp_path, cert_files, slow_timeout=0.5)
+    try:
+        with caplog.at_level("WARNING", logger="pymsmq.server"):
+            for _ in range(2):
+                plain = socket.create_connection(("127.0.0.1", server.port))
+                plain.sendall(b"MQ this is not a TLS hello\r\n" * 4)
+                plain.settimeout(10)
+                with contextlib.suppress(OSError):
+                    assert plain.recv(100) == b""
+                plain.close()
+            pattern = re.compile(r"(\d+) TLS handshakes? failed or did not finish within 0.5 s")
+            deadline = time.monotonic() + 10
+            while sum(int(n) for n in pattern.findall(caplog.text)) < 2:  # (one or two ticks)
+                assert time.monotonic() < deadline, caplog.text
+                time.sleep(0.05)
+        assert sum(int(n) for n in pattern.findall(caplog.text)) == 2
     finally:
         server.stop()

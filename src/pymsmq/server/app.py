@@ -268,11 +268,22 @@ class Server:
     def _forget_failed_tls_handshakes(self) -> None:
         # A handshake ends (done or failed) within ``slow_timeout`` of the accept: one still
         # listed after that failed (asyncio calls no ``connection_made`` for it).
+        # asyncio and uvloop log a failed handshake only in debug mode, and without its peer:
+        # they are counted here, so that an operator sees clients that cannot connect.
         pending = self.in_tls_handshake
         if pending:
             stale = time.monotonic() - self.config.slow_timeout - 1.0
-            for session in [s for s, accepted in pending.items() if accepted < stale]:
+            failed = [s for s, accepted in pending.items() if accepted < stale]
+            for session in failed:
                 del pending[session]
+            if failed:
+                log.warning(
+                    "%d TLS handshake%s failed or did not finish within %g s (a client that does not"
+                    " trust the certificate, or does not speak TLS)",
+                    len(failed),
+                    "" if len(failed) == 1 else "s",
+                    self.config.slow_timeout,
+                )
 
     @property
     def port(self) -> int:
