@@ -32,13 +32,23 @@ def test_an_interrupt_around_the_acknowledgement_loses_nothing(server: ThreadSer
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYMSMQ_")}
     outcomes = {"got": 0, "back": 0}
     rng = random.Random()
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, str(CHILD), server.url, mode],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+
+    following = start()
     try:
         for i in range(30):
             correlation = "{11111111-2222-3333-4444-555555555555}\\" + str(i + 1)
-            child = subprocess.Popen(
-                [sys.executable, str(CHILD), server.url, mode, correlation], stdout=subprocess.PIPE, env=env
-            )
-            assert child.stdout is not None
+            child, following = following, start()  # the next one imports while this round runs
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write(correlation.encode() + b"\n")
+            child.stdin.flush()
             assert child.stdout.readline() == b"waiting\n"
             time.sleep(0.05)
             queue.send(Message(body=b"%d" % i, correlation_id=correlation, delivery=1))
@@ -61,5 +71,7 @@ def test_an_interrupt_around_the_acknowledgement_loses_nothing(server: ThreadSer
             assert got != back, (i, out)  # exactly one of the two: not lost, not twice
             outcomes["got" if got else "back"] += 1
     finally:
+        following.kill()
+        following.communicate()
         client.close()
     assert outcomes["got"] and outcomes["back"], outcomes  # the interrupt landed on both sides
