@@ -7,7 +7,7 @@ RECEIVE (docs/protocol.md 8): a batch of express messages outside a DTC transact
 an express non-transactional queue's head, runs on the event loop when no earlier work of its handle
 is still running; anything else runs off the loop as ONE job for the whole batch, chained behind the
 handle's earlier work.  A receive that finds no message and may wait parks on the queue's arrival
-notification (head receives) or a wait-pool thread (peeks, transactions), like RECEIVE.
+notification, like RECEIVE (peeks and transactional batches are tried again on the work pool).
 """
 
 from __future__ import annotations
