@@ -318,7 +318,9 @@ class ReceiveMixin:
                 except MSMQError as exc:
                     self.fail(rid, exc)
                     return
-                self.fail(rid, not_found(timeout))
+                # MQ_ERROR_IO_TIMEOUT: this read waited (a ``timeout`` of 0 here is what was left
+                # of a longer one, which NOT_FOUND, the no-wait read's error, would misreport).
+                self.fail(rid, not_found(None))
                 return
             ArrivalWait(self, rid, h, arrived, remaining, seek, exclusive, expired, hands_off=True)
 
