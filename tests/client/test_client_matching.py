@@ -3,6 +3,8 @@ PeekById, ReceiveByCorrelationId, PeekByCorrelationId; qm/matching.py, RECEIVE_M
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 import uuid
@@ -250,3 +252,72 @@ def test_a_server_of_protocol_version_2_is_told_apart(tmp_path: Any, monkeypatch
         client.close()
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------------------- asyncio
+
+
+def test_async_reads_by_id_and_correlation_id(qm: Any) -> None:
+    # A request/response client on asyncio: ``await`` the reply to its request, no thread of its own.
+    q = qm.create_queue(REPLIES)
+    first = ObjectId(uuid.uuid4(), 1)
+    second = ObjectId(uuid.uuid4(), 2)
+    (there,) = _replies(q, first, [b"there"])
+
+    async def main() -> list[bytes]:
+        loop = asyncio.get_running_loop()
+        out = [
+            (await q.peek_by_id_async(there.id)).body,
+            (await q.peek_by_correlation_id_async(str(first))).body,
+            (await q.receive_by_id_async(there.id)).body,
+        ]
+        later = loop.call_later(0.2, q.send, Message(body=b"reply", correlation_id=second, delivery=1))
+        peeked = await q.peek_by_correlation_id_async(second, timeout=10)
+        out.append(peeked.body)
+        out.append((await q.receive_by_correlation_id_async(second, timeout=10)).body)
+        later.cancel()
+        return out
+
+    assert asyncio.run(main()) == [b"there", b"there", b"there", b"reply", b"reply"]
+    assert len(q) == 0
+
+
+def test_async_reads_by_id_time_out_as_the_blocking_ones(qm: Any) -> None:
+    q = qm.create_queue(REPLIES)
+    _replies(q, ObjectId(uuid.uuid4(), 1), [b"someone else's"])
+    missing = ObjectId(uuid.uuid4(), 5)
+
+    async def code(read: Any) -> int:
+        try:
+            await read
+        except MSMQError as exc:
+            return exc.hresult
+        return 0
+
+    async def main() -> list[int]:
+        return [
+            await code(q.receive_by_correlation_id_async(missing)),  # timeout 0 by default
+            await code(q.peek_by_id_async(missing)),
+            await code(q.receive_by_correlation_id_async(missing, timeout=0.2)),
+            await code(q.peek_by_correlation_id_async(missing, timeout=0.1)),
+        ]
+
+    assert asyncio.run(main()) == [H.MQ_ERROR_MESSAGE_NOT_FOUND] * 2 + [H.MQ_ERROR_IO_TIMEOUT] * 2
+    assert len(q) == 1
+
+
+@pytest.mark.parametrize("delivery", [0, 1], ids=["express", "recoverable"])
+def test_a_cancelled_async_read_by_correlation_id_takes_no_message(qm: Any, delivery: int) -> None:
+    q = qm.create_queue(REPLIES)
+    request = ObjectId(uuid.uuid4(), 3)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(q.receive_by_correlation_id_async(request, timeout=30))
+        await asyncio.sleep(0.3)  # the read waits (on the server, remote)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    q.send(Message(body=b"late reply", correlation_id=request, delivery=delivery))
+    assert q.receive_by_correlation_id(request, timeout=5).body == b"late reply"

@@ -519,7 +519,7 @@ class RemoteQueue:
         peek: bool,
         timeout: float | None,
         transaction: object,
-    ) -> Message:
+    ) -> Pending[Message]:
         # RECEIVE_MATCHING (docs/protocol.md 11); the embedded queue's qm/matching.py semantics.
         target = ObjectId.coerce(wanted)
         ms = _timeout_ms(timeout)
@@ -554,7 +554,7 @@ class RemoteQueue:
             return m
 
         # As a RECEIVE: interrupted, a message the answer holds goes back and a wait is cancelled.
-        return t.submit(request, convert, self._give_back(ms != 0) if flags or ms else None).take()
+        return t.submit(request, convert, self._give_back(ms != 0) if flags or ms else None)
 
     def receive_by_id(
         self,
@@ -564,11 +564,11 @@ class RemoteQueue:
     ) -> Message:
         """Remove and return the message whose ``id`` is ``message_id`` (System.Messaging
         ``ReceiveById``); ``timeout`` 0 by default: MQ_ERROR_MESSAGE_NOT_FOUND when it is not there."""
-        return self._matching(PROPID_M_MSGID, message_id, False, timeout, transaction)
+        return self._matching(PROPID_M_MSGID, message_id, False, timeout, transaction).take()
 
     def peek_by_id(self, message_id: ObjectId | bytes | str, timeout: float | None = 0) -> Message:
         """Return the message whose ``id`` is ``message_id`` without removing it (``PeekById``)."""
-        return self._matching(PROPID_M_MSGID, message_id, True, timeout, None)
+        return self._matching(PROPID_M_MSGID, message_id, True, timeout, None).take()
 
     def receive_by_correlation_id(
         self,
@@ -578,13 +578,45 @@ class RemoteQueue:
     ) -> Message:
         """Remove and return the first message whose ``correlation_id`` is ``correlation_id``
         (System.Messaging ``ReceiveByCorrelationId``), waiting up to ``timeout`` seconds for it."""
-        return self._matching(PROPID_M_CORRELATIONID, correlation_id, False, timeout, transaction)
+        return self._matching(PROPID_M_CORRELATIONID, correlation_id, False, timeout, transaction).take()
 
     def peek_by_correlation_id(
         self, correlation_id: ObjectId | bytes | str, timeout: float | None = 0
     ) -> Message:
         """Return the first message whose ``correlation_id`` is ``correlation_id`` without removing
         it (``PeekByCorrelationId``)."""
+        return self._matching(PROPID_M_CORRELATIONID, correlation_id, True, timeout, None).take()
+
+    def receive_by_id_async(
+        self,
+        message_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: RemoteTransaction | int | None = None,
+    ) -> Pending[Message]:
+        """Write the RECEIVE_MATCHING of ``receive_by_id`` now; ``await`` it (as the embedded
+        coroutine) or ``.result()`` for the message."""
+        return self._matching(PROPID_M_MSGID, message_id, False, timeout, transaction)
+
+    def peek_by_id_async(
+        self, message_id: ObjectId | bytes | str, timeout: float | None = 0
+    ) -> Pending[Message]:
+        """``peek_by_id``, written now; ``await`` it (or ``.result()``) for the message."""
+        return self._matching(PROPID_M_MSGID, message_id, True, timeout, None)
+
+    def receive_by_correlation_id_async(
+        self,
+        correlation_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: RemoteTransaction | int | None = None,
+    ) -> Pending[Message]:
+        """``receive_by_correlation_id``, written now; ``await`` it (or ``.result()``): a
+        request/response client on asyncio waits for its reply without blocking its event loop."""
+        return self._matching(PROPID_M_CORRELATIONID, correlation_id, False, timeout, transaction)
+
+    def peek_by_correlation_id_async(
+        self, correlation_id: ObjectId | bytes | str, timeout: float | None = 0
+    ) -> Pending[Message]:
+        """``peek_by_correlation_id``, written now; ``await`` it (or ``.result()``)."""
         return self._matching(PROPID_M_CORRELATIONID, correlation_id, True, timeout, None)
 
     # ------------------------------------------------------------------ lookup ids

@@ -22,11 +22,13 @@ A mixin of ``pymsmq.qm.queue.Queue`` (``Queue`` is its only subclass).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, LOCKED, Entry, MessageIndex
+from pymsmq.qm.notifications import receive_async
 
 if TYPE_CHECKING:
     from pymsmq.model.message import Message
@@ -101,6 +103,25 @@ class MatchingReads:
 
         return self._read(seek, peek, timeout, transaction)
 
+    async def _matching_async(
+        self,
+        field: str,
+        wanted: ObjectId | bytes | str,
+        peek: bool,
+        timeout: float | None,
+        transaction: object,
+    ) -> Message:
+        # ``_matching`` without blocking the event loop: tried without waiting (in the loop's
+        # default executor: a recoverable receive waits for an fsync), then woken by a
+        # notification that fires when a matching message is there (``notifications.watch``).
+        target = ObjectId.coerce(wanted)
+
+        def seek(index: MessageIndex) -> Entry | None:
+            return first_matching(index, field, target, peek)
+
+        call = functools.partial(self._matching, field, target, peek, 0, transaction)
+        return await receive_async(self, timeout, transaction, peek, call, seek)  # type: ignore[arg-type]
+
     def receive_by_id(
         self,
         message_id: ObjectId | bytes | str,
@@ -141,3 +162,35 @@ class MatchingReads:
         """Return (a copy of) the first message whose ``correlation_id`` is ``correlation_id``
         without removing it (System.Messaging ``PeekByCorrelationId``)."""
         return self._matching("correlation_id", correlation_id, True, timeout, None)
+
+    async def receive_by_id_async(
+        self,
+        message_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: Transaction | Hold | int | None = None,
+    ) -> Message:
+        """``await q.receive_by_id_async(...)``: ``receive_by_id`` without blocking the event loop."""
+        return await self._matching_async("id", message_id, False, timeout, transaction)
+
+    async def peek_by_id_async(
+        self, message_id: ObjectId | bytes | str, timeout: float | None = 0
+    ) -> Message:
+        """``await q.peek_by_id_async(...)``: ``peek_by_id`` without blocking the event loop."""
+        return await self._matching_async("id", message_id, True, timeout, None)
+
+    async def receive_by_correlation_id_async(
+        self,
+        correlation_id: ObjectId | bytes | str,
+        timeout: float | None = 0,
+        transaction: Transaction | Hold | int | None = None,
+    ) -> Message:
+        """``await q.receive_by_correlation_id_async(...)``: ``receive_by_correlation_id`` without
+        blocking the event loop (a request/response client on asyncio)."""
+        return await self._matching_async("correlation_id", correlation_id, False, timeout, transaction)
+
+    async def peek_by_correlation_id_async(
+        self, correlation_id: ObjectId | bytes | str, timeout: float | None = 0
+    ) -> Message:
+        """``await q.peek_by_correlation_id_async(...)``: ``peek_by_correlation_id`` without
+        blocking the event loop."""
+        return await self._matching_async("correlation_id", correlation_id, True, timeout, None)

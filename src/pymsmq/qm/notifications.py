@@ -414,12 +414,18 @@ async def receive_async(
     timeout: float | None = None,
     transaction: Any = None,
     peek: bool = False,
+    call: Callable[[], Message] | None = None,
+    seek: Seek | None = None,
 ) -> Message:
-    """Receive (or peek) without blocking the event loop; same timeouts and errors as ``receive``."""
+    """Receive (or peek) without blocking the event loop; same timeouts and errors as ``receive``.
+
+    ``call``: the read, without waiting (``queue.receive(0, transaction)`` or ``queue.peek(0)``
+    by default); ``seek``: what it waits for (``watch``'s; None: a message at the head)."""
     timeout = normalize_timeout(timeout)
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
-    call = functools.partial(queue.peek, 0) if peek else functools.partial(queue.receive, 0, transaction)
+    if call is None:
+        call = functools.partial(queue.peek, 0) if peek else functools.partial(queue.receive, 0, transaction)
     while True:
         try:
             return await _not_lost(loop.run_in_executor(None, call), peek)
@@ -441,7 +447,10 @@ async def receive_async(
         def failed(_q: Queue, hresult: int, _c: int) -> None:
             loop.call_soon_threadsafe(settle, hresult)
 
-        n = enable_notification(queue, arrived, MQMSG_FIRST, None, failed)
+        if seek is None:
+            n = enable_notification(queue, arrived, MQMSG_FIRST, None, failed)
+        else:
+            n = watch(queue, seek, arrived, None, failed)
         try:
             status = await asyncio.wait_for(fut, remaining)
         except TimeoutError:
