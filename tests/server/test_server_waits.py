@@ -257,3 +257,37 @@ def test_waiting_transactional_receives_take_no_wait_thread(tmp_path: Path) -> N
         client.close()
         pool.shutdown(wait=False, cancel_futures=True)
         s.stop()
+
+
+def test_parking_a_read_looks_at_no_other_waiting_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each read tried on the work pool passed "its turn" on after its first try, which polls every
+    # waiting read of the queue: parking 4,000 cursor receives took 30 s (quadratic).  Only a read
+    # woken by an arrival has a turn to pass on.
+    from pymsmq.qm.notifications import WatchedCondition
+
+    polls = [0]
+    original = WatchedCondition.poll_watchers
+
+    def counted(self: WatchedCondition) -> None:
+        polls[0] += 1
+        original(self)
+
+    monkeypatch.setattr(WatchedCondition, "poll_watchers", counted)
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0)).start()
+    client = connect(s.url)
+    try:
+        q = client.create_queue(".\\private$\\tx", transactional=True)
+        tx = client.begin_transaction()
+        waiting = [q.receive_async(timeout=30, transaction=tx) for _ in range(50)]
+        assert s.server is not None
+        _eventually(lambda: sum(len(x.waits) for x in list(s.server.sessions)) >= 50)
+        assert polls[0] < 10, polls[0]  # one per read before
+        with client.begin_transaction() as sender:
+            q.send_many([Message(body=b"%d" % i) for i in range(50)], transaction=sender)
+        assert sorted(int(w.result().body) for w in waiting) == list(range(50))
+        tx.commit()
+    finally:
+        client.close()
+        s.stop()

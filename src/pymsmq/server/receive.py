@@ -279,6 +279,7 @@ class ReceiveMixin:
         CANCEL_RECEIVE stops it at any point (while it tries: once the try found nothing)."""
         deadline = None if timeout is None else self.loop.time() + timeout
         cancelled = False
+        woken = False  # by an arrival notification (a turn to pass on), not the first try
 
         def stop() -> None:
             nonlocal cancelled
@@ -298,12 +299,14 @@ class ReceiveMixin:
             self.server.work_pool.submit(attempt).add_done_callback(done)
 
         def arrived(remaining: float | None) -> bool:
+            nonlocal woken
+            woken = True
             start()
             return True
 
         def done(fut: asyncio.Future[Any]) -> None:
             self.cancels.forget(rid, stop)
-            if exclusive:  # the turn this read was woken with (``waits.pass_on``)
+            if exclusive and woken:  # the turn this read was woken with (``waits.pass_on``)
                 pass_on(h.queue)
             if self.settle(rid, fut) or self.closed:
                 return
