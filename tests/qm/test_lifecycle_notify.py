@@ -180,3 +180,34 @@ def test_an_arrival_fires_one_exclusive_watch_and_every_other_one() -> None:
         receives[2].cancel()
     finally:
         qm.close()
+
+
+def test_watches_of_cursors_at_one_position_look_once_a_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each parked cursor read looked on its own at every arrival: 4,000 of them cost 46 ms a send.
+    from pymsmq.qm.cursor import CursorSeek, cursor_seek
+    from pymsmq.qm.notifications import watch
+
+    looks = [0]
+    original = CursorSeek.__call__
+
+    def counted(self: CursorSeek, index: Any) -> Any:
+        looks[0] += 1
+        return original(self, index)
+
+    monkeypatch.setattr(CursorSeek, "__call__", counted)
+    manager = QueueManager.open(":memory:")
+    try:
+        q = manager.create_queue(r".\private$\cursors")
+        fired: list[int] = []
+        cursors = [q.cursor() for _ in range(50)]
+        for c in cursors:
+            watch(q, cursor_seek(c, False), lambda _q, _c: fired.append(1), None, None, True)
+        looks[0] = 0
+        q.send(Message(body=b"one"))
+        assert looks[0] <= 2, looks[0]  # one look for the 50 (50 before)
+        ran = threading.Event()
+        manager._dispatcher.submit(ran.set)  # the callbacks queued so far have run
+        assert ran.wait(5)
+        assert fired == [1]  # one arrival, one exclusive wake-up
+    finally:
+        manager.close()

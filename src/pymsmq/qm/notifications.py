@@ -67,6 +67,8 @@ ArrivedCallback = Callable[["Queue", int], object]
 ErrorCallback = Callable[["Queue", int, int], object]
 #: A test of a queue's positions: the entry a waiting read would take, or None.
 Seek = Callable[["MessageIndex"], "Entry | None"]
+#: Not looked for yet in this round (``Notification.poll``'s memo).
+_UNSEEN: Final[Any] = object()
 
 
 class WatchedCondition(threading.Condition):
@@ -104,10 +106,10 @@ class WatchedCondition(threading.Condition):
         10 ms a message, all of them woken to find that one had taken it).
         """
         claimed: set[int] = set()
-        # What each exclusive seek found this round: nothing changes while the lock is held (a
-        # notification that fires only queues its callback), so watchers sharing a seek (every
-        # waiting receive of the head: ``first_available``) look once, not once each.
-        found: dict[tuple[Seek, MessageIndex], Entry | None] = {}
+        # What each seek found this round: nothing changes while the lock is held (a notification
+        # that fires only queues its callback), so watchers sharing a seek (every waiting receive
+        # of the head: ``first_available``; cursors at one position: ``CursorSeek``) look once.
+        found: dict[tuple[object, ...], Entry | None] = {}
         for watcher in list(self.watchers):
             watcher.poll(claimed, found)
 
@@ -185,6 +187,7 @@ class Notification:
         "_cond",
         "_cursor",
         "_dispatcher",
+        "_memo_key",
         "_queue",
         "_seek",
         "done",
@@ -213,6 +216,8 @@ class Notification:
         self._cursor = queue._default_cursor() if mode != MQMSG_FIRST else None
         #: ``watch``'s test of the queue's index instead of the head's (MQMSG_FIRST only).
         self._seek = seek
+        #: The seek's own key for the round's memo (``qm.cursor.CursorSeek``), if it has one.
+        self._memo_key: Callable[[MessageIndex], tuple[object, ...]] | None = getattr(seek, "memo_key", None)
         #: ``watch``'s exclusive: fires only for a message no other exclusive one fired for in the
         #: same round of ``poll_watchers``.
         self.exclusive = exclusive
@@ -262,14 +267,14 @@ class Notification:
     def poll(
         self,
         claimed: set[int] | None = None,
-        seen: dict[tuple[Seek, MessageIndex], Entry | None] | None = None,
+        seen: dict[tuple[object, ...], Entry | None] | None = None,
     ) -> bool:
         """Under the lock: fire if the condition holds now (or an error occurred); True if fired.
 
         ``claimed``: the lookup ids exclusive notifications fired for in this round (an exclusive
         one does not fire for one of them, and adds the one it fires for); ``seen``: what each
-        exclusive notification's seek found this round in each index (a queue and its subqueues
-        share the round).
+        seek (equal seeks alike) found this round in each index (a queue and its subqueues share
+        the round).
         """
         if self.done:
             return True
@@ -280,11 +285,11 @@ class Notification:
         seek = self._seek
         try:
             q._check(0)
-            if self.exclusive and seen is not None and seek is not None:
-                key = (seek, q._index())
-                if key in seen:
-                    found = seen[key]
-                else:
+            if seen is not None and seek is not None:
+                memo_key = self._memo_key
+                key = memo_key(q._index()) if memo_key is not None else (seek, q._index())
+                found = seen.get(key, _UNSEEN)
+                if found is _UNSEEN:
                     found = seen[key] = self._probe()
             else:
                 found = self._probe()
