@@ -190,3 +190,41 @@ def test_a_failed_receive_current_does_not_move_the_cursor(qm: QueueManager) -> 
     assert hr(cursor.receive_current, 0, 7) == HResult.MQ_ERROR_INVALID_PARAMETER
     assert cursor.peek_current(0).body == b"m0"
     assert cursor.peek_next(0).body == b"m1"
+
+
+def test_a_cursor_timed_out_before_a_transaction_commits_sees_its_message(qm: QueueManager) -> None:
+    # End ([MS-MQDMPR] 3.2.7.6) was past the messages of transactions not committed yet: a cursor
+    # whose wait expired while a transactional send was being committed never saw that message.
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    cursor = q.cursor()
+    sending = qm.begin_transaction()
+    q.send(Message(body=b"committed later"), sending)
+    with qm.begin_transaction() as tx:
+        assert hr(cursor.receive_current, 0.05, tx) == HResult.MQ_ERROR_IO_TIMEOUT
+    sending.commit()
+    assert cursor.peek_current(0).body == b"committed later"
+
+
+def test_a_wait_that_expired_elsewhere_does_not_move_the_cursor_past_a_message(qm: QueueManager) -> None:
+    # The server parks a cursor receive and moves the cursor to End when the wait's time is up, a
+    # moment after its last look: a message that came meanwhile was skipped (QA 2026-11-27, 13 of
+    # 76 timeouts).  The cursor stays before it; with nothing there, it moves to End.
+    from pymsmq.qm.cursor import cursor_wait_expired
+
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"first"), tx)
+    cursor = q.cursor()
+    cursor_wait_expired(cursor)
+    assert cursor.peek_current(0).body == b"first"
+    with qm.begin_transaction() as tx:
+        assert cursor.receive_current(0, tx).body == b"first"
+        q.send(Message(body=b"locked"), tx)
+    tx = qm.begin_transaction()
+    assert q.receive(0, tx).body == b"locked"  # not available: the wait expires, to End
+    cursor_wait_expired(cursor)
+    tx.abort()
+    assert hr(cursor.peek_current, 0) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND  # behind End
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"later"), tx)
+    assert cursor.peek_current(0).body == b"later"

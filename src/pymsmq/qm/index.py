@@ -465,11 +465,17 @@ class MessageIndex:
         return None
 
     def tail_position(self) -> tuple[int, int] | None:
-        """(priority, lookup_id) of the last live entry, or None when empty."""
+        """(priority, lookup_id) of the last entry in the queue, or None when empty.
+
+        A message sent in a transaction that has not committed (PENDING) is not in the queue yet:
+        a cursor moved to End ([MS-MQDMPR] 3.2.7.6) stays before it, and sees it once it commits
+        (it was skipped when the commit came during the cursor's timed-out wait)."""
+        entries = self._entries
         for p in range(8):
             lst = self._lists[p]
             for i in range(len(lst) - 1, self._heads[p] - 1, -1):
-                if lst[i] in self._entries:
+                entry = entries.get(lst[i])
+                if entry is not None and entry.state != PENDING:
                     return p, lst[i]
         return None
 
