@@ -291,3 +291,38 @@ def test_parking_a_read_looks_at_no_other_waiting_read(
     finally:
         client.close()
         s.stop()
+
+
+@pytest.mark.parametrize("cursors", [False, True], ids=["head", "cursor"])
+def test_a_batch_wakes_a_waiting_receive_for_each_message_in_one_round(
+    server: ThreadServer, monkeypatch: pytest.MonkeyPatch, cursors: bool
+) -> None:
+    # A round of polls woke one waiting receive, which passed the turn on after taking its
+    # message: a batch of n reached n waiting receives in n rounds, each looking at every waiting
+    # read (a send_many of 500 with 2,000 cursor reads parked took 2.5 s).  Now one round wakes one
+    # receive per message there, and a receive that took its message passes nothing on.
+    from pymsmq.qm.notifications import WatchedCondition
+
+    rounds = [0]
+    original = WatchedCondition.poll_watchers
+
+    def counted(self: WatchedCondition) -> None:
+        rounds[0] += 1
+        original(self)
+
+    monkeypatch.setattr(WatchedCondition, "poll_watchers", counted)
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    kept = [q.cursor() for _ in range(40)]  # (a cursor dropped is closed on the server)
+    if cursors:
+        waiting = [q._read(Action.MQ_ACTION_RECEIVE, 30, None, c._cursor_id()) for c in kept]
+    else:
+        waiting = [q.receive_async(timeout=30) for _ in range(40)]
+    assert server.server is not None
+    _eventually(lambda: sum(len(s.waits) for s in list(server.server.sessions)) >= 40)
+    rounds[0] = 0
+    q.send_many([Message(body=b"%d" % i, delivery=i % 2) for i in range(40)])
+    assert sorted(int(w.result().body) for w in waiting) == list(range(40))
+    assert rounds[0] <= 40, rounds[0]  # (a round per change of the queue) 61 before
+    assert q.message_count == 0
+    client.close()

@@ -52,6 +52,7 @@ __all__ = [
     "Dispatcher",
     "Notification",
     "WatchedCondition",
+    "advances",
     "enable_notification",
     "first_available",
     "first_peekable",
@@ -190,6 +191,7 @@ class Notification:
         "_memo_key",
         "_queue",
         "_seek",
+        "advances",
         "done",
         "exclusive",
         "mode",
@@ -218,6 +220,8 @@ class Notification:
         self._seek = seek
         #: The seek's own key for the round's memo (``qm.cursor.CursorSeek``), if it has one.
         self._memo_key: Callable[[MessageIndex], tuple[object, ...]] | None = getattr(seek, "memo_key", None)
+        #: An exclusive seek of whatever comes first from a position (``advances``).
+        self.advances = exclusive and seek is not None and advances(seek)
         #: ``watch``'s exclusive: fires only for a message no other exclusive one fired for in the
         #: same round of ``poll_watchers``.
         self.exclusive = exclusive
@@ -283,6 +287,7 @@ class Notification:
             self._finish()  # closing the handle cancels silently
             return True
         seek = self._seek
+        key: tuple[object, ...] | None = None
         try:
             q._check(0)
             if seen is not None and seek is not None:
@@ -300,7 +305,18 @@ class Notification:
             return False
         if self.exclusive and claimed is not None:
             if found.lookup_id in claimed:
-                return False
+                if not self.advances:
+                    return False
+                # A receive of whatever comes first from a position: it fires for the next
+                # message no other one of this round fired for (a batch of n arrivals wakes n
+                # waiting receives in one round, not one per round).
+                index = q._index()
+                while found is not None and found.lookup_id in claimed:
+                    found = index.after(found.priority, found.lookup_id, False)
+                if seen is not None and key is not None:
+                    seen[key] = found  # the next one looks on from here
+                if found is None:
+                    return False
             claimed.add(found.lookup_id)
         self._finish()
         self._dispatcher.submit(functools.partial(self.on_arrived, q, self.mode))
@@ -367,6 +383,13 @@ def _arm(qm: QueueManager, n: Notification, timeout: float | None) -> Notificati
 def first_available(index: MessageIndex) -> Entry | None:
     """The seek of a waiting receive of the head: the first Available message."""
     return index.first(False)
+
+
+def advances(seek: Seek) -> bool:
+    """Whether ``seek`` looks for the first message a receive may take from a position on (the
+    head: ``first_available``; a cursor: ``qm.cursor.CursorSeek``), so that the next such message
+    after one it found is what it would find once that one is taken."""
+    return seek is first_available or bool(getattr(seek, "advances", False))
 
 
 def first_peekable(index: MessageIndex) -> Entry | None:
