@@ -36,6 +36,21 @@ def _eventually(condition: Callable[[], bool], what: str = "", seconds: float = 
         time.sleep(0.01)
 
 
+def _count_poll_rounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A counter (its one item) of the rounds of polls of waiting reads (``poll_watchers``)."""
+    from pymsmq.qm.notifications import WatchedCondition
+
+    rounds = [0]
+    original = WatchedCondition.poll_watchers
+
+    def counted(self: WatchedCondition) -> None:
+        rounds[0] += 1
+        original(self)
+
+    monkeypatch.setattr(WatchedCondition, "poll_watchers", counted)
+    return rounds
+
+
 def test_many_waiting_receives_take_no_thread_each_and_each_gets_one_message(server: ThreadServer) -> None:
     client = connect(server.url)
     q = client.create_queue(Q)
@@ -265,16 +280,7 @@ def test_parking_a_read_looks_at_no_other_waiting_read(
     # Each read tried on the work pool passed "its turn" on after its first try, which polls every
     # waiting read of the queue: parking 4,000 cursor receives took 30 s (quadratic).  Only a read
     # woken by an arrival has a turn to pass on.
-    from pymsmq.qm.notifications import WatchedCondition
-
-    polls = [0]
-    original = WatchedCondition.poll_watchers
-
-    def counted(self: WatchedCondition) -> None:
-        polls[0] += 1
-        original(self)
-
-    monkeypatch.setattr(WatchedCondition, "poll_watchers", counted)
+    polls = _count_poll_rounds(monkeypatch)
     s = ThreadServer(tmp_path / "qm", ServerConfig(port=0)).start()
     client = connect(s.url)
     try:
@@ -301,16 +307,7 @@ def test_a_batch_wakes_a_waiting_receive_for_each_message_in_one_round(
     # message: a batch of n reached n waiting receives in n rounds, each looking at every waiting
     # read (a send_many of 500 with 2,000 cursor reads parked took 2.5 s).  Now one round wakes one
     # receive per message there, and a receive that took its message passes nothing on.
-    from pymsmq.qm.notifications import WatchedCondition
-
-    rounds = [0]
-    original = WatchedCondition.poll_watchers
-
-    def counted(self: WatchedCondition) -> None:
-        rounds[0] += 1
-        original(self)
-
-    monkeypatch.setattr(WatchedCondition, "poll_watchers", counted)
+    rounds = _count_poll_rounds(monkeypatch)
     client = connect(server.url)
     q = client.create_queue(Q)
     kept = [q.cursor() for _ in range(40)]  # (a cursor dropped is closed on the server)

@@ -29,6 +29,7 @@ from pymsmq.model.constants import MQMSG_FIRST, MQMSG_NEXT
 from pymsmq.protocol import Action, ErrorResponse, hot
 from pymsmq.protocol.codes import ReceiveFlags
 from pymsmq.protocol.message_codec import PROPID_M_MSGID
+from pymsmq.qm.notifications import checked_arguments
 
 if TYPE_CHECKING:
     from pymsmq.client.remote_queue import RemoteQueue
@@ -101,12 +102,7 @@ def enable_notification(
     are the embedded ``enable_notification``'s."""
     from pymsmq.client.remote_queue import _timeout_ms
 
-    # [MC-MQAC] 3.11.4.1.9 step 1: the cursor is checked first (E_INVALIDARG).
-    if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor not in (0, 1, 2):
-        raise MSMQError(f"invalid cursor {cursor!r}", HResult.E_INVALIDARG)
-    cursor = int(cursor)
-    if not callable(on_arrived) or (on_error is not None and not callable(on_error)):
-        raise MSMQError("the event sink must be callable", HResult.E_INVALIDARG)
+    cursor = checked_arguments(cursor, on_arrived, on_error)
     ms = _timeout_ms(timeout)
     queue._check()
     if not queue._access & _READ_ACCESS:

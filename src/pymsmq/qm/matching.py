@@ -61,6 +61,11 @@ def first_matching(index: MessageIndex, field: str, wanted: ObjectId, peek: bool
     return _scan(index, field, wanted, peek)
 
 
+def _matching_seek(field: str, wanted: ObjectId, peek: bool) -> Callable[[MessageIndex], Entry | None]:
+    # What a read of the first message whose ``field`` is ``wanted`` looks for (and waits for).
+    return functools.partial(first_matching, field=field, wanted=wanted, peek=peek)
+
+
 def _scan(index: MessageIndex, field: str, wanted: ObjectId, peek: bool) -> Entry | None:
     for entry in index:
         state = entry.state
@@ -97,11 +102,7 @@ class MatchingReads:
         transaction: object,
     ) -> Message:
         target = ObjectId.coerce(wanted)
-
-        def seek(index: MessageIndex) -> Entry | None:
-            return first_matching(index, field, target, peek)
-
-        return self._read(seek, peek, timeout, transaction)
+        return self._read(_matching_seek(field, target, peek), peek, timeout, transaction)
 
     async def _matching_async(
         self,
@@ -115,11 +116,8 @@ class MatchingReads:
         # default executor: a recoverable receive waits for an fsync), then woken by a
         # notification that fires when a matching message is there (``notifications.watch``).
         target = ObjectId.coerce(wanted)
-
-        def seek(index: MessageIndex) -> Entry | None:
-            return first_matching(index, field, target, peek)
-
         call = functools.partial(self._matching, field, target, peek, 0, transaction)
+        seek = _matching_seek(field, target, peek)
         return await receive_async(self, timeout, transaction, peek, call, seek)  # type: ignore[arg-type]
 
     def receive_by_id(

@@ -53,6 +53,7 @@ __all__ = [
     "Notification",
     "WatchedCondition",
     "advances",
+    "checked_arguments",
     "enable_notification",
     "first_available",
     "first_peekable",
@@ -341,12 +342,7 @@ def enable_notification(
     on_error: ErrorCallback | None = None,
 ) -> Notification:
     """Arm one notification on ``queue`` (see the module docstring)."""
-    # [MC-MQAC] 3.11.4.1.9 step 1: the cursor is checked first (E_INVALIDARG).
-    if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor not in (0, 1, 2):
-        raise MSMQError(f"invalid cursor {cursor!r}", HResult.E_INVALIDARG)
-    cursor = int(cursor)
-    if not callable(on_arrived) or (on_error is not None and not callable(on_error)):
-        raise MSMQError("the event sink must be callable", HResult.E_INVALIDARG)
+    cursor = checked_arguments(cursor, on_arrived, on_error)
     timeout = normalize_timeout(timeout)
     qm: QueueManager = queue._qm
     with qm._lock:
@@ -365,6 +361,17 @@ def enable_notification(
                 return n
             c._read = False  # advance: search strictly after the current message (PeekNext)
         return _arm(qm, n, timeout)
+
+
+def checked_arguments(cursor: object, on_arrived: object, on_error: object) -> int:
+    """``cursor`` as MQMSG_FIRST, MQMSG_CURRENT or MQMSG_NEXT, once it and the callbacks are
+    checked: E_INVALIDARG otherwise, the cursor first ([MC-MQAC] 3.11.4.1.9 step 1).  For every
+    ``enable_notification``, embedded and remote."""
+    if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor not in (0, 1, 2):
+        raise MSMQError(f"invalid cursor {cursor!r}", HResult.E_INVALIDARG)
+    if not callable(on_arrived) or (on_error is not None and not callable(on_error)):
+        raise MSMQError("the event sink must be callable", HResult.E_INVALIDARG)
+    return int(cursor)
 
 
 def _arm(qm: QueueManager, n: Notification, timeout: float | None) -> Notification:
