@@ -269,3 +269,46 @@ def test_a_lost_connection_ends_a_remote_notification_with_an_error(server: Any)
     client._t._sock.shutdown(socket.SHUT_RDWR)  # the network drops the connection
     assert sink.wait(timeout=30) == [("error", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, MQMSG_FIRST)]
     client.close()
+
+
+def test_a_connection_arms_at_most_half_its_window_of_notifications(tmp_path: Any) -> None:
+    # Each armed notification is a request in flight: past the server's window the next one, and
+    # every other request of the connection (a ping too), waited until one fired (for good with
+    # INFINITE timeouts and no arrival: QA 2026-11-27, 1,025 on the default window of 1,024).
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _pymsmq_server import ThreadServer
+
+    from pymsmq import connect
+    from pymsmq.server import ServerConfig
+
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_in_flight=8)).start()
+    client = connect(s.url)
+    try:
+        q = client.create_queue(r".\private$\q")
+        sinks = [Sink() for _ in range(4)]
+        for sink in sinks:
+            q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
+        with pytest.raises(MSMQError) as refused:
+            q.enable_notification(Sink().arrived)
+        assert refused.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+        assert "another connection" in str(refused.value)
+        assert client.ping(b"still") == b"still"
+        q.send(Message(body=b"1"))
+        for sink in sinks:
+            assert sink.wait() == [("arrived", 0, MQMSG_FIRST)]
+        again = Sink()
+        deadline = time.monotonic() + 5
+        while True:  # (the fired ones are counted out as their threads call back)
+            try:
+                n = q.enable_notification(again.arrived)
+                break
+            except MSMQError:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        assert again.wait() == [("arrived", 0, MQMSG_FIRST)] and n.done
+    finally:
+        client.close()
+        s.stop()

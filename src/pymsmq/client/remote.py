@@ -58,6 +58,10 @@ class RemoteQueueManager:
         self._guid_bytes = self.guid.bytes_le
         #: Held while a notification callback runs: one at a time per connection (remote_notification).
         self._notifying = threading.Lock()
+        #: Notifications armed and not fired (``remote_notification.armed_limit``), counted under
+        #: ``_notifying_count``.
+        self._armed = 0
+        self._notifying_count = threading.Lock()
 
     @property
     def machine_quota(self) -> int | None:

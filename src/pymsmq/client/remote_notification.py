@@ -34,7 +34,7 @@ from pymsmq.qm.notifications import checked_arguments
 if TYPE_CHECKING:
     from pymsmq.client.remote_queue import RemoteQueue
 
-__all__ = ["RemoteNotification", "enable_notification"]
+__all__ = ["RemoteNotification", "armed_limit", "enable_notification"]
 
 log = logging.getLogger("pymsmq.client")
 
@@ -87,7 +87,10 @@ class RemoteNotification:
             if self.done:
                 return False
             self.done = True
-        self._queue._armed.discard(self)
+        queue = self._queue
+        queue._armed.discard(self)
+        with queue._qm._notifying_count:
+            queue._qm._armed -= 1
         return True
 
 
@@ -112,16 +115,34 @@ def enable_notification(
     else:  # the handle's own cursor: it lands on the message, as the embedded one does
         cursor_id = queue._default_cursor()._cursor_id()
         action = Action.MQ_ACTION_PEEK_NEXT if cursor == MQMSG_NEXT else Action.MQ_ACTION_PEEK_CURRENT
+    qm = queue._qm
+    window = queue._t.server_hello.max_in_flight
+    with qm._notifying_count:
+        if qm._armed >= armed_limit(window):
+            # Each armed notification is a request in flight (and a client thread): past the
+            # window, the next one, and every other request of the connection, waited for one to fire.
+            raise MSMQError(
+                f"{qm._armed} notifications are armed on this connection, the most it takes (half"
+                f" its {window} requests in flight): arm more on another connection",
+                HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
+            )
+        qm._armed += 1
     n = RemoteNotification(queue, cursor, on_arrived, on_error)
     request = hot.receive_request(queue._handle, int(action), ms, cursor_id, 0, None, _PROPIDS, _NO_PACKET)
     queue._armed.add(n)  # (before the answer can come: it discards it)
     try:
         n._rid = queue._t.send(request)
     except BaseException:
-        queue._armed.discard(n)
+        n._finish()
         raise
     threading.Thread(target=_wait, args=(n, n._rid, ms == 0), name="pymsmq-notification", daemon=True).start()
     return n
+
+
+def armed_limit(max_in_flight: int) -> int:
+    """How many notifications one connection may have armed at once: half of the requests the
+    server lets it have in flight (the other half stays for its other calls)."""
+    return max(1, max_in_flight // 2)
 
 
 def _wait(n: RemoteNotification, rid: int, no_wait: bool) -> None:
