@@ -211,3 +211,47 @@ def test_watches_of_cursors_at_one_position_look_once_a_round(monkeypatch: pytes
         assert fired == [1]  # one arrival, one exclusive wake-up
     finally:
         manager.close()
+
+
+def test_a_round_looks_once_per_group_of_watches_and_wakes_one_per_message() -> None:
+    # Each arrival looked at every armed watch: 2,000 reads parked on a queue made every send to
+    # it (and, under the shared lock, to every other queue) slower.  Watches whose seeks find the
+    # same thing (receives or peeks of the head, cursors at one position) are looked at once per
+    # round, which wakes the first receive of a group armed (if no other receive was woken for
+    # that message in the round) and every peek.
+    from pymsmq.qm.cursor import cursor_seek
+    from pymsmq.qm.notifications import first_available, first_peekable, watch
+
+    manager = QueueManager.open(":memory:")
+    try:
+        q = manager.create_queue(r".\private$\groups")
+        order: list[str] = []
+        lock = threading.Lock()
+
+        def on(name: str) -> Any:
+            def arrived(_q: Any, _c: int) -> None:
+                with lock:
+                    order.append(name)
+
+            return arrived
+
+        heads = [watch(q, first_available, on(f"head{i}"), None, None, True) for i in range(300)]
+        cursors = [q.cursor() for _ in range(300)]
+        at_start = [watch(q, cursor_seek(c, False), on("cursor"), None, None, True) for c in cursors]
+        peeks = [watch(q, first_peekable, on("peek"), None, None, False) for _ in range(50)]
+        state = q._state
+        assert len(state.cond.watchers) == 0 and len(state.cond.groups) == 3  # every one grouped
+        q.send_many([Message(body=b"%d" % i) for i in range(5)])
+        ran = threading.Event()
+        manager._dispatcher.submit(ran.set)
+        assert ran.wait(5)
+        # A round per message sent (the embedded send_many notifies per message): the first five
+        # head receives armed, one a round (their group came first); every peek, in the first.
+        assert [o for o in order if o.startswith("head")] == [f"head{i}" for i in range(5)]
+        assert order.count("peek") == 50 and "cursor" not in order
+        assert sum(n.done for n in heads) == 5 and not any(n.done for n in at_start)
+        assert all(n.done for n in peeks) and len(state.cond.groups) == 2  # the peeks' group went
+        assert heads[10].cancel() and not heads[10].cancel()
+        assert len(state.cond.groups[next(iter(state.cond.groups))]) == 294
+    finally:
+        manager.close()

@@ -300,14 +300,11 @@ def test_parking_a_read_looks_at_no_other_waiting_read(
 
 
 @pytest.mark.parametrize("cursors", [False, True], ids=["head", "cursor"])
-def test_a_batch_wakes_a_waiting_receive_for_each_message_in_one_round(
-    server: ThreadServer, monkeypatch: pytest.MonkeyPatch, cursors: bool
+def test_a_batch_reaches_every_waiting_receive_of_the_head_or_of_cursors(
+    server: ThreadServer, cursors: bool
 ) -> None:
-    # A round of polls woke one waiting receive, which passed the turn on after taking its
-    # message: a batch of n reached n waiting receives in n rounds, each looking at every waiting
-    # read (a send_many of 500 with 2,000 cursor reads parked took 2.5 s).  Now one round wakes one
-    # receive per message there, and a receive that took its message passes nothing on.
-    rounds = _count_poll_rounds(monkeypatch)
+    # One round of polls wakes one receive of a group (the head's, or cursors' at one position);
+    # each woken receive passes the turn on, so a batch of 40 reaches all 40 (half recoverable).
     client = connect(server.url)
     q = client.create_queue(Q)
     kept = [q.cursor() for _ in range(40)]  # (a cursor dropped is closed on the server)
@@ -317,9 +314,7 @@ def test_a_batch_wakes_a_waiting_receive_for_each_message_in_one_round(
         waiting = [q.receive_async(timeout=30) for _ in range(40)]
     assert server.server is not None
     _eventually(lambda: sum(len(s.waits) for s in list(server.server.sessions)) >= 40)
-    rounds[0] = 0
     q.send_many([Message(body=b"%d" % i, delivery=i % 2) for i in range(40)])
     assert sorted(int(w.result().body) for w in waiting) == list(range(40))
-    assert rounds[0] <= 40, rounds[0]  # (a round per change of the queue) 61 before
     assert q.message_count == 0
     client.close()

@@ -123,11 +123,6 @@ class CursorSeek:
     def __call__(self, index: MessageIndex) -> Entry | None:
         return self._cursor._seek(index, self._peek)
 
-    @property
-    def advances(self) -> bool:
-        """For a receive, what comes after a message found is the next one (``notifications.advances``)."""
-        return not self._peek
-
     def memo_key(self, index: MessageIndex) -> tuple[object, ...]:
         """What this seek finds in ``index`` depends on this alone (under the lock)."""
         return (self._cursor._pos, self._peek, index)

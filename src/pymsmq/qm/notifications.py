@@ -52,7 +52,6 @@ __all__ = [
     "Dispatcher",
     "Notification",
     "WatchedCondition",
-    "advances",
     "checked_arguments",
     "enable_notification",
     "first_available",
@@ -78,7 +77,12 @@ class WatchedCondition(threading.Condition):
 
     def __init__(self, lock: threading.RLock) -> None:
         super().__init__(lock)
+        #: Armed notifications looked at one by one in each round (``Notification.poll``).
         self.watchers: list[Notification] = []
+        #: Armed notifications whose seek finds the same thing as others' (a receive or a peek of
+        #: the head, reads at cursors at one position): a round looks once per group, and wakes
+        #: its members in the order they were armed (``_poll_group``).
+        self.groups: dict[tuple[object, ...], dict[Notification, None]] = {}
         #: Threads inside ``wait`` (counted under the lock, which ``wait`` holds on entry and exit).
         self.sleepers = 0
 
@@ -96,8 +100,13 @@ class WatchedCondition(threading.Condition):
         # the lock the caller holds, so 0 means no thread can be inside ``wait``: nothing to wake.
         if self.sleepers:
             super().notify_all()
-        if self.watchers:
+        if self.watchers or self.groups:
             self.poll_watchers()
+
+    @property
+    def armed(self) -> bool:
+        """Whether any notification is armed on the queue."""
+        return bool(self.watchers or self.groups)
 
     def poll_watchers(self) -> None:
         """Fire the armed notifications whose condition holds (caller holds the lock).
@@ -114,6 +123,70 @@ class WatchedCondition(threading.Condition):
         found: dict[tuple[object, ...], Entry | None] = {}
         for watcher in list(self.watchers):
             watcher.poll(claimed, found)
+        for key, members in list(self.groups.items()):
+            _poll_group(key, members, claimed, found)
+
+    def arm(self, n: Notification, index: MessageIndex) -> None:
+        """Keep ``n`` armed: in the group of the watches whose seek finds what its finds in
+        ``index``, or alone."""
+        key = n._group_key(index)
+        if key is None:
+            self.watchers.append(n)
+            return
+        n._group = key
+        members = self.groups.get(key)
+        if members is None:
+            members = self.groups[key] = {}
+        members[n] = None
+
+    def disarm(self, n: Notification) -> None:
+        """``n`` fired or was cancelled."""
+        key = n._group
+        if key is None:
+            try:
+                self.watchers.remove(n)
+            except ValueError:
+                pass
+            return
+        members = self.groups.get(key)
+        if members is not None:
+            members.pop(n, None)
+            if not members:
+                del self.groups[key]
+
+
+def _poll_group(
+    key: tuple[object, ...],
+    members: dict[Notification, None],
+    claimed: set[int],
+    found: dict[tuple[object, ...], Entry | None],
+) -> None:
+    # One look for the group (its members' seeks find the same entry), then: a group of peeks
+    # wakes every member; a group of receives wakes its first member (in arming order) if no other
+    # receive of the round was woken for that message (that one passes the turn on: ``watch``).
+    first = next(iter(members))
+    q = first._queue
+    try:
+        q._check(0)
+        entry = found.get(key, _UNSEEN)
+        if entry is _UNSEEN:
+            entry = found[key] = first._probe()
+    except MSMQError:
+        for n in list(members):  # (queue deleted, handle closed): each as it would alone
+            n.poll(claimed, found)
+        return
+    if entry is None:
+        return
+    if not first.exclusive:
+        for n in list(members):
+            n._fire_if_open()
+        return
+    if entry.lookup_id in claimed:
+        return
+    for n in list(members):
+        if n._fire_if_open():
+            claimed.add(entry.lookup_id)
+            return
 
 
 class Dispatcher:
@@ -189,10 +262,10 @@ class Notification:
         "_cond",
         "_cursor",
         "_dispatcher",
+        "_group",
         "_memo_key",
         "_queue",
         "_seek",
-        "advances",
         "done",
         "exclusive",
         "mode",
@@ -221,11 +294,11 @@ class Notification:
         self._seek = seek
         #: The seek's own key for the round's memo (``qm.cursor.CursorSeek``), if it has one.
         self._memo_key: Callable[[MessageIndex], tuple[object, ...]] | None = getattr(seek, "memo_key", None)
-        #: An exclusive seek of whatever comes first from a position (``advances``).
-        self.advances = exclusive and seek is not None and advances(seek)
         #: ``watch``'s exclusive: fires only for a message no other exclusive one fired for in the
         #: same round of ``poll_watchers``.
         self.exclusive = exclusive
+        #: The key of the group it is armed in (``WatchedCondition.arm``); None: alone.
+        self._group: tuple[object, ...] | None = None
         #: True once the notification fired or was cancelled.
         self.done = False
 
@@ -241,10 +314,38 @@ class Notification:
         if self.done:
             return False
         self.done = True
+        self._cond.disarm(self)
+        return True
+
+    def _group_key(self, index: MessageIndex) -> tuple[object, ...] | None:
+        # What makes this watch's seek find what others' find in ``index`` (``WatchedCondition.arm``):
+        # the head's seeks, and a cursor's at its position; None for any other (looked at alone).
+        seek = self._seek
+        if seek is None or self._cursor is not None:
+            return None
+        if seek is first_available or seek is first_peekable:
+            return (self.exclusive, seek, index)
+        memo_key = self._memo_key
+        if memo_key is None:
+            return None
+        return (self.exclusive, *memo_key(index))
+
+    def _fire_if_open(self) -> bool:
+        """Under the lock, in a round: fire (True), or end silently if its handle was closed or with
+        the error its handle gives now (False)."""
+        if self.done:
+            return False
+        q = self._queue
+        if q._closed:
+            self._finish()
+            return False
         try:
-            self._cond.watchers.remove(self)
-        except ValueError:
-            pass
+            q._check(0)
+        except MSMQError as exc:
+            self._error(exc.hresult)
+            return False
+        self._finish()
+        self._dispatcher.submit(functools.partial(self.on_arrived, q, self.mode))
         return True
 
     def _probe(self) -> Entry | None:
@@ -288,7 +389,6 @@ class Notification:
             self._finish()  # closing the handle cancels silently
             return True
         seek = self._seek
-        key: tuple[object, ...] | None = None
         try:
             q._check(0)
             if seen is not None and seek is not None:
@@ -306,18 +406,7 @@ class Notification:
             return False
         if self.exclusive and claimed is not None:
             if found.lookup_id in claimed:
-                if not self.advances:
-                    return False
-                # A receive of whatever comes first from a position: it fires for the next
-                # message no other one of this round fired for (a batch of n arrivals wakes n
-                # waiting receives in one round, not one per round).
-                index = q._index()
-                while found is not None and found.lookup_id in claimed:
-                    found = index.after(found.priority, found.lookup_id, False)
-                if seen is not None and key is not None:
-                    seen[key] = found  # the next one looks on from here
-                if found is None:
-                    return False
+                return False
             claimed.add(found.lookup_id)
         self._finish()
         self._dispatcher.submit(functools.partial(self.on_arrived, q, self.mode))
@@ -381,7 +470,7 @@ def _arm(qm: QueueManager, n: Notification, timeout: float | None) -> Notificati
     if timeout == 0:
         n._error(HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
         return n
-    n._cond.watchers.append(n)
+    n._cond.arm(n, n._queue._index())
     if timeout is not None:
         qm._dispatcher.add_deadline(time.monotonic() + timeout, n)
     return n
@@ -390,13 +479,6 @@ def _arm(qm: QueueManager, n: Notification, timeout: float | None) -> Notificati
 def first_available(index: MessageIndex) -> Entry | None:
     """The seek of a waiting receive of the head: the first Available message."""
     return index.first(False)
-
-
-def advances(seek: Seek) -> bool:
-    """Whether ``seek`` looks for the first message a receive may take from a position on (the
-    head: ``first_available``; a cursor: ``qm.cursor.CursorSeek``), so that the next such message
-    after one it found is what it would find once that one is taken."""
-    return seek is first_available or bool(getattr(seek, "advances", False))
 
 
 def first_peekable(index: MessageIndex) -> Entry | None:

@@ -258,7 +258,7 @@ def _batchable(queue: Queue) -> bool:
     # to poll after each arrival (a thread woken by notify_all runs only after the lock is released).
     qm = queue._qm
     state = queue._state
-    return qm.machine_quota is None and state.props.quota == INFINITE and not state.cond.watchers
+    return qm.machine_quota is None and state.props.quota == INFINITE and not state.cond.armed
 
 
 def _enqueue_run(

@@ -36,7 +36,7 @@ from pymsmq.protocol.message_codec import (
 from pymsmq.qm.cursor import cursor_seek, cursor_wait_expired
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import first_matching
-from pymsmq.qm.notifications import Seek, advances, first_available, first_peekable
+from pymsmq.qm.notifications import Seek, first_available, first_peekable
 from pymsmq.qm.queue import Cursor, own_cursor
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.access import receive_right
@@ -183,7 +183,7 @@ class ReceiveMixin:
                 if exc.hresult != _NOT_FOUND:
                     raise
                 return False
-            if head.delivery:  # (woken: the turn is passed on if the try takes nothing)
+            if head.delivery:  # (woken: the turn is passed on after the try)
                 self.try_or_park(rid, h, run, remaining, first_available, exclusive=True, woken=True)
                 return True
             return self._answer_now(rid, run) is None
@@ -275,13 +275,12 @@ class ReceiveMixin:
         when it finds nothing (MQ_ERROR_MESSAGE_NOT_FOUND), parked on an arrival notification for
         what ``seek`` looks for (``exclusive`` for a receive: one arrival wakes one), tried again
         when it fires, and so on until it answers or its timeout ends it (MQ_ERROR_IO_TIMEOUT, after
-        ``expired()``; ``woken``: the first try was woken by an arrival, whose turn it passes on if
-        it takes nothing).  No thread waits: waiting transactional consumers and cursor reads each
+        ``expired()``; ``woken``: the first try was woken by an arrival, whose turn it passes on
+        after it).  No thread waits: waiting transactional consumers and cursor reads each
         held one, and one client's could keep every other client's reads from being served.
         CANCEL_RECEIVE stops it at any point (while it tries: once the try found nothing)."""
         deadline = None if timeout is None else self.loop.time() + timeout
         cancelled = False
-        advancing = advances(seek)
 
         def stop() -> None:
             nonlocal cancelled
@@ -308,10 +307,7 @@ class ReceiveMixin:
 
         def done(fut: asyncio.Future[Any]) -> None:
             self.cancels.forget(rid, stop)
-            took = not fut.cancelled() and fut.exception() is None and fut.result() is not None
-            # The turn this read was woken with (``waits.pass_on``), unless it took a message for
-            # a seek that advances (its round woke one receive for each message there).
-            if exclusive and woken and not (took and advancing):
+            if exclusive and woken:  # the turn this read was woken with (``waits.pass_on``)
                 pass_on(h.queue)
             if self.settle(rid, fut) or self.closed:
                 return

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.qm.notifications import Seek, advances, watch
+from pymsmq.qm.notifications import Seek, watch
 from pymsmq.qm.waiters import not_found
 
 if TYPE_CHECKING:
@@ -88,7 +88,6 @@ class ArrivalWait:
 
     __slots__ = (
         "_stop",
-        "advances",
         "attempt",
         "deadline",
         "exclusive",
@@ -133,8 +132,6 @@ class ArrivalWait:
         #: when it is over (``pass_on``): passed on at once, the turn would wake the next waiting
         #: receive for the message this one is about to take.
         self.hands_off = hands_off
-        #: ``notifications.advances``: one round of polls wakes one such receive per message.
-        self.advances = exclusive and seek is not None and advances(seek)
         self.loop: asyncio.AbstractEventLoop = session.loop
         self.timeout = timeout
         self.deadline = None if timeout is None else self.loop.time() + timeout
@@ -186,17 +183,15 @@ class ArrivalWait:
 
     # On the loop.
     def _retry(self) -> None:
-        settled = False
+        handed_off = False
         try:
-            settled = self._try_again()
+            handed_off = self._try_again()
         finally:
-            if self.exclusive and not settled:
+            if self.exclusive and not handed_off:
                 pass_on(self.handle.queue)
 
     def _try_again(self) -> bool:
-        # True when the turn this wait was woken with needs no passing on: ``attempt`` handed the
-        # read off (``hands_off``: it passes the turn on itself), or took a message for a seek
-        # that ``advances`` (the round that woke it woke one receive for every message there).
+        # True when ``attempt`` handed the read off (``hands_off``: it passes the turn on itself).
         if self.over:
             return False
         if self.session.closed:
@@ -212,7 +207,7 @@ class ArrivalWait:
             return False
         if done:
             self._end()
-            return self.hands_off or self.advances
+            return self.hands_off
         self._arm()
         return False
 
