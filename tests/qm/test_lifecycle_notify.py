@@ -184,7 +184,7 @@ def test_an_arrival_fires_one_exclusive_watch_and_every_other_one() -> None:
 
 def test_watches_of_cursors_at_one_position_look_once_a_round(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each parked cursor read looked on its own at every arrival: 4,000 of them cost 46 ms a send.
-    from pymsmq.qm.cursor import CursorSeek, cursor_seek
+    from pymsmq.qm.cursor import CursorSeek
     from pymsmq.qm.notifications import watch
 
     looks = [0]
@@ -201,7 +201,7 @@ def test_watches_of_cursors_at_one_position_look_once_a_round(monkeypatch: pytes
         fired: list[int] = []
         cursors = [q.cursor() for _ in range(50)]
         for c in cursors:
-            watch(q, cursor_seek(c, False), lambda _q, _c: fired.append(1), None, None, True)
+            watch(q, CursorSeek(c, False), lambda _q, _c: fired.append(1), None, None, True)
         looks[0] = 0
         q.send(Message(body=b"one"))
         assert looks[0] <= 2, looks[0]  # one look for the 50 (50 before)
@@ -219,7 +219,7 @@ def test_a_round_looks_once_per_group_of_watches_and_wakes_one_per_message() -> 
     # same thing (receives or peeks of the head, cursors at one position) are looked at once per
     # round, which wakes the first receive of a group armed (if no other receive was woken for
     # that message in the round) and every peek.
-    from pymsmq.qm.cursor import cursor_seek
+    from pymsmq.qm.cursor import CursorSeek
     from pymsmq.qm.notifications import first_available, first_peekable, watch
 
     manager = QueueManager.open(":memory:")
@@ -237,7 +237,7 @@ def test_a_round_looks_once_per_group_of_watches_and_wakes_one_per_message() -> 
 
         heads = [watch(q, first_available, on(f"head{i}"), None, None, True) for i in range(300)]
         cursors = [q.cursor() for _ in range(300)]
-        at_start = [watch(q, cursor_seek(c, False), on("cursor"), None, None, True) for c in cursors]
+        at_start = [watch(q, CursorSeek(c, False), on("cursor"), None, None, True) for c in cursors]
         peeks = [watch(q, first_peekable, on("peek"), None, None, False) for _ in range(50)]
         state = q._state
         assert len(state.cond.watchers) == 0 and len(state.cond.groups) == 3  # every one grouped

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pymsmq.hresult import HResult
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["Cursor", "CursorSeek", "cursor_seek", "cursor_wait_expired"]
+__all__ = ["Cursor", "CursorSeek", "cursor_wait_expired"]
 
 
 class Cursor:
@@ -108,11 +107,12 @@ class Cursor:
 class CursorSeek:
     """What a read at a cursor waits for, as ``notifications.watch``'s seek (called under the
     lock): the first message after the cursor's position that a peek (``peek``) or a receive may
-    take ([MS-MQDMPR] 3.2.7.2-3.2.7.4, Seek Available Message Position).
+    take ([MS-MQDMPR] 3.2.7.2-3.2.7.4, Seek Available Message Position).  For the server, which
+    parks waiting cursor reads on notifications instead of blocking a thread.
 
-    ``memo_key(index)`` is the same for every cursor at the same position and the same kind of
-    read, so that a round of ``WatchedCondition.poll_watchers`` looks once for all of them (a
-    thousand cursor reads parked at Start cost a thousand looks at each arrival)."""
+    ``group_key(index)`` is the same for every cursor at the same position and the same kind of
+    read, so that they are armed in one group, looked at once a round (``WatchedCondition.arm``:
+    a thousand cursor reads parked at Start cost a thousand looks at each arrival)."""
 
     __slots__ = ("_cursor", "_peek")
 
@@ -123,15 +123,9 @@ class CursorSeek:
     def __call__(self, index: MessageIndex) -> Entry | None:
         return self._cursor._seek(index, self._peek)
 
-    def memo_key(self, index: MessageIndex) -> tuple[object, ...]:
+    def group_key(self, index: MessageIndex) -> tuple[object, ...]:
         """What this seek finds in ``index`` depends on this alone (under the lock)."""
         return (self._cursor._pos, self._peek, index)
-
-
-def cursor_seek(cursor: Cursor, peek: bool) -> Callable[[MessageIndex], Entry | None]:
-    """The seek of a read at ``cursor`` (``CursorSeek``): for the server, which parks waiting
-    cursor reads on notifications instead of blocking a thread."""
-    return CursorSeek(cursor, peek)
 
 
 def cursor_wait_expired(cursor: Cursor) -> None:

@@ -68,8 +68,6 @@ ArrivedCallback = Callable[["Queue", int], object]
 ErrorCallback = Callable[["Queue", int, int], object]
 #: A test of a queue's positions: the entry a waiting read would take, or None.
 Seek = Callable[["MessageIndex"], "Entry | None"]
-#: Not looked for yet in this round (``Notification.poll``'s memo).
-_UNSEEN: Final[Any] = object()
 
 
 class WatchedCondition(threading.Condition):
@@ -117,14 +115,12 @@ class WatchedCondition(threading.Condition):
         10 ms a message, all of them woken to find that one had taken it).
         """
         claimed: set[int] = set()
-        # What each seek found this round: nothing changes while the lock is held (a notification
-        # that fires only queues its callback), so watchers sharing a seek (every waiting receive
-        # of the head: ``first_available``; cursors at one position: ``CursorSeek``) look once.
-        found: dict[tuple[object, ...], Entry | None] = {}
         for watcher in list(self.watchers):
-            watcher.poll(claimed, found)
-        for key, members in list(self.groups.items()):
-            _poll_group(key, members, claimed, found)
+            watcher.poll(claimed)
+        # Nothing changes while the lock is held (a notification that fires only queues its
+        # callback), so the watches of a group (``arm``) share one look.
+        for members in list(self.groups.values()):
+            _poll_group(members, claimed)
 
     def arm(self, n: Notification, index: MessageIndex) -> None:
         """Keep ``n`` armed: in the group of the watches whose seek finds what its finds in
@@ -155,12 +151,7 @@ class WatchedCondition(threading.Condition):
                 del self.groups[key]
 
 
-def _poll_group(
-    key: tuple[object, ...],
-    members: dict[Notification, None],
-    claimed: set[int],
-    found: dict[tuple[object, ...], Entry | None],
-) -> None:
+def _poll_group(members: dict[Notification, None], claimed: set[int]) -> None:
     # One look for the group (its members' seeks find the same entry), then: a group of peeks
     # wakes every member; a group of receives wakes its first member (in arming order) if no other
     # receive of the round was woken for that message (that one passes the turn on: ``watch``).
@@ -168,12 +159,10 @@ def _poll_group(
     q = first._queue
     try:
         q._check(0)
-        entry = found.get(key, _UNSEEN)
-        if entry is _UNSEEN:
-            entry = found[key] = first._probe()
+        entry = first._probe()
     except MSMQError:
         for n in list(members):  # (queue deleted, handle closed): each as it would alone
-            n.poll(claimed, found)
+            n.poll(claimed)
         return
     if entry is None:
         return
@@ -263,7 +252,6 @@ class Notification:
         "_cursor",
         "_dispatcher",
         "_group",
-        "_memo_key",
         "_queue",
         "_seek",
         "done",
@@ -292,8 +280,6 @@ class Notification:
         self._cursor = queue._default_cursor() if mode != MQMSG_FIRST else None
         #: ``watch``'s test of the queue's index instead of the head's (MQMSG_FIRST only).
         self._seek = seek
-        #: The seek's own key for the round's memo (``qm.cursor.CursorSeek``), if it has one.
-        self._memo_key: Callable[[MessageIndex], tuple[object, ...]] | None = getattr(seek, "memo_key", None)
         #: ``watch``'s exclusive: fires only for a message no other exclusive one fired for in the
         #: same round of ``poll_watchers``.
         self.exclusive = exclusive
@@ -325,10 +311,10 @@ class Notification:
             return None
         if seek is first_available or seek is first_peekable:
             return (self.exclusive, seek, index)
-        memo_key = self._memo_key
-        if memo_key is None:
+        group_key = getattr(seek, "group_key", None)  # (qm.cursor.CursorSeek)
+        if group_key is None:
             return None
-        return (self.exclusive, *memo_key(index))
+        return (self.exclusive, *group_key(index))
 
     def _fire_if_open(self) -> bool:
         """Under the lock, in a round: fire (True), or end silently if its handle was closed or with
@@ -344,9 +330,13 @@ class Notification:
         except MSMQError as exc:
             self._error(exc.hresult)
             return False
-        self._finish()
-        self._dispatcher.submit(functools.partial(self.on_arrived, q, self.mode))
+        self._fire()
         return True
+
+    def _fire(self) -> None:
+        # Disarm and queue ``on_arrived`` for the dispatcher thread.
+        self._finish()
+        self._dispatcher.submit(functools.partial(self.on_arrived, self._queue, self.mode))
 
     def _probe(self) -> Entry | None:
         # Under the lock: the message that would satisfy this notification, or None.
@@ -370,17 +360,11 @@ class Notification:
             cursor._set_read(found)
         return found
 
-    def poll(
-        self,
-        claimed: set[int] | None = None,
-        seen: dict[tuple[object, ...], Entry | None] | None = None,
-    ) -> bool:
+    def poll(self, claimed: set[int] | None = None) -> bool:
         """Under the lock: fire if the condition holds now (or an error occurred); True if fired.
 
         ``claimed``: the lookup ids exclusive notifications fired for in this round (an exclusive
-        one does not fire for one of them, and adds the one it fires for); ``seen``: what each
-        seek (equal seeks alike) found this round in each index (a queue and its subqueues share
-        the round).
+        one does not fire for one of them, and adds the one it fires for).
         """
         if self.done:
             return True
@@ -388,17 +372,9 @@ class Notification:
         if q._closed:
             self._finish()  # closing the handle cancels silently
             return True
-        seek = self._seek
         try:
             q._check(0)
-            if seen is not None and seek is not None:
-                memo_key = self._memo_key
-                key = memo_key(q._index()) if memo_key is not None else (seek, q._index())
-                found = seen.get(key, _UNSEEN)
-                if found is _UNSEEN:
-                    found = seen[key] = self._probe()
-            else:
-                found = self._probe()
+            found = self._probe()
         except MSMQError as exc:
             self._error(exc.hresult)
             return True
@@ -408,8 +384,7 @@ class Notification:
             if found.lookup_id in claimed:
                 return False
             claimed.add(found.lookup_id)
-        self._finish()
-        self._dispatcher.submit(functools.partial(self.on_arrived, q, self.mode))
+        self._fire()
         return True
 
     def _error(self, hresult: int) -> None:

@@ -33,7 +33,7 @@ from pymsmq.protocol.message_codec import (
     held_properties,
     receive_answer_body,
 )
-from pymsmq.qm.cursor import cursor_seek, cursor_wait_expired
+from pymsmq.qm.cursor import CursorSeek, cursor_wait_expired
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import first_matching
 from pymsmq.qm.notifications import Seek, first_available, first_peekable
@@ -203,7 +203,7 @@ class ReceiveMixin:
                 h,
                 lambda _remaining: self._answer_now(rid, run) is None,
                 timeout,
-                None if at is None else cursor_seek(at, True),  # None: the head (enable_notification)
+                None if at is None else CursorSeek(at, True),  # None: the head (enable_notification)
             )
             return
         if (
@@ -254,10 +254,10 @@ class ReceiveMixin:
         if at is None:
             self.try_or_park(rid, h, run, timeout, first_peekable if peek else first_available, not peek)
         elif peek:
-            self.try_or_park(rid, h, run, timeout, cursor_seek(at, True), exclusive=False)
+            self.try_or_park(rid, h, run, timeout, CursorSeek(at, True), exclusive=False)
         else:  # a cursor's receive that times out moves it to End ([MS-MQDMPR] 3.2.7.6)
             expired = functools.partial(cursor_wait_expired, at)
-            self.try_or_park(rid, h, run, timeout, cursor_seek(at, False), exclusive=True, expired=expired)
+            self.try_or_park(rid, h, run, timeout, CursorSeek(at, False), exclusive=True, expired=expired)
 
     def try_or_park(
         self,
