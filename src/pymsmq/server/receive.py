@@ -38,10 +38,9 @@ from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import first_matching
 from pymsmq.qm.notifications import Seek, first_available, first_peekable
 from pymsmq.qm.queue import Cursor, own_cursor
-from pymsmq.qm.waiters import not_found
 from pymsmq.server.access import receive_right
 from pymsmq.server.reads import matching_reader, reader
-from pymsmq.server.waits import ArrivalWait, Cancels, pass_on
+from pymsmq.server.waits import ArrivalWait, Cancels, pass_on, timed_out
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -316,15 +315,9 @@ class ReceiveMixin:
                 return
             remaining = None if deadline is None else deadline - self.loop.time()
             if remaining is not None and remaining <= 0:
-                try:
-                    if expired is not None:
-                        expired()
-                except MSMQError as exc:
-                    self.fail(rid, exc)
-                    return
                 # MQ_ERROR_IO_TIMEOUT: this read waited (a ``timeout`` of 0 here is what was left
                 # of a longer one, which NOT_FOUND, the no-wait read's error, would misreport).
-                self.fail(rid, not_found(None))
+                self.fail(rid, timed_out(expired, None))
                 return
             ArrivalWait(self, rid, h, arrived, remaining, seek, exclusive, expired, hands_off=True)
 

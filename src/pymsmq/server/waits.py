@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.server.session import Handle
 
-__all__ = ["ArrivalWait", "Cancels", "WaitOwner", "pass_on"]
+__all__ = ["ArrivalWait", "Cancels", "WaitOwner", "pass_on", "timed_out"]
 
 
 class Cancels:
@@ -212,16 +212,8 @@ class ArrivalWait:
         return False
 
     def _time_out(self) -> None:
-        # The error a blocking receive gives for the same timeout.
-        if self.over:
-            return
-        if self.expired is not None:
-            try:
-                self.expired()
-            except MSMQError as exc:  # (the handle closed meanwhile)
-                self._fail(exc)
-                return
-        self._fail(not_found(self.timeout))
+        if not self.over:
+            self._fail(timed_out(self.expired, self.timeout))
 
     def _fail(self, exc: BaseException) -> None:
         if self.over:
@@ -257,6 +249,18 @@ class ArrivalWait:
         if n is not None:
             n.cancel()
         self._fail(exc)
+
+
+def timed_out(expired: Callable[[], None] | None, timeout: float | None) -> MSMQError:
+    """The answer of a parked read whose time is up: ``expired()`` first (a cursor's receive moves
+    the cursor to End, [MS-MQDMPR] 3.2.7.6), its error if it fails (the handle closed meanwhile),
+    else the error a blocking read gives for ``timeout``."""
+    if expired is not None:
+        try:
+            expired()
+        except MSMQError as exc:
+            return exc
+    return not_found(timeout)
 
 
 def pass_on(queue: Queue) -> None:
