@@ -30,6 +30,7 @@ from pymsmq.protocol import Action, ErrorResponse, hot
 from pymsmq.protocol.codes import ReceiveFlags
 from pymsmq.protocol.message_codec import PROPID_M_MSGID
 from pymsmq.qm.notifications import checked_arguments
+from pymsmq.qm.waiters import timeout_ms
 
 if TYPE_CHECKING:
     from pymsmq.client.remote_queue import RemoteQueue
@@ -103,10 +104,8 @@ def enable_notification(
 ) -> RemoteNotification:
     """Arm one notification on ``queue`` (see the module docstring); the checks and their order
     are the embedded ``enable_notification``'s."""
-    from pymsmq.client.remote_queue import _timeout_ms
-
     cursor = checked_arguments(cursor, on_arrived, on_error)
-    ms = _timeout_ms(timeout)
+    ms = timeout_ms(timeout)
     queue._check()
     if not queue._access & _READ_ACCESS:
         raise MSMQError("the queue is not open for reading", HResult.MQ_ERROR_ACCESS_DENIED)

@@ -6,7 +6,6 @@ docs/protocol.md; ``send``/``receive`` take the one-request-in-flight fast lane 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,7 +36,7 @@ from pymsmq.protocol.message_codec import (
     parse_send_answer,
     props_dict,
 )
-from pymsmq.qm.waiters import normalize_timeout
+from pymsmq.qm.waiters import timeout_ms
 
 if TYPE_CHECKING:
     from pymsmq.client.remote import RemoteQueueManager
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["RemoteQueue"]
 
 _A = Action
-_INFINITE_MS: Final = 0xFFFFFFFF
 _RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
 _SEND_OP: Final = int(Op.SEND)
 _RECEIVE_OP: Final = int(Op.RECEIVE)
@@ -58,13 +56,6 @@ PROPID_M_CORRELATIONID: Final = 3
 #: The protocol version that has RECEIVE_MATCHING.
 _MATCHING_VERSION: Final = OP_SINCE_VERSION[Op.RECEIVE_MATCHING]
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
-
-
-def _timeout_ms(timeout: float | None) -> int:
-    t = normalize_timeout(timeout)
-    if t is None:
-        return _INFINITE_MS
-    return min(math.ceil(t * 1000), _INFINITE_MS - 1)
 
 
 def _check_lookup_id(lookup_id: object) -> int:
@@ -348,7 +339,7 @@ class RemoteQueue:
         cursor: int = 0,
         lookup_id: int = 0,
     ) -> Pending[Message]:
-        ms = _timeout_ms(timeout)
+        ms = timeout_ms(timeout)
         xact = _receive_xact(self._qm, transaction)
         self._check()
         flags = _CONFIRM if xact is None and action not in _PEEKS else 0
@@ -394,7 +385,7 @@ class RemoteQueue:
     ) -> Message:
         """Remove and return the first message (``timeout`` seconds; None = forever)."""
         # Fast lane: a cached payload for this (timeout, transaction), the answer decoded in one go.
-        ms = self._receive_ms if timeout is self._receive_timeout else _timeout_ms(timeout)
+        ms = self._receive_ms if timeout is self._receive_timeout else timeout_ms(timeout)
         xact = None if transaction is None else _receive_xact(self._qm, transaction)
         if self._closed:
             self._check()
@@ -470,7 +461,7 @@ class RemoteQueue:
         """
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
-        ms = _timeout_ms(timeout)
+        ms = timeout_ms(timeout)
         xact = _receive_xact(self._qm, transaction)
         self._check()
         out, self._many_chunk = many.receive_batches(
@@ -522,7 +513,7 @@ class RemoteQueue:
     ) -> Pending[Message]:
         # RECEIVE_MATCHING (docs/protocol.md 11); the embedded queue's qm/matching.py semantics.
         target = ObjectId.coerce(wanted)
-        ms = _timeout_ms(timeout)
+        ms = timeout_ms(timeout)
         xact = None if peek else _receive_xact(self._qm, transaction)
         self._check()
         t = self._t

@@ -10,6 +10,7 @@ uses the monotonic clock, not the queue manager's injected wall clock (that one 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Final, TypeVar
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 
-__all__ = ["INFINITE_MS", "normalize_timeout", "not_found", "wait_for"]
+__all__ = ["INFINITE_MS", "normalize_timeout", "not_found", "timeout_ms", "wait_for"]
 
 T = TypeVar("T")
 
@@ -46,6 +47,15 @@ def normalize_timeout(timeout: float | None) -> float | None:
     if timeout >= _INFINITE_SECONDS:
         return None
     return float(timeout)
+
+
+def timeout_ms(timeout: float | None) -> int:
+    """``timeout`` (seconds, checked as ``normalize_timeout``) as MSMQ's DWORD of milliseconds, for
+    the wire: INFINITE for forever, rounded up below it."""
+    t = normalize_timeout(timeout)
+    if t is None:
+        return INFINITE_MS
+    return min(math.ceil(t * 1000), INFINITE_MS - 1)
 
 
 def not_found(timeout: float | None) -> MSMQError:
