@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from pymsmq import (
     MSMQError,
     QueueManager,
 )
+from pymsmq.model.ids import ObjectId
 from pymsmq.qm.queue import Queue
 from pymsmq.qm.timers import FakeClock
 
@@ -86,6 +88,32 @@ def test_receive_async_queue_deleted(qm: QueueManager) -> None:
         return 0
 
     assert asyncio.run(main()) == HResult.MQ_ERROR_QUEUE_DELETED
+
+
+@pytest.mark.parametrize("by_id", [False, True])
+def test_receive_async_ends_when_its_handle_is_closed(qm: QueueManager, by_id: bool) -> None:
+    # As a blocking receive on a handle closed meanwhile: MQ_ERROR_INVALID_HANDLE at once (the
+    # wait went on until its timeout, or forever without one).
+    q = qm.create_queue(r".\private$\q")
+
+    async def main() -> tuple[int, float]:
+        wait = (
+            q.receive_by_correlation_id_async(ObjectId(uuid.UUID(int=5), 1), timeout=None)
+            if by_id
+            else q.receive_async(timeout=None)
+        )
+        task = asyncio.create_task(wait)
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        q.close()
+        try:
+            await asyncio.wait_for(task, 10)
+        except MSMQError as e:
+            return e.hresult, time.monotonic() - started
+        return 0, 0.0
+
+    hresult, took = asyncio.run(main())
+    assert hresult == HResult.MQ_ERROR_INVALID_HANDLE and took < 5
 
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.booleans()), max_size=40), st.integers(0, 60))

@@ -147,7 +147,7 @@ class QueueCatalog:
             self._forget(state)
             for s in (state, state.journal):
                 if s is not None:
-                    s.cond.notify_all()
+                    s.cond.recheck()
 
     def queue(self, name: str, access: int | None = None, share_mode: int = 0) -> Queue:
         """A handle on the queue a path name or format name names (MQ_ERROR_QUEUE_NOT_FOUND if none).

@@ -102,11 +102,18 @@ class IdTable:
     looks for None.  A group is keyed by lookup id, so removal is O(1) however many messages
     share a value."""
 
-    __slots__ = ("_groups", "field")
+    __slots__ = ("_groups", "arrived", "field", "watched")
 
     def __init__(self, field: str) -> None:
         self.field = field
         self._groups: dict[ObjectId, dict[int, Entry]] = {}
+        #: The values waiting reads look for, each with the number of their notification groups
+        #: (``WatchedCondition.arm``).
+        self.watched: dict[ObjectId, int] = {}
+        #: The watched values a message with that value became readable for (filed readable, or
+        #: made Available) since the queue's notifications last looked at them: an arrival looks
+        #: at the waiting reads of its own value only (``WatchedCondition.poll_watchers``).
+        self.arrived: set[ObjectId] = set()
 
     def add(self, entry: Entry) -> None:
         """File ``entry`` under its message's value."""
@@ -118,6 +125,27 @@ class IdTable:
             self._groups[key] = {entry.lookup_id: entry}
         else:
             group[entry.lookup_id] = entry
+        if key in self.watched and entry.visible(True):
+            self.arrived.add(key)
+
+    def made_available(self, entry: Entry) -> None:
+        """``entry`` (filed) became Available: a read waiting for its value may take it now."""
+        key = getattr(entry.message, self.field)
+        if key in self.watched:
+            self.arrived.add(key)
+
+    def watch(self, value: ObjectId) -> None:
+        """A group of reads waiting for ``value`` was armed."""
+        self.watched[value] = self.watched.get(value, 0) + 1
+
+    def unwatch(self, value: ObjectId) -> None:
+        """A group of reads waiting for ``value`` ended."""
+        count = self.watched.get(value, 0) - 1
+        if count > 0:
+            self.watched[value] = count
+        else:
+            self.watched.pop(value, None)
+            self.arrived.discard(value)
 
     def remove(self, entry: Entry) -> None:
         """Forget ``entry`` (nothing when it is not filed)."""
@@ -291,6 +319,8 @@ class MessageIndex:
         if state == AVAILABLE:
             self._lower(self._skip, entry)
             self._lower(self._peek_skip, entry)
+            for table in self._tables.values():
+                table.made_available(entry)
 
     def lock(self, entry: Entry, allow_peek: bool) -> None:
         """An AVAILABLE ``entry`` becomes LOCKED by a transaction's receive, peekable or not.

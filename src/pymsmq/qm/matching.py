@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from pymsmq.model.ids import ObjectId
-from pymsmq.qm.index import AVAILABLE, LOCKED, Entry, MessageIndex
+from pymsmq.qm.index import AVAILABLE, LOCKED, Entry, IdTable, MessageIndex
 from pymsmq.qm.notifications import receive_async
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.hold import Hold
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["SCAN_ABOVE", "MatchingReads", "first_matching"]
+__all__ = ["SCAN_ABOVE", "MatchingReads", "MatchingSeek", "first_matching"]
 
 #: A value shared by more messages than this is looked for by a scan in queue order (which stops
 #: at the first match) rather than by comparing the positions of all of them.
@@ -61,9 +61,32 @@ def first_matching(index: MessageIndex, field: str, wanted: ObjectId, peek: bool
     return _scan(index, field, wanted, peek)
 
 
-def _matching_seek(field: str, wanted: ObjectId, peek: bool) -> Callable[[MessageIndex], Entry | None]:
-    # What a read of the first message whose ``field`` is ``wanted`` looks for (and waits for).
-    return functools.partial(first_matching, field=field, wanted=wanted, peek=peek)
+class MatchingSeek:
+    """What a read of the first message whose ``field`` ("id" or "correlation_id") is ``wanted``
+    looks for, and waits for, as ``notifications.watch``'s seek (called under the lock).
+
+    ``group_key`` puts the reads waiting for the same value in one group; ``value_key`` lets an
+    arrival look at the groups of its own value only (``WatchedCondition.matching``): a thousand
+    requesters waiting on one reply queue cost each arrival a look at one of them, not a thousand.
+    """
+
+    __slots__ = ("field", "peek", "wanted")
+
+    def __init__(self, field: str, wanted: ObjectId, peek: bool) -> None:
+        self.field = field
+        self.wanted = wanted
+        self.peek = peek
+
+    def __call__(self, index: MessageIndex) -> Entry | None:
+        return first_matching(index, self.field, self.wanted, self.peek)
+
+    def group_key(self, index: MessageIndex) -> tuple[object, ...]:
+        """What this seek finds in ``index`` depends on this alone (under the lock)."""
+        return ("matching", self.field, self.wanted, self.peek, index)
+
+    def value_key(self, index: MessageIndex) -> tuple[IdTable, ObjectId]:
+        """The table of ``index`` by this seek's field, and the value it waits for."""
+        return (index.by_field(self.field), self.wanted)
 
 
 def _scan(index: MessageIndex, field: str, wanted: ObjectId, peek: bool) -> Entry | None:
@@ -102,7 +125,7 @@ class MatchingReads:
         transaction: object,
     ) -> Message:
         target = ObjectId.coerce(wanted)
-        return self._read(_matching_seek(field, target, peek), peek, timeout, transaction)
+        return self._read(MatchingSeek(field, target, peek), peek, timeout, transaction)
 
     async def _matching_async(
         self,
@@ -117,7 +140,7 @@ class MatchingReads:
         # notification that fires when a matching message is there (``notifications.watch``).
         target = ObjectId.coerce(wanted)
         call = functools.partial(self._matching, field, target, peek, 0, transaction)
-        seek = _matching_seek(field, target, peek)
+        seek = MatchingSeek(field, target, peek)
         return await receive_async(self, timeout, transaction, peek, call, seek)  # type: ignore[arg-type]
 
     def receive_by_id(

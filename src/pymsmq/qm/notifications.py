@@ -43,8 +43,9 @@ from pymsmq.hresult import HResult
 from pymsmq.qm.waiters import normalize_timeout, not_found
 
 if TYPE_CHECKING:
+    from pymsmq.model.ids import ObjectId
     from pymsmq.model.message import Message
-    from pymsmq.qm.index import Entry, MessageIndex
+    from pymsmq.qm.index import Entry, IdTable, MessageIndex
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.queue_manager import QueueManager
 
@@ -81,6 +82,14 @@ class WatchedCondition(threading.Condition):
         #: the head, reads at cursors at one position): a round looks once per group, and wakes
         #: its members in the order they were armed (``_poll_group``).
         self.groups: dict[tuple[object, ...], dict[Notification, None]] = {}
+        #: Groups of armed reads by message id or correlation id (``MatchingSeek``): a round looks
+        #: only at those whose value a message arrived with (``IdTable.arrived``), by
+        #: ``by_value``; one (handle closed, queue deleted: ``recheck``) looks at all of them.
+        self.matching: dict[tuple[object, ...], dict[Notification, None]] = {}
+        self.by_value: dict[tuple[IdTable, ObjectId], list[tuple[object, ...]]] = {}
+        #: The id tables of ``by_value``, each with its number of groups.
+        self.tables: dict[IdTable, int] = {}
+        self._recheck = False
         #: Threads inside ``wait`` (counted under the lock, which ``wait`` holds on entry and exit).
         self.sleepers = 0
 
@@ -98,13 +107,23 @@ class WatchedCondition(threading.Condition):
         # the lock the caller holds, so 0 means no thread can be inside ``wait``: nothing to wake.
         if self.sleepers:
             super().notify_all()
-        if self.watchers or self.groups:
+        if self.watchers or self.groups or self.matching:
             self.poll_watchers()
+
+    def recheck(self) -> None:
+        """``notify_all`` after a change that every armed notification must look at, whatever it
+        waits for (a handle closed, the queue deleted, the queue manager closed); caller holds
+        the lock."""
+        self._recheck = True
+        try:
+            self.notify_all()
+        finally:
+            self._recheck = False
 
     @property
     def armed(self) -> bool:
         """Whether any notification is armed on the queue."""
-        return bool(self.watchers or self.groups)
+        return bool(self.watchers or self.groups or self.matching)
 
     def poll_watchers(self) -> None:
         """Fire the armed notifications whose condition holds (caller holds the lock).
@@ -121,6 +140,28 @@ class WatchedCondition(threading.Condition):
         # callback), so the watches of a group (``arm``) share one look.
         for members in list(self.groups.values()):
             _poll_group(members, claimed)
+        if self.matching:
+            self._poll_matching(claimed)
+
+    def _poll_matching(self, claimed: set[int]) -> None:
+        # The groups of reads by id or correlation id: all of them in a recheck; otherwise those
+        # whose value a message became readable with since they were last looked at.  A group
+        # that found its message and still has members (a receive of the round took the message
+        # first, or more than one receive waits for the value) is looked at again next round, as
+        # a group of ``groups`` is: the value stays in ``arrived``.
+        if self._recheck:
+            for members in list(self.matching.values()):
+                _poll_group(members, claimed)
+            return
+        for table in list(self.tables):
+            if not table.arrived:
+                continue
+            arrived, table.arrived = table.arrived, set()
+            for value in arrived:
+                for key in list(self.by_value.get((table, value), ())):
+                    group = self.matching.get(key)
+                    if group and _poll_group(group, claimed) and group:
+                        table.arrived.add(value)
 
     def arm(self, n: Notification, index: MessageIndex) -> None:
         """Keep ``n`` armed: in the group of the watches whose seek finds what its finds in
@@ -130,9 +171,19 @@ class WatchedCondition(threading.Condition):
             self.watchers.append(n)
             return
         n._group = key
-        members = self.groups.get(key)
+        value = n._value_key(index)
+        groups = self.groups if value is None else self.matching
+        members = groups.get(key)
         if members is None:
-            members = self.groups[key] = {}
+            members = groups[key] = {}
+            if value is not None:
+                n._value = value
+                self.by_value.setdefault(value, []).append(key)
+                table = value[0]
+                self.tables[table] = self.tables.get(table, 0) + 1
+                table.watch(value[1])
+        elif value is not None:
+            n._value = value
         members[n] = None
 
     def disarm(self, n: Notification) -> None:
@@ -144,17 +195,31 @@ class WatchedCondition(threading.Condition):
             except ValueError:
                 pass
             return
-        members = self.groups.get(key)
+        value = n._value
+        groups = self.groups if value is None else self.matching
+        members = groups.get(key)
         if members is not None:
             members.pop(n, None)
             if not members:
-                del self.groups[key]
+                del groups[key]
+                if value is not None:
+                    keys = self.by_value[value]
+                    keys.remove(key)
+                    if not keys:
+                        del self.by_value[value]
+                    table = value[0]
+                    table.unwatch(value[1])
+                    if self.tables[table] > 1:
+                        self.tables[table] -= 1
+                    else:
+                        del self.tables[table]
 
 
-def _poll_group(members: dict[Notification, None], claimed: set[int]) -> None:
+def _poll_group(members: dict[Notification, None], claimed: set[int]) -> bool:
     # One look for the group (its members' seeks find the same entry), then: a group of peeks
     # wakes every member; a group of receives wakes its first member (in arming order) if no other
     # receive of the round was woken for that message (that one passes the turn on: ``watch``).
+    # True when the look found the message.
     first = next(iter(members))
     q = first._queue
     try:
@@ -163,19 +228,20 @@ def _poll_group(members: dict[Notification, None], claimed: set[int]) -> None:
     except MSMQError:
         for n in list(members):  # (queue deleted, handle closed): each as it would alone
             n.poll(claimed)
-        return
+        return False
     if entry is None:
-        return
+        return False
     if not first.exclusive:
         for n in list(members):
             n._fire_if_open()
-        return
+        return True
     if entry.lookup_id in claimed:
-        return
+        return True
     for n in list(members):
         if n._fire_if_open():
             claimed.add(entry.lookup_id)
-            return
+            break
+    return True
 
 
 class Dispatcher:
@@ -254,7 +320,9 @@ class Notification:
         "_group",
         "_queue",
         "_seek",
+        "_value",
         "done",
+        "ends_with_handle",
         "exclusive",
         "mode",
         "on_arrived",
@@ -285,8 +353,15 @@ class Notification:
         self.exclusive = exclusive
         #: The key of the group it is armed in (``WatchedCondition.arm``); None: alone.
         self._group: tuple[object, ...] | None = None
+        #: The id table and value of a read by id or correlation id armed in a group of
+        #: ``WatchedCondition.matching``; None otherwise.
+        self._value: tuple[IdTable, ObjectId] | None = None
         #: True once the notification fired or was cancelled.
         self.done = False
+        #: A waiting read's notification (``watch``): its handle closed, ``on_error`` gets the
+        #: handle's error (MQ_ERROR_INVALID_HANDLE), as a read blocked on it raises; an
+        #: ``enable_notification`` is cancelled silently ([MC-MQAC] 3.11.4.1.9).
+        self.ends_with_handle = False
 
     def __repr__(self) -> str:
         return f"<Notification cursor={self.mode} {'done' if self.done else 'armed'} on {self._queue!r}>"
@@ -311,10 +386,16 @@ class Notification:
             return None
         if seek is first_available or seek is first_peekable:
             return (self.exclusive, seek, index)
-        group_key = getattr(seek, "group_key", None)  # (qm.cursor.CursorSeek)
+        group_key = getattr(seek, "group_key", None)  # (qm.cursor.CursorSeek, qm.matching.MatchingSeek)
         if group_key is None:
             return None
         return (self.exclusive, *group_key(index))
+
+    def _value_key(self, index: MessageIndex) -> tuple[IdTable, ObjectId] | None:
+        # A read by id or correlation id (``MatchingSeek.value_key``): the table of ``index`` by
+        # that field and the value it waits for.
+        value_key = getattr(self._seek, "value_key", None)
+        return None if value_key is None else value_key(index)
 
     def _fire_if_open(self) -> bool:
         """Under the lock, in a round: fire (True), or end silently if its handle was closed or with
@@ -322,7 +403,7 @@ class Notification:
         if self.done:
             return False
         q = self._queue
-        if q._closed:
+        if q._closed and not self.ends_with_handle:
             self._finish()
             return False
         try:
@@ -369,7 +450,7 @@ class Notification:
         if self.done:
             return True
         q = self._queue
-        if q._closed:
+        if q._closed and not self.ends_with_handle:
             self._finish()  # closing the handle cancels silently
             return True
         try:
@@ -483,6 +564,7 @@ def watch(
         queue._check(0x21)
         qm._sweep()
         n = Notification(queue, MQMSG_FIRST, on_arrived, on_error, qm._dispatcher, seek, exclusive)
+        n.ends_with_handle = True
         return _arm(qm, n, timeout)
 
 
@@ -539,10 +621,7 @@ async def receive_async(
         def failed(_q: Queue, hresult: int, _c: int) -> None:
             loop.call_soon_threadsafe(settle, hresult)
 
-        if seek is None:
-            n = enable_notification(queue, arrived, MQMSG_FIRST, None, failed)
-        else:
-            n = watch(queue, seek, arrived, None, failed)
+        n = watch(queue, seek or first_peekable, arrived, None, failed)
         try:
             status = await asyncio.wait_for(fut, remaining)
         except TimeoutError:
@@ -550,4 +629,5 @@ async def receive_async(
         finally:
             n.cancel()
         if status:
+            queue._check(0)  # the handle's own error, when that is what ended the wait (closed)
             raise MSMQError("the wait for a message failed", status)

@@ -211,7 +211,7 @@ class QueueManager(QueueCatalog):
                 return
             self._closed = True
             for state in self._by_id.values():
-                state.cond.notify_all()
+                state.cond.recheck()
             self._timers.clear()
         if self._timer_thread is not None:
             self._timer_thread.stop()

@@ -35,7 +35,7 @@ from pymsmq.protocol.message_codec import (
 )
 from pymsmq.qm.cursor import CursorSeek, cursor_wait_expired
 from pymsmq.qm.hold import Hold
-from pymsmq.qm.matching import first_matching
+from pymsmq.qm.matching import MatchingSeek
 from pymsmq.qm.notifications import Seek, first_available, first_peekable
 from pymsmq.qm.queue import Cursor, own_cursor
 from pymsmq.server.access import receive_right
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
     from pymsmq.protocol import ErrorResponse
     from pymsmq.protocol._fields import Props
-    from pymsmq.qm.index import Entry, MessageIndex
     from pymsmq.qm.transaction import Transaction
     from pymsmq.server.app import Server
     from pymsmq.server.holds import Holds
@@ -382,9 +381,7 @@ class ReceiveMixin:
         # threads).  Then a peek is answered on the loop; a receive is tried on the work pool (it
         # may write to the store) and parked again if another reader was faster.
 
-        def seek(index: MessageIndex) -> Entry | None:
-            return first_matching(index, field, wanted, peek)
-
+        seek = MatchingSeek(field, wanted, peek)
         if peek:
             ArrivalWait(self, rid, h, lambda _remaining: self._answer_now(rid, run) is None, timeout, seek)
         else:
