@@ -12,9 +12,10 @@ Which messages qualify is what a receive at the head sees ([MS-MQDMPR] 3.1.7.3.2
 Message Position): Available ones, and for a peek also those locked with AllowPeekWhenLocked; the
 first in queue order (priority, then arrival) wins.  The first read by a field builds a table of
 the queue's messages by that field (``MessageIndex.by_field``), kept up to date from then on, so
-that a look costs the number of messages with the wanted value, not the queue's length: a read
-that waits is woken by every arrival, and many requesters waiting on one reply queue each look
-again at each arrival.  When more than ``SCAN_ABOVE`` messages share the value, the queue is
+that a look costs the number of messages with the wanted value, not the queue's length.  A read
+that waits is looked at again only when a message with its value becomes readable
+(``MatchingSeek``, ``IdTable.arrived``): many requesters waiting on one reply queue do not each
+look again at every arrival.  When more than ``SCAN_ABOVE`` messages share the value, the queue is
 scanned in order instead, which stops at the first match.
 
 A mixin of ``pymsmq.qm.queue.Queue`` (``Queue`` is its only subclass).
