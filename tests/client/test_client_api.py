@@ -355,6 +355,35 @@ def test_a_cursor_receive_that_times_out_moves_the_cursor_to_end(qm: Any) -> Non
     assert q.peek(0).body == b"locked"
 
 
+def test_closing_a_cursor_ends_the_reads_waiting_at_it(qm: Any) -> None:
+    # MQCloseCursor; [MS-MQDMPR] 3.1.7.1.2 Close Cursor removes the reads waiting at the cursor:
+    # they end as cancelled, not waiting for ever (another cursor's at the same position waits on).
+    q = qm.create_queue(Q)
+    closing, staying, fresh = q.cursor(), q.cursor(), q.cursor()
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        peek = pool.submit(closing.peek_current, None)
+        receive = pool.submit(closing.receive_current, None)
+        other = pool.submit(staying.receive_current, 30)
+        time.sleep(0.3)
+        assert not (peek.done() or receive.done() or other.done())
+        closing.close()
+        for read in (peek, receive):
+            with pytest.raises(MSMQError) as info:
+                read.result(10)
+            assert info.value.hresult == H.MQ_ERROR_OPERATION_CANCELLED
+        closing.close()  # idempotent
+        for call in (closing.peek_current, closing.receive_current, closing.peek_next, closing.reset):
+            assert hresult_of(call) == H.MQ_ERROR_INVALID_HANDLE
+        assert not other.done()
+        q.send(Message(body=b"for the other"))
+        assert other.result(10).body == b"for the other"
+    with fresh as c:
+        q.send(Message(body=b"at a cursor in a with"))
+        assert c.peek_current(0).body == b"at a cursor in a with"
+    assert hresult_of(fresh.peek_current, 0) == H.MQ_ERROR_INVALID_HANDLE
+    assert q.peek(0).body == b"at a cursor in a with"
+
+
 @pytest.mark.parametrize("bad", [-1, float("nan"), "x", True])
 def test_a_cursor_on_a_message_refuses_a_bad_timeout_and_keeps_the_message(qm: Any, bad: object) -> None:
     q = qm.create_queue(Q)

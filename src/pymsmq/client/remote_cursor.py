@@ -5,9 +5,11 @@ Split out of ``pymsmq.client.remote`` (which re-exports it).
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.protocol import Action
 from pymsmq.protocol import messages as pm
@@ -27,6 +29,26 @@ class RemoteCursor:
     def __init__(self, queue: RemoteQueue) -> None:
         self._queue = queue
         self._id = 0
+        self._closed = False
+        # The server cursor is made at the first read: two threads reading at once made two (the
+        # one whose number was kept second read at a cursor nobody could close or reset).
+        self._making = threading.Lock()
+
+    def close(self) -> None:
+        """Close the cursor (MQCloseCursor; idempotent): a read waiting at it ends with
+        MQ_ERROR_OPERATION_CANCELLED, later calls raise MQ_ERROR_INVALID_HANDLE."""
+        if self._closed:
+            return
+        self._closed = True
+        number, self._id = self._id, 0
+        if number and not self._queue._closed:
+            self._queue._t.call(pm.CloseCursorRequest(number))
+
+    def __enter__(self) -> RemoteCursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __del__(self) -> None:
         # A cursor dropped is closed on the server, as a dropped queue handle is (RemoteQueue's
@@ -36,15 +58,23 @@ class RemoteCursor:
         if number and not self._queue._closed:
             self._queue._t.handles_to_close.append(-number)
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise MSMQError("the cursor is closed", HResult.MQ_ERROR_INVALID_HANDLE)
+
     def _cursor_id(self) -> int:
+        self._check_open()
         if not self._id:
-            q = self._queue
-            q._check()
-            self._id = q._t.call(pm.CreateCursorRequest(q._handle)).cursor
+            with self._making:
+                if not self._id:
+                    q = self._queue
+                    q._check()
+                    self._id = q._t.call(pm.CreateCursorRequest(q._handle)).cursor
         return self._id
 
     def reset(self) -> None:
         """Back to Start, state Unread (a fresh server cursor)."""
+        self._check_open()
         if self._id:
             old, self._id = self._id, 0
             try:

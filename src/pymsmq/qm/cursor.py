@@ -23,21 +23,48 @@ __all__ = ["Cursor", "CursorSeek", "cursor_wait_expired"]
 class Cursor:
     """A cursor ([MS-MQDMPR] 3.2): a position (Start, a message, End) and a state (Unread, Read)."""
 
-    __slots__ = ("_pos", "_queue", "_read")
+    __slots__ = ("_closed", "_pos", "_queue", "_read")
 
     def __init__(self, queue: Queue) -> None:
         self._queue = queue
         # [MS-MQDMPR] 3.2.7.1 Initialize: position Start, state Unread.
         self._pos: tuple[int, int] | None = None
         self._read = False
+        self._closed = False
 
     def reset(self) -> None:
         """Back to Start, state Unread (the next ``peek_current`` returns the first message)."""
+        self._check_open()
         self._pos = None
         self._read = False
 
+    def close(self) -> None:
+        """Close the cursor (MQCloseCursor; idempotent): a read waiting at it ends with
+        MQ_ERROR_OPERATION_CANCELLED, later calls raise MQ_ERROR_INVALID_HANDLE.
+
+        [MS-MQDMPR] 3.1.7.1.2 Close Cursor removes the waiting reads of the cursor; a read
+        removed is answered as one cancelled (3.1.7.1.17: MQ_ERROR_OPERATION_CANCELLED), not left
+        waiting for ever."""
+        q = self._queue
+        with q._qm._lock:
+            if not self._closed:
+                self._closed = True
+                q._state.cond.recheck(q)  # wake the reads waiting at it (``_seek`` ends them)
+
+    def __enter__(self) -> Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise _err("the cursor is closed", HResult.MQ_ERROR_INVALID_HANDLE)
+
     def _seek(self, index: MessageIndex, peek: bool) -> Entry | None:
         # Seek Available Message Position forward, exclusive of the current position.
+        if self._closed:  # (a read that waited at it: [MS-MQDMPR] 3.1.7.1.2)
+            raise _err("the cursor was closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
         if self._pos is None:
             return index.first(peek)
         return index.after(self._pos[0], self._pos[1], peek)
@@ -61,6 +88,7 @@ class Cursor:
         q = self._queue
         with q._qm._lock:
             q._check(_PEEK | _RECEIVE)
+            self._check_open()
             if self._read:
                 normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 return self._current(True).message.copy()
@@ -71,6 +99,7 @@ class Cursor:
         q = self._queue
         with q._qm._lock:
             q._check(_PEEK | _RECEIVE)
+            self._check_open()
             if not self._read:
                 raise _err("peek_next needs a cursor on a message", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
             return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
@@ -82,6 +111,7 @@ class Cursor:
         q = self._queue
         with q._qm._lock:
             q._check(_RECEIVE)
+            self._check_open()
             if self._read:
                 normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 entry = self._current(False)
@@ -139,6 +169,7 @@ def cursor_wait_expired(cursor: Cursor) -> None:
     q = cursor._queue
     with q._qm._lock:
         q._check(_RECEIVE)
+        cursor._check_open()
         index = q._index()
         if cursor._seek(index, False) is None:
             cursor._to_end(index)

@@ -84,12 +84,13 @@ class WatchedCondition(threading.Condition):
         self.groups: dict[tuple[object, ...], dict[Notification, None]] = {}
         #: Groups of armed reads by message id or correlation id (``MatchingSeek``): a round looks
         #: only at those whose value a message arrived with (``IdTable.arrived``), by
-        #: ``by_value``; one (handle closed, queue deleted: ``recheck``) looks at all of them.
+        #: ``by_value``.
         self.matching: dict[tuple[object, ...], dict[Notification, None]] = {}
         self.by_value: dict[tuple[IdTable, ObjectId], list[tuple[object, ...]]] = {}
         #: The id tables of ``by_value``, each with its number of groups.
         self.tables: dict[IdTable, int] = {}
-        self._recheck = False
+        #: The grouped notifications by handle, for ``recheck``.
+        self.by_handle: dict[Queue, dict[Notification, None]] = {}
         #: Threads inside ``wait`` (counted under the lock, which ``wait`` holds on entry and exit).
         self.sleepers = 0
 
@@ -110,15 +111,18 @@ class WatchedCondition(threading.Condition):
         if self.watchers or self.groups or self.matching:
             self.poll_watchers()
 
-    def recheck(self) -> None:
-        """``notify_all`` after a change that every armed notification must look at, whatever it
-        waits for (a handle closed, the queue deleted, the queue manager closed); caller holds
-        the lock."""
-        self._recheck = True
-        try:
-            self.notify_all()
-        finally:
-            self._recheck = False
+    def recheck(self, handle: Queue | None = None) -> None:
+        """``notify_all`` after a change that armed notifications must look at each alone,
+        whatever they wait for: those of ``handle`` (it closed, or a cursor of it), or every one
+        (None: the queue deleted, the queue manager closed).  Caller holds the lock."""
+        self.notify_all()
+        if handle is None:
+            grouped = [n for groups in (self.groups, self.matching) for ns in groups.values() for n in ns]
+        else:
+            grouped = list(self.by_handle.get(handle, ()))
+        claimed: set[int] = set()
+        for n in grouped:
+            n.poll(claimed)
 
     @property
     def armed(self) -> bool:
@@ -144,15 +148,11 @@ class WatchedCondition(threading.Condition):
             self._poll_matching(claimed)
 
     def _poll_matching(self, claimed: set[int]) -> None:
-        # The groups of reads by id or correlation id: all of them in a recheck; otherwise those
-        # whose value a message became readable with since they were last looked at.  A group
-        # that found its message and still has members (a receive of the round took the message
-        # first, or more than one receive waits for the value) is looked at again next round, as
-        # a group of ``groups`` is: the value stays in ``arrived``.
-        if self._recheck:
-            for members in list(self.matching.values()):
-                _poll_group(members, claimed)
-            return
+        # The groups of reads by id or correlation id whose value a message became readable with
+        # since they were last looked at.  A group that found its message and still has members
+        # (a receive of the round took the message first, or more than one receive waits for
+        # the value) is looked at again next round, as a group of ``groups`` is: the value stays
+        # in ``arrived``.
         for table in list(self.tables):
             if not table.arrived:
                 continue
@@ -171,6 +171,10 @@ class WatchedCondition(threading.Condition):
             self.watchers.append(n)
             return
         n._group = key
+        mine = self.by_handle.get(n._queue)
+        if mine is None:
+            mine = self.by_handle[n._queue] = {}
+        mine[n] = None
         value = n._value_key(index)
         groups = self.groups if value is None else self.matching
         members = groups.get(key)
@@ -195,6 +199,11 @@ class WatchedCondition(threading.Condition):
             except ValueError:
                 pass
             return
+        mine = self.by_handle.get(n._queue)
+        if mine is not None:
+            mine.pop(n, None)
+            if not mine:
+                del self.by_handle[n._queue]
         value = n._value
         groups = self.groups if value is None else self.matching
         members = groups.get(key)

@@ -259,7 +259,7 @@ class Queue(LookupIdOps, MatchingReads):
                 self._closed_by = error
                 self._state.handles.discard(self)
                 self._state.exclusive_handles.discard(self)
-                self._state.cond.recheck()
+                self._state.cond.recheck(self)
 
     def __enter__(self) -> Queue:
         return self

@@ -335,6 +335,8 @@ class OpsMixin:
         h = self.handles.get(entry[1])
         if h is not None:
             h.cursors.discard(req.cursor)
+        # [MS-MQDMPR] 3.1.7.1.2: the reads parked at the cursor end (MQ_ERROR_OPERATION_CANCELLED).
+        entry[0].close()
         return pm.CloseCursorResponse()
 
     def op_move(self, req: pm.MoveRequest) -> pm.Response:

@@ -272,5 +272,14 @@ def pass_on(queue: Queue) -> None:
             queue._state.cond.poll_watchers()
 
 
+#: Why a parked read's notification ended, as its answer says (else the HRESULT alone).
+_ENDED_BY: Final[dict[int, str]] = {
+    HResult.MQ_ERROR_OPERATION_CANCELLED: "the read was cancelled: its cursor was closed",
+    HResult.MQ_ERROR_INVALID_HANDLE: "the queue handle was closed",
+    HResult.MQ_ERROR_QUEUE_DELETED: "the queue was deleted",
+}
+
+
 def _error(hresult: int) -> MSMQError:
-    return MSMQError(f"the wait ended: 0x{hresult & 0xFFFFFFFF:08X}", hresult)
+    text = _ENDED_BY.get(hresult) or f"the wait ended: 0x{hresult & 0xFFFFFFFF:08X}"
+    return MSMQError(text, hresult)
