@@ -50,3 +50,8 @@ def test_an_auth_file_others_may_read_is_warned_about(tmp_path: Path) -> None:
         )
         assert proc.returncode == 1 and "bad --auth file" in proc.stderr
         assert ("may be read by other users (mode 644)" in proc.stderr) is warned, proc.stderr
+
+
+def test_a_negative_failed_login_limit_is_a_usage_error(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["serve", "--data", str(tmp_path / "qm"), "--max-failed-logins", "-1"])
+    assert r.exit_code == 2 and "--max-failed-logins" in r.stderr and not (tmp_path / "qm").exists()

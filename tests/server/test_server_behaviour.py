@@ -265,6 +265,32 @@ def test_wrong_token_is_refused(tmp_path: Path) -> None:
         s.stop()
 
 
+def test_an_address_that_keeps_presenting_bad_tokens_is_refused_for_a_while(tmp_path: Path) -> None:
+    # Guessing tokens: after max_failed_logins bad ones within the window, the address is refused
+    # whatever it presents (a right guess is not confirmed) until the window has passed.
+    config = ServerConfig(
+        port=0, policy=AccessPolicy.single_token("s3cret"), max_failed_logins=3, failed_login_window=1.5
+    )
+    s = ThreadServer(tmp_path / "qm", config).start()
+    try:
+        good = connect(s.url, token="s3cret")  # connected before: not affected
+        for guess in ("a", "b", "c"):
+            with pytest.raises(MSMQError) as info:
+                connect(s.url, token=guess)
+            assert "bad or missing token" in str(info.value)
+        started = time.monotonic()
+        with pytest.raises(MSMQError) as info:
+            connect(s.url, token="s3cret")
+        assert info.value.hresult == HResult.MQ_ERROR_ACCESS_DENIED
+        assert "too many bad tokens from 127.0.0.1" in str(info.value)
+        assert good.ping(b"still") == b"still"
+        time.sleep(max(0.0, 1.6 - (time.monotonic() - started)))
+        assert connect(s.url, token="s3cret").ping(b"again") == b"again"
+        assert s.server.stats.connections_refused == 4
+    finally:
+        s.stop()
+
+
 def test_queue_rights_refuse_a_client_without_them(tmp_path: Path) -> None:
     policy = AccessPolicy.from_json(
         json.dumps(

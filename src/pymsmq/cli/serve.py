@@ -65,6 +65,14 @@ log = logging.getLogger("pymsmq.server")
     "the store: later starts without it keep the limit (none at first).",
 )
 @click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--max-failed-logins",
+    default=20,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Bad tokens one client address may present in a minute; then it is refused for the rest of "
+    "that minute, whatever token it presents (0: no limit).",
+)
 @click.option("--idle-timeout", default=300.0, show_default=True, type=click.FloatRange(0.1), help="Seconds.")
 @click.option(
     "--durable-writes",
@@ -98,6 +106,7 @@ def serve(
     tls_key: str | None,
     machine_quota: int | None,
     max_connections: int,
+    max_failed_logins: int,
     idle_timeout: float,
     durable_writes: DurableWrites,
     event_loop: EventLoop,
@@ -137,6 +146,7 @@ def serve(
         tls_cert=tls_cert,
         tls_key=tls_key,
         max_connections=max_connections,
+        max_failed_logins=max_failed_logins,
         idle_timeout=idle_timeout,
         durable_writes=durable_writes,
         event_loop=event_loop,

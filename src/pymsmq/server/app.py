@@ -30,6 +30,7 @@ from pymsmq.protocol.states import State
 from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
 from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_factory
+from pymsmq.server.failed_logins import FailedLogins
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
@@ -122,6 +123,11 @@ class ServerConfig:
     #: Cursors (CREATE_CURSOR) one connection may have open at once; another is
     #: MQ_ERROR_INSUFFICIENT_RESOURCES.
     max_cursors: int = 4096
+    #: Handshakes with a bad token one client address may make within ``failed_login_window``
+    #: seconds; then the address is refused, whatever token it presents, until the oldest of them
+    #: is that old (0: no limit; ``pymsmq.server.failed_logins``).
+    max_failed_logins: int = 20
+    failed_login_window: float = 60.0
     #: Where recoverable sends are written: "auto" (on the event loop while only recoverable sends
     #: arrive, on a writer thread while other requests do), "loop" (always on the loop) or "thread"
     #: (always on the batch thread); see ``pymsmq.server.send_batcher``.
@@ -145,6 +151,8 @@ class ServerConfig:
             raise ConfigError(
                 f"durable writes go on the 'loop', a 'thread' or 'auto', not {self.durable_writes!r}"
             )
+        if self.max_failed_logins < 0 or not self.failed_login_window > 0:
+            raise ConfigError("max_failed_logins must be >= 0 and failed_login_window > 0")
         if min(self.max_connections, self.max_in_flight, self.max_transactions, self.max_cursors) < 1:
             raise ConfigError("connection, in-flight, transaction and cursor limits must be at least 1")
         try:
@@ -182,6 +190,8 @@ class Server:
         self.in_tls_handshake: dict[Session, float] = {}
         #: Connections that have not said CLIENT_HELLO yet, oldest first (``greeting``).
         self.unauthenticated: dict[Session, None] = {}
+        #: Bad tokens by client address (``ServerConfig.max_failed_logins``).
+        self.failed_logins = FailedLogins(self.config.max_failed_logins, self.config.failed_login_window)
         #: The server side of TLS (``--tls-cert``), once started; None: plain TCP.
         self.tls_context: ssl.SSLContext | None = None
         self.closing = False

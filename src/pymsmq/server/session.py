@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 from collections import deque
@@ -110,6 +111,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.identity = ""
         self.peer = "?"
+        #: The client's address without its port (what ``Server.failed_logins`` counts by).
+        self.address = "?"
         self.handles: dict[int, Handle] = {}
         self.cursors: dict[int, tuple[Cursor, int]] = {}
         self.transactions: dict[uuid.UUID, Transaction] = {}
@@ -143,6 +146,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         transport = self.transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
         transport.set_write_buffer_limits(high=_OUT_HIGH)
         server = self.server
         server.in_tls_handshake.pop(self, None)
@@ -426,7 +430,11 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def _on_hello(self, hello: ClientHello) -> None:
         server = self.server
         refusal: tuple[int, str] | None = None
-        identity = self.policy.authenticate(hello.token)
+        now = time.monotonic()
+        # An address that presented too many bad tokens lately is refused before its token is
+        # looked at: a right guess is not confirmed (``failed_logins``).
+        locked_out = server.failed_logins.refused_for(self.address, now)
+        identity = None if locked_out else self.policy.authenticate(hello.token)
         version = choose_version(hello)
         if server.closing:
             refusal = (HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, "the server is shutting down")
@@ -435,7 +443,13 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 HResult.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER,
                 "no common protocol version",
             )
+        elif locked_out:
+            refusal = (
+                HResult.MQ_ERROR_ACCESS_DENIED,
+                f"too many bad tokens from {self.address}: try again in {math.ceil(locked_out)} s",
+            )
         elif identity is None:
+            server.failed_logins.failed(self.address, now)
             refusal = (HResult.MQ_ERROR_ACCESS_DENIED, "bad or missing token")
         elif server.authenticated_count() >= server.connection_limit(identity):
             refusal = (HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
