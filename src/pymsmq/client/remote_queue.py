@@ -6,6 +6,7 @@ docs/protocol.md; ``send``/``receive`` take the one-request-in-flight fast lane 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["RemoteQueue"]
 
 _A = Action
+#: Held while a handle's own cursor is made (once per handle).
+_MAKING_CURSOR: Final = threading.Lock()
 _RECEIVE_ACTION: Final = int(Action.MQ_ACTION_RECEIVE)
 _SEND_OP: Final = int(Op.SEND)
 _RECEIVE_OP: Final = int(Op.RECEIVE)
@@ -479,9 +482,13 @@ class RemoteQueue:
         return RemoteCursor(self)
 
     def _default_cursor(self) -> RemoteCursor:
-        if self._cursor is None:
-            self._cursor = RemoteCursor(self)
-        return self._cursor
+        cursor = self._cursor
+        if cursor is None:
+            with _MAKING_CURSOR:  # two threads' first reads share one cursor
+                if self._cursor is None:
+                    self._cursor = RemoteCursor(self)
+                cursor = self._cursor
+        return cursor
 
     def peek_current(self, timeout: float | None = None) -> Message:
         """PeekCurrent on the handle's own cursor."""

@@ -610,9 +610,13 @@ class Queue(LookupIdOps, MatchingReads):
             return Cursor(self)
 
     def _default_cursor(self) -> Cursor:
-        if self._cursor is None:
-            self._cursor = Cursor(self)
-        return self._cursor
+        cursor = self._cursor
+        if cursor is None:
+            with self._qm._lock:  # two threads' first reads share one cursor
+                if self._cursor is None:
+                    self._cursor = Cursor(self)
+                cursor = self._cursor
+        return cursor
 
     def peek_current(self, timeout: float | None = None) -> Message:
         """[MC-MQAC] PeekCurrent on the handle's own cursor."""
