@@ -18,6 +18,7 @@ from pymsmq.model.constants import *  # noqa: F403
 from pymsmq.model.ids import MessageId, ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.model.queue_statistics import QueueStatistics
 
 if TYPE_CHECKING:
     from pymsmq.client import connect
@@ -53,6 +54,7 @@ __all__ = [
     "Queue",
     "QueueManager",
     "QueueProperties",
+    "QueueStatistics",
     "QuotaExceededError",
     "Transaction",
     "WireError",

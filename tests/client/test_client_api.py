@@ -49,6 +49,37 @@ def test_create_open_exists_delete(qm: Any) -> None:
     assert hresult_of(qm.delete_queue, Q) == H.MQ_ERROR_QUEUE_NOT_FOUND
 
 
+def test_queue_statistics_list_every_queue_in_one_call(qm: Any) -> None:
+    # MQMgmtGetInfo's facts of each queue ([MS-MQMQ] 2.3.12) with its label and journal setting.
+    plain = qm.create_queue(Q, label="orders", journal=True)
+    tx = qm.create_queue(TQ, transactional=True)
+    plain.send(Message(body=b"abcd"))
+    plain.send(Message(body=b"ef"))
+    assert plain.receive(0).body == b"abcd"  # a copy goes to the journal
+    moved = plain.peek(0)
+    tx.send(Message(body=b"123"), transaction=3)
+    tx.send(Message(body=b"4567"), transaction=3)
+    with qm.begin_transaction() as t:
+        tx.move(tx.peek(0).lookup_id, "poison", transaction=t)
+    stats = {s.path_name.lower().rsplit("\\", 1)[-1]: s for s in qm.queue_statistics()}
+    assert set(stats) >= {"orders", "tx"}
+    orders, txq = stats["orders"], stats["tx"]
+    assert isinstance(orders, pymsmq.QueueStatistics)
+    assert (orders.format_name, orders.label, orders.journal, orders.transactional) == (
+        plain.format_name,
+        "orders",
+        True,
+        False,
+    )
+    assert (orders.message_count, orders.bytes_in_queue, orders.journal_message_count) == (1, 2, 1)
+    assert orders.subqueue_names == () and moved.body == b"ef"
+    assert (txq.transactional, txq.journal, txq.label, txq.message_count) == (True, False, "", 1)
+    assert (txq.bytes_in_queue, txq.subqueue_names) == (7, ("poison",))  # the subqueue's bytes count
+    assert [s.path_name for s in qm.queue_statistics("private")] == qm.private_queues
+    assert qm.queue_statistics("public") == []
+    assert hresult_of(qm.queue_statistics, "system") == H.MQ_ERROR_INVALID_PARAMETER
+
+
 def test_bad_names(qm: Any) -> None:
     assert hresult_of(qm.create_queue, "no-backslash") == H.MQ_ERROR_ILLEGAL_QUEUE_PATHNAME
     assert hresult_of(qm.queue, "PRIVATE=not-a-guid\\1") == H.MQ_ERROR_ILLEGAL_FORMATNAME

@@ -468,6 +468,7 @@ def test_listings_and_statistics_show_only_what_an_identity_may_see(tmp_path: Pa
         assert set(rows) == {"open", "q"}
         assert rows["q"] == {}  # no MQSEC_GET_QUEUE_PROPERTIES: no counters
         assert rows["open"][7].value == 1
+        assert [st.path_name.lower().rpartition("\\")[2] for st in sender.queue_statistics()] == ["open"]
         machine = dict(t.call(pm.StatsRequest("", (2,))).properties)
         assert sorted(p.lower().rpartition("\\")[2] for p in machine[2].value) == ["open", "q"]
         seen = sender.server_stats()["queues"]

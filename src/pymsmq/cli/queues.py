@@ -23,6 +23,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 
 if TYPE_CHECKING:
+    from pymsmq.model.queue_statistics import QueueStatistics
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.queue_manager import QueueManager
 
@@ -229,48 +230,48 @@ def queue_rows(qm: QueueManager, kinds: tuple[str, ...]) -> list[dict[str, Any]]
     ``--auth`` policy) are left out, as the server leaves out the queues it may not see.
     """
     out: list[dict[str, Any]] = []
-    server = server_queue_stats(qm)
-    names: list[tuple[str, str]] = []
-    if "private" in kinds:
-        names += [("private", p) for p in qm.private_queues]
-    if "public" in kinds:
-        names += [("public", p) for p in qm.public_queues]
-    handles: list[tuple[str, str, Queue]] = []
-    for kind, path in names:
-        try:
-            handles.append((kind, path, qm.queue(path)))
-        except MSMQError:
-            continue  # deleted while we listed
+    for kind in ("private", "public"):
+        if kind in kinds:
+            out += [_queue_row(kind, st) for st in qm.queue_statistics(kind)]  # one request for all
     if "system" in kinds:
-        handles += [("system", label, h) for label, h in _system_queues(qm)]
-    for kind, path, h in handles:
-        with h:
-            try:
-                out.append(_queue_row(kind, path, h, server))
-            except MSMQError as exc:
-                if exc.hresult != HResult.MQ_ERROR_ACCESS_DENIED:
-                    raise
+        server = server_queue_stats(qm)
+        for label, h in _system_queues(qm):
+            with h:
+                try:
+                    out.append(_system_row(label, h, server))
+                except MSMQError as exc:
+                    if exc.hresult != HResult.MQ_ERROR_ACCESS_DENIED:
+                        raise
     return out
 
 
-def _queue_row(kind: str, path: str, h: Queue, server: Any) -> dict[str, Any]:
+def _queue_row(kind: str, st: QueueStatistics) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "path_name": path if kind != "system" else h.format_name,
-        "kind": kind if kind != "system" else f"system ({path})",
+        "path_name": st.path_name,
+        "kind": kind,
+        "format_name": st.format_name,
+        "messages": st.message_count,
+        "bytes": st.bytes_in_queue,
+        "transactional": st.transactional,
+        "label": st.label,
+        "journal": st.journal,
+    }
+    if st.journal:
+        row["journal_messages"] = st.journal_message_count
+    row["subqueues"] = list(st.subqueue_names)
+    return row
+
+
+def _system_row(label: str, h: Queue, server: Any) -> dict[str, Any]:
+    return {
+        "path_name": h.format_name,
+        "kind": f"system ({label})",
         "format_name": h.format_name,
         "messages": h.message_count,
         "bytes": queue_bytes(h, server),
         "transactional": h.transactional,
-        "label": h.label if kind != "system" else "",
+        "label": "",
     }
-    if kind != "system":
-        props = h.properties
-        row["journal"] = props.journal
-        if props.journal:
-            with h.journal as j:
-                row["journal_messages"] = j.message_count
-        row["subqueues"] = h.subqueue_names
-    return row
 
 
 @queue.command(name="list", epilog=EXIT_CODES_HELP)

@@ -29,9 +29,11 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
+from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.message_codec import props_dict
 from pymsmq.protocol.queue_props import attrs_to_props, properties_from_props
+from pymsmq.wire.propids import PROPID_Q_JOURNAL, PROPID_Q_LABEL
 
 __all__ = ["RemoteCursor", "RemoteQueue", "RemoteQueueManager", "RemoteTransaction", "connect"]
 
@@ -43,6 +45,12 @@ _U32: Final = struct.Struct("<I")
 _SERVER_STATS: Final = 0x7F000002
 _new: Final = object.__new__
 _set: Final = object.__setattr__
+
+
+#: What ``queue_statistics`` asks LIST_QUEUES for: PROPID_MGMT_QUEUE_PATHNAME (1), _FORMATNAME (2),
+#: _XACT (5), _MESSAGE_COUNT (7), _BYTES_IN_QUEUE (8), _JOURNAL_MESSAGE_COUNT (9), _SUBQUEUE_NAMES
+#: (27), and PROPID_Q_JOURNAL, PROPID_Q_LABEL.
+_STATISTICS: Final = (1, 2, 5, 7, 8, 9, 27, int(PROPID_Q_JOURNAL), int(PROPID_Q_LABEL))
 
 
 class RemoteQueueManager:
@@ -205,6 +213,37 @@ class RemoteQueueManager:
     def public_queues(self) -> list[str]:
         """Path names of the public queues."""
         return self._list(2)
+
+    def queue_statistics(self, which: str = "application") -> list[QueueStatistics]:
+        """The management facts of every private and public queue (``which``: "application",
+        "private" or "public"), in ``private_queues`` then ``public_queues`` order, in one request
+        per kind (LIST_QUEUES with the PROPID_MGMT_QUEUE_* wanted): see the embedded queue
+        manager's ``queue_statistics``.  Queues whose properties this identity may not read are
+        left out."""
+        out: list[QueueStatistics] = []
+        for kind in kinds_of(which):
+            r = self._t.call(pm.ListQueuesRequest(1 if kind == "private" else 2, _STATISTICS))
+            rows = sorted(zip(r.names, r.properties, strict=True), key=lambda row: row[0])
+            for name, props in rows:
+                if props:  # (none: MQSEC_GET_QUEUE_PROPERTIES refused)
+                    out.append(self._statistics(name, props_dict(props)))
+        return out
+
+    def _statistics(self, name: str, v: dict[int, Any]) -> QueueStatistics:
+        if PROPID_Q_LABEL not in v:  # a server from before the label and journal were listed
+            props = self.get_queue_properties(name)
+            v = {**v, PROPID_Q_LABEL: props.label, PROPID_Q_JOURNAL: int(props.journal)}
+        return QueueStatistics(
+            path_name=str(v.get(1, name)),
+            format_name=str(v.get(2, "")),
+            transactional=v.get(5) == "YES",
+            message_count=int(v.get(7, 0)),
+            bytes_in_queue=int(v.get(8, 0)),
+            journal_message_count=int(v.get(9, 0)),
+            subqueue_names=tuple(sorted(v.get(27, ()))),
+            label=str(v[PROPID_Q_LABEL]),
+            journal=bool(v.get(PROPID_Q_JOURNAL, 0)),
+        )
 
     # ------------------------------------------------------------------ system queues
     @property

@@ -14,8 +14,10 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.names import QueuePath
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties, check_base_priority
+from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
 from pymsmq.qm.index import PENDING
 from pymsmq.qm.lifecycle import NACK_Q_DELETED
+from pymsmq.qm.statistics import queue_statistics
 from pymsmq.qm.store.base import Batch, QueueRow
 
 if TYPE_CHECKING:
@@ -234,3 +236,15 @@ class QueueCatalog:
         """Path names of the locally registered public queues."""
         with self._lock:
             return sorted(s.props.path_name for s in self._queues.values() if s.kind == "public")
+
+    def queue_statistics(self, which: str = "application") -> list[QueueStatistics]:
+        """The management facts of every private and public queue (``which``: "application",
+        "private" or "public"), in ``private_queues`` then ``public_queues`` order: path and format
+        names, messages, bytes (with the subqueues'), journal messages, subqueues that hold
+        messages, label, journal setting ([MS-MQMQ] 2.3.12, what MQMgmtGetInfo gives per queue).
+        One request to a server for all of them; system queues are handles
+        (``dead_letter_queue``...)."""
+        paths: list[str] = []
+        for kind in kinds_of(which):
+            paths += self.private_queues if kind == "private" else self.public_queues
+        return queue_statistics(cast("QueueManager", self), paths)

@@ -23,7 +23,9 @@ from pymsmq.protocol.queue_props import properties_to_props, props_to_attrs
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.queue import Queue
 from pymsmq.qm.range_read import read_range
+from pymsmq.qm.statistics import statistics_of
 from pymsmq.server.access import MACHINE_KEY, handle_key, queue_key, receive_right
+from pymsmq.wire.propids import PROPID_Q_JOURNAL, PROPID_Q_LABEL
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
 from pymsmq.wire.vartype import VarType
@@ -92,37 +94,22 @@ def stats_text(snapshot: dict[str, Any], room: int) -> str:
 
 
 def queue_stats(qm: QueueManager, name: str, propids: tuple[int, ...]) -> Props:
-    """PROPID_MGMT_QUEUE_* values of queue ``name`` ([MS-MQMQ] 2.3.12)."""
-    q = qm.queue(name, _PEEK_ONLY)
-    try:
-        path = q.path_name
-        journal_count = 0
-        if (
-            not q.subqueue_name
-            and not path.upper().endswith(";JOURNAL")
-            and ";" not in path.partition("\\")[2]
-        ):
-            try:
-                j = q.journal
-                journal_count = j.message_count
-                j.close()
-            except MSMQError:
-                journal_count = 0
-        names = tuple(q.subqueue_names) if not q.subqueue_name else ()
-        total = q._index().total_bytes
-        values: dict[int, PropVariant] = {
-            1: PropVariant(_V.VT_LPWSTR, path),
-            2: PropVariant(_V.VT_LPWSTR, q.format_name),
-            4: PropVariant(_V.VT_LPWSTR, "LOCAL"),
-            5: PropVariant(_V.VT_LPWSTR, "YES" if q.transactional else "NO"),
-            7: PropVariant(_V.VT_UI4, min(q.message_count, 0xFFFFFFFF)),
-            8: PropVariant(_V.VT_UI4, min(total, 0xFFFFFFFF)),
-            9: PropVariant(_V.VT_UI4, journal_count),
-            26: PropVariant(_V.VT_UI4, len(names)),
-            27: PropVariant(_V.VT_VECTOR_LPWSTR, names),
-        }
-    finally:
-        q.close()
+    """PROPID_MGMT_QUEUE_* values of queue ``name`` ([MS-MQMQ] 2.3.12), and its PROPID_Q_JOURNAL
+    and PROPID_Q_LABEL (``QueueStatistics``: a listing's row in one answer)."""
+    st = statistics_of(qm, name)
+    values: dict[int, PropVariant] = {
+        1: PropVariant(_V.VT_LPWSTR, st.path_name),
+        2: PropVariant(_V.VT_LPWSTR, st.format_name),
+        4: PropVariant(_V.VT_LPWSTR, "LOCAL"),
+        5: PropVariant(_V.VT_LPWSTR, "YES" if st.transactional else "NO"),
+        7: PropVariant(_V.VT_UI4, min(st.message_count, 0xFFFFFFFF)),
+        8: PropVariant(_V.VT_UI4, min(st.bytes_in_queue, 0xFFFFFFFF)),
+        9: PropVariant(_V.VT_UI4, min(st.journal_message_count, 0xFFFFFFFF)),
+        26: PropVariant(_V.VT_UI4, len(st.subqueue_names)),
+        27: PropVariant(_V.VT_VECTOR_LPWSTR, st.subqueue_names),
+        PROPID_Q_JOURNAL: PropVariant(_V.VT_UI1, int(st.journal)),
+        PROPID_Q_LABEL: PropVariant(_V.VT_LPWSTR, st.label),
+    }
     wanted = propids or tuple(values)
     return tuple((pid, values[pid]) for pid in wanted if pid in values)
 
