@@ -9,7 +9,7 @@ from typing import Any
 
 import pymsmq
 from pymsmq.client import connect
-from pymsmq.spark.pipeline import REPORT_STEPS, archive, report
+from pymsmq.spark.pipeline import REPORT_STEPS, archive, last_committed_offset, report
 
 
 def test_archive_then_report(msmq_spark: Any, msmq_server: Any, tmp_path: Path) -> None:
@@ -48,3 +48,35 @@ def test_archive_then_report(msmq_spark: Any, msmq_server: Any, tmp_path: Path) 
     for img in images:
         data = (tmp_path / "report" / img).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
+
+
+def test_archive_in_receive_mode_leaves_nothing_it_archived(
+    msmq_spark: Any, msmq_server: Any, tmp_path: Path
+) -> None:
+    # Spark tells the source a batch is written when it plans the next: the last micro-batch of a
+    # run stayed in the queue until the next run.  The job removes it once the run is over.
+    name = f".\\private$\\archrecv_{uuid.uuid4().hex[:8]}"
+    qm = connect(msmq_server.url)
+    try:
+        q = qm.create_queue(name, transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send_many([pymsmq.Message(body=b"r%d" % i) for i in range(25)], tx)
+        out, ck = str(tmp_path / "archive"), str(tmp_path / "ck")
+        first = archive(
+            msmq_spark, msmq_server.url, name, out, ck, mode="receive", max_messages_per_trigger=10
+        )
+        assert (first.rows, first.batches) == (25, 3)
+        assert q.message_count == 0  # the last batch's 5 too
+        offset = last_committed_offset(ck)
+        assert offset is not None and offset["lookup_id"] > 0
+        with qm.begin_transaction() as tx:
+            q.send_many([pymsmq.Message(body=b"late") for _ in range(4)], tx)
+        second = archive(msmq_spark, msmq_server.url, name, out, ck, mode="receive")
+        assert second.rows == 4 and q.message_count == 0
+        assert archive(msmq_spark, msmq_server.url, name, out, ck, mode="receive").rows == 0
+    finally:
+        qm.close()
+    bodies = sorted(r["body"] for r in msmq_spark.read.parquet(out).select("body").collect())
+    assert bodies == sorted([b"r%d" % i for i in range(25)] + [b"late"] * 4)  # each once
+    assert last_committed_offset(str(tmp_path / "nothing")) is None
+    assert last_committed_offset("s3a://bucket/ck") is None

@@ -14,12 +14,14 @@ labels.  ``progress(step, total)`` is called after each step (the CLI draws a pr
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
-__all__ = ["REPORT_STEPS", "ArchiveResult", "Report", "archive", "report"]
+__all__ = ["REPORT_STEPS", "ArchiveResult", "Report", "archive", "last_committed_offset", "report"]
 
 REPORT_STEPS = ("load", "volume", "latency", "dead letters", "labels", "page")
 
@@ -78,6 +80,8 @@ def archive(
         .start()
     )
     query.awaitTermination()
+    if mode == "receive":
+        _receive_last_batch(url, queue, token, checkpoint)
     progress = query.recentProgress
     rows = sum(
         int(p.get("numInputRows", 0)) if isinstance(p, dict) else int(p.numInputRows) for p in progress
@@ -86,6 +90,47 @@ def archive(
         1 for p in progress if (p.get("numInputRows", 0) if isinstance(p, dict) else p.numInputRows) > 0
     )
     return ArchiveResult(rows, batches, output)
+
+
+def _receive_last_batch(url: str, queue: str, token: str, checkpoint: str) -> None:
+    # Spark tells a source that a batch is written (``commit``) when it plans the next one, so the
+    # last micro-batch of a run stayed in the queue until the next run (a queue drained by
+    # ``archive --mode receive`` kept its newest messages).  The run is over and its last batch is
+    # in the commit log: remove what that batch read now, as the next run would have (idempotent).
+    end = last_committed_offset(checkpoint)
+    if end is None:
+        return
+    from pymsmq.spark.options import SourceOptions, open_queue
+    from pymsmq.spark.stream import receive_committed
+
+    opts = SourceOptions.parse({"url": url, "queue": queue, "token": token, "mode": "receive"})
+    with open_queue(opts) as (qm, q):
+        receive_committed(q, qm, end.get("origin", 0), end["lookup_id"])
+
+
+def last_committed_offset(checkpoint: str) -> dict[str, int] | None:
+    """The ``msmq`` source's offset at the end of the last batch Spark committed (``offsets/N`` of
+    a checkpoint, N the highest batch in ``commits/``), or None: no batch committed, or a checkpoint
+    that is not a local directory."""
+    parsed = urlparse(checkpoint)
+    if parsed.scheme not in ("", "file"):
+        return None
+    root = Path(parsed.path if parsed.scheme else checkpoint)
+    try:
+        batches = [int(p.name) for p in (root / "commits").iterdir() if p.name.isdigit()]
+        if not batches:
+            return None
+        lines = (root / "offsets" / str(max(batches))).read_text().splitlines()
+    except OSError:
+        return None
+    # "v1", the batch's metadata, then one line per source: this query's one msmq source.
+    try:
+        offset = json.loads(lines[-1]) if len(lines) >= 3 else None
+    except ValueError:
+        return None
+    if not isinstance(offset, dict) or not isinstance(offset.get("lookup_id"), int):
+        return None
+    return {k: v for k, v in offset.items() if isinstance(v, int)}
 
 
 def _plot_bars(path: Path, title: str, labels: list[str], values: list[float], xlabel: str) -> None:
