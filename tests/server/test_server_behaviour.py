@@ -291,6 +291,34 @@ def test_an_address_that_keeps_presenting_bad_tokens_is_refused_for_a_while(tmp_
         s.stop()
 
 
+def test_queue_statistics_of_more_queues_than_one_answer_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One LIST_QUEUES answer holds the facts of about ten thousand queues (a frame is at most
+    # MAX_PAYLOAD); past it the client asks queue by queue.  A 48 KB limit for both ends here.
+    from pymsmq.protocol import connection
+
+    monkeypatch.setattr(connection, "MAX_PAYLOAD", 48 * 1024)
+    s = ThreadServer(tmp_path / "qm").start()
+    try:
+        qm = connect(s.url)
+        for i in range(150):
+            q = qm.create_queue(f".\\private$\\s{i:03d}", label="L" * 120 + f"{i:03d}", journal=i % 2 == 0)
+            q.send(Message(body=b"x" * i))
+            q.close()
+        with pytest.raises(MSMQError) as info:  # what the one answer would be
+            qm._t.call(pm.ListQueuesRequest(1, (1, 2, 7, 108)))
+        assert info.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+        stats = qm.queue_statistics()
+        assert [st.path_name.rpartition("\\")[2] for st in stats] == [f"s{i:03d}" for i in range(150)]
+        assert [(st.label[-3:], st.message_count, st.bytes_in_queue, st.journal) for st in stats] == [
+            (f"{i:03d}", 1, i, i % 2 == 0) for i in range(150)
+        ]
+        assert qm.ping(b"still") == b"still"
+    finally:
+        s.stop()
+
+
 def test_queue_rights_refuse_a_client_without_them(tmp_path: Path) -> None:
     policy = AccessPolicy.from_json(
         json.dumps(

@@ -31,6 +31,7 @@ from pymsmq.model.message import Message
 from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
 from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
 from pymsmq.protocol import messages as pm
+from pymsmq.protocol._fields import Props
 from pymsmq.protocol.message_codec import props_dict
 from pymsmq.protocol.queue_props import attrs_to_props, properties_from_props
 from pymsmq.wire.propids import PROPID_Q_JOURNAL, PROPID_Q_LABEL
@@ -51,6 +52,8 @@ _set: Final = object.__setattr__
 #: _XACT (5), _MESSAGE_COUNT (7), _BYTES_IN_QUEUE (8), _JOURNAL_MESSAGE_COUNT (9), _SUBQUEUE_NAMES
 #: (27), and PROPID_Q_JOURNAL, PROPID_Q_LABEL.
 _STATISTICS: Final = (1, 2, 5, 7, 8, 9, 27, int(PROPID_Q_JOURNAL), int(PROPID_Q_LABEL))
+#: STATS requests ``queue_statistics`` has in flight at once when it asks queue by queue.
+_STATS_AT_ONCE: Final = 256
 
 
 class RemoteQueueManager:
@@ -222,12 +225,33 @@ class RemoteQueueManager:
         left out."""
         out: list[QueueStatistics] = []
         for kind in kinds_of(which):
-            r = self._t.call(pm.ListQueuesRequest(1 if kind == "private" else 2, _STATISTICS))
-            rows = sorted(zip(r.names, r.properties, strict=True), key=lambda row: row[0])
-            for name, props in rows:
+            which_filter = 1 if kind == "private" else 2
+            try:
+                r = self._t.call(pm.ListQueuesRequest(which_filter, _STATISTICS))
+                rows = list(zip(r.names, r.properties, strict=True))
+            except MSMQError as exc:
+                if exc.hresult != HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
+                    raise
+                rows = self._statistics_one_by_one(which_filter)
+            for name, props in sorted(rows, key=lambda row: row[0]):
                 if props:  # (none: MQSEC_GET_QUEUE_PROPERTIES refused)
                     out.append(self._statistics(name, props_dict(props)))
         return out
+
+    def _statistics_one_by_one(self, which_filter: int) -> list[tuple[str, Props]]:
+        # The answer for every queue at once is more than one frame (about ten thousand queues):
+        # the names alone, then a STATS for each, written back to back.
+        names = self._t.call(pm.ListQueuesRequest(which_filter)).names
+        t = self._t
+        rows: list[tuple[str, Props]] = []
+        for start in range(0, len(names), _STATS_AT_ONCE):
+            chunk = names[start : start + _STATS_AT_ONCE]
+            rids = t.send_many([pm.StatsRequest(name, _STATISTICS) for name in chunk])
+            for name, rid in zip(chunk, rids, strict=True):
+                response = t.wait(rid)
+                if isinstance(response, pm.StatsResponse):  # else deleted meanwhile, or no right on it
+                    rows.append((name, response.properties))
+        return rows
 
     def _statistics(self, name: str, v: dict[int, Any]) -> QueueStatistics:
         if PROPID_Q_LABEL not in v:  # a server from before the label and journal were listed
