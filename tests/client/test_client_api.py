@@ -415,6 +415,30 @@ def test_closing_a_cursor_ends_the_reads_waiting_at_it(qm: Any) -> None:
     assert q.peek(0).body == b"at a cursor in a with"
 
 
+def test_closing_a_remote_cursor_while_its_first_read_makes_it(server: Any) -> None:
+    # The first read makes the server cursor (CREATE_CURSOR): a close meanwhile sent nothing, the
+    # read then waited at a cursor closed for the application and took a later message (outside
+    # QA, 20 of 20 trials).  Now the close waits for the cursor and closes it: the read ends.
+    client = pymsmq.connect(server.url)
+    q = client.create_queue(Q)
+    try:
+        for _ in range(10):
+            cursor = q.cursor()
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                read = pool.submit(cursor.receive_current, 5)
+                deadline = time.monotonic() + 2
+                while not cursor._making.locked() and not read.done() and time.monotonic() < deadline:
+                    pass
+                cursor.close()
+                with pytest.raises(MSMQError) as info:
+                    read.result(2)
+                assert info.value.hresult in (H.MQ_ERROR_OPERATION_CANCELLED, H.MQ_ERROR_INVALID_HANDLE)
+        q.send(Message(body=b"for nobody's closed cursor"))
+        assert q.message_count == 1
+    finally:
+        client.close()
+
+
 @pytest.mark.parametrize("bad", [-1, float("nan"), "x", True])
 def test_a_cursor_on_a_message_refuses_a_bad_timeout_and_keeps_the_message(qm: Any, bad: object) -> None:
     q = qm.create_queue(Q)

@@ -37,10 +37,11 @@ class RemoteCursor:
     def close(self) -> None:
         """Close the cursor (MQCloseCursor; idempotent): a read waiting at it ends with
         MQ_ERROR_OPERATION_CANCELLED, later calls raise MQ_ERROR_INVALID_HANDLE."""
-        if self._closed:
-            return
-        self._closed = True
-        number, self._id = self._id, 0
+        with self._making:  # a first read making the server cursor: closed once it is made
+            if self._closed:
+                return
+            self._closed = True
+            number, self._id = self._id, 0
         if number and not self._queue._closed:
             self._queue._t.call(pm.CloseCursorRequest(number))
 
@@ -63,20 +64,27 @@ class RemoteCursor:
             raise MSMQError("the cursor is closed", HResult.MQ_ERROR_INVALID_HANDLE)
 
     def _cursor_id(self) -> int:
+        # The number read once: a ``close`` or ``reset`` in another thread zeroes ``_id``, and a
+        # read sent with 0 would read the head, not at a cursor (the server answers a read at a
+        # number closed meanwhile MQ_ERROR_INVALID_HANDLE, or cancels it if it was parked there).
         self._check_open()
-        if not self._id:
-            with self._making:
-                if not self._id:
-                    q = self._queue
-                    q._check()
-                    self._id = q._t.call(pm.CreateCursorRequest(q._handle)).cursor
-        return self._id
+        number = self._id
+        if number:
+            return number
+        with self._making:
+            self._check_open()  # (closed while this thread waited for the lock)
+            if not self._id:
+                q = self._queue
+                q._check()
+                self._id = q._t.call(pm.CreateCursorRequest(q._handle)).cursor
+            return self._id
 
     def reset(self) -> None:
         """Back to Start, state Unread (a fresh server cursor)."""
-        self._check_open()
-        if self._id:
+        with self._making:
+            self._check_open()
             old, self._id = self._id, 0
+        if old:
             try:
                 self._queue._t.call(pm.CloseCursorRequest(old))
             except MSMQError:
