@@ -8,7 +8,8 @@ host is shared and absolute rates move by up to 10x with neighbour I/O):
 - ``SQLiteStore``: one producer (one 200-byte message per ``apply``), 8 and 32 producer threads
   (group commit), receive side (one delete per ``apply``; 1 and 32 threads), delete rate with a
   large backlog against a small one, 4 MiB packets in MB/s;
-- persist-queue ``SQLiteQueue`` put/get (if installed: ``pip install persist-queue``);
+- persist-queue ``SQLiteQueue`` put/get, the peer (pip-installed into this interpreter's environment
+  by this script when missing; ``--no-peers`` skips it; the tests never install it);
 - the public ``pymsmq.QueueManager`` API when it exists (express and recoverable send/receive,
   8/32 producers, receive at 1M vs 1k queued, 4 MiB bodies).
 
@@ -24,6 +25,7 @@ import os
 import platform
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -199,6 +201,15 @@ def bench_backlog(d: str, backlog: int, n: int) -> float:
         _rm_store(path)
 
 
+def _install_persist_queue() -> None:
+    # The peer, measured in the same run: pip-installed here when missing (as bench/server.py installs
+    # its peers); a failure leaves its rows out, with a note.
+    try:
+        import persistqueue  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "persist-queue"], check=False)
+
+
 def bench_persist_queue(d: str, n: int, res: Result) -> bool:
     try:
         from persistqueue import SQLiteQueue  # type: ignore[import-not-found,unused-ignore]
@@ -372,7 +383,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer operations and rounds (about 30 s)")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    ap.add_argument("--no-peers", action="store_true", help="do not install or measure persist-queue")
     args = ap.parse_args()
+    if not args.no_peers:
+        _install_persist_queue()
     n = 2000 if args.quick else 5000
     rounds = 1 if args.quick else 3
     res: Result = {}
