@@ -312,3 +312,51 @@ def test_a_connection_arms_at_most_half_its_window_of_notifications(tmp_path: An
     finally:
         client.close()
         s.stop()
+
+
+def test_remote_notifications_share_one_thread_and_fire_while_a_call_waits(server: Any) -> None:
+    # Each armed notification had a client thread of its own (200 queues watched: 200 threads).
+    # One thread per connection waits for all their answers, also while another thread of the
+    # application is the connection's reader (a blocking receive on another queue).
+    from pymsmq import connect
+
+    client = connect(server.url)
+    try:
+        queues = [client.create_queue(rf".\private$\watched{i}") for i in range(200)]
+        other = client.create_queue(r".\private$\other")
+        timed_out: list[int] = []
+
+        def wait_on_other() -> None:  # the connection's reader while the notifications fire
+            with pytest.raises(MSMQError) as info:
+                other.receive(timeout=4)
+            timed_out.append(info.value.hresult)
+
+        blocked = threading.Thread(target=wait_on_other)
+        blocked.start()
+        time.sleep(0.2)
+        before = threading.active_count()
+        sinks = [Sink() for _ in queues]
+        for q, sink in zip(queues, sinks, strict=True):
+            q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
+        assert threading.active_count() <= before + 1
+        names = [t.name for t in threading.enumerate()]
+        assert names.count("pymsmq-notifications") == 1
+        sender = connect(server.url)
+        for q in queues[:50]:
+            sender.queue(q.format_name).send(Message(body=b"x"))
+        for sink in sinks[:50]:
+            assert sink.wait(timeout=5) == [("arrived", 0, MQMSG_FIRST)]
+        assert blocked.is_alive()  # delivered while that receive still waited
+        assert all(not sink.events for sink in sinks[50:])
+        sender.close()
+        for q in queues[50:]:
+            q.close()  # cancelled silently
+        blocked.join(10)
+        assert timed_out == [HResult.MQ_ERROR_IO_TIMEOUT]
+        deadline = time.monotonic() + 5
+        while "pymsmq-notifications" in [t.name for t in threading.enumerate()]:
+            assert time.monotonic() < deadline  # nothing armed: the thread ends
+            time.sleep(0.02)
+        assert all(not sink.events for sink in sinks[50:])
+    finally:
+        client.close()

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from pymsmq.client.remote_cursor import RemoteCursor
+from pymsmq.client.remote_notification import NotificationPump
 from pymsmq.client.remote_queue import RemoteQueue
 from pymsmq.client.remote_transaction import RemoteTransaction
 from pymsmq.client.remote_transaction import _xact as _xact  # re-exported: pymsmq.client.range_read
@@ -67,8 +68,8 @@ class RemoteQueueManager:
         self.guid: uuid.UUID = hello.qm_guid
         self.machine_name: str = hello.machine_name
         self._guid_bytes = self.guid.bytes_le
-        #: Held while a notification callback runs: one at a time per connection (remote_notification).
-        self._notifying = threading.Lock()
+        #: The thread that waits for the armed notifications' answers and calls their callbacks.
+        self._pump = NotificationPump(transport)
         #: Notifications armed and not fired (``remote_notification.armed_limit``), counted under
         #: ``_notifying_count``.
         self._armed = 0

@@ -7,12 +7,13 @@ cursor modes, timeouts, errors and callbacks): exactly one of ``on_arrived(queue
 again.  The notification neither receives nor peeks the message for the caller.
 
 Mechanism: the server parks a peek (RECEIVE with MQ_ACTION_PEEK_CURRENT, or PEEK_NEXT on the
-handle's own cursor for MQMSG_NEXT; NO_PACKET) until a message is there or the timeout passes, and a
-daemon thread of this process waits for its answer and calls the callback.  Callbacks of one
-connection run one at a time (as on the embedded queue manager's event thread) and never while the
-client holds a lock, so a callback may receive and arm again; an exception a callback raises is
-logged and dropped.  ``cancel()`` stops the server's wait (CANCEL_RECEIVE).  Closing the handle
-cancels silently; the connection lost ends it with MQ_ERROR_SERVICE_NOT_AVAILABLE.
+handle's own cursor for MQMSG_NEXT; NO_PACKET) until a message is there or the timeout passes.  One
+daemon thread per connection (``NotificationPump``, running while notifications are armed) waits
+for the answers of all of them at once and calls their callbacks, one at a time (as on the embedded
+queue manager's event thread) and never while the client holds a lock, so a callback may receive
+and arm again; an exception a callback raises is logged and dropped.  ``cancel()`` stops the
+server's wait (CANCEL_RECEIVE).  Closing the handle cancels silently; the connection lost ends it
+with MQ_ERROR_SERVICE_NOT_AVAILABLE.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from pymsmq.qm.waiters import timeout_ms
 
 if TYPE_CHECKING:
     from pymsmq.client.remote_queue import RemoteQueue
+    from pymsmq.client.transport import Transport
 
-__all__ = ["RemoteNotification", "armed_limit", "enable_notification"]
+__all__ = ["NotificationPump", "RemoteNotification", "armed_limit", "enable_notification"]
 
 log = logging.getLogger("pymsmq.client")
 
@@ -134,7 +136,7 @@ def enable_notification(
     except BaseException:
         n._finish()
         raise
-    threading.Thread(target=_wait, args=(n, n._rid, ms == 0), name="pymsmq-notification", daemon=True).start()
+    qm._pump.watch(n, n._rid, ms == 0)
     return n
 
 
@@ -144,23 +146,68 @@ def armed_limit(max_in_flight: int) -> int:
     return max(1, max_in_flight // 2)
 
 
-def _wait(n: RemoteNotification, rid: int, no_wait: bool) -> None:
-    # The notification's own thread: the answer of its peek, then its one callback.
+class NotificationPump:
+    """The thread of one connection that waits for its armed notifications' answers and calls
+    their callbacks (one thread, not one per notification: a process watching many queues had as
+    many threads).  It runs while notifications are armed and ends when none is left."""
+
+    __slots__ = ("_lock", "_pending", "_running", "_transport")
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+        self._lock = threading.Lock()
+        #: Request id -> the notification it arms, and whether it was armed with no wait (timeout 0).
+        self._pending: dict[int, tuple[RemoteNotification, bool]] = {}
+        self._running = False
+
+    def watch(self, n: RemoteNotification, rid: int, no_wait: bool) -> None:
+        """Wait for the answer to ``rid``, the peek that arms ``n`` (written already)."""
+        with self._lock:
+            self._pending[rid] = (n, no_wait)
+            if self._running:
+                return
+            self._running = True
+        threading.Thread(target=self._run, name="pymsmq-notifications", daemon=True).start()
+
+    def _run(self) -> None:
+        t = self._transport
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._running = False
+                    return
+                rids = set(self._pending)
+            try:
+                answers = t.wait_any(rids)
+            except MSMQError as exc:  # the connection is gone: every notification ends with it
+                with self._lock:
+                    ended = list(self._pending.values())
+                    self._pending.clear()
+                for n, no_wait in ended:
+                    _deliver(n, exc.hresult, no_wait)
+                continue
+            except BaseException:  # nothing else is expected; the thread must not die silently
+                log.exception("the notification thread failed")
+                with self._lock:
+                    self._running = False
+                raise
+            for rid, response in answers:
+                with self._lock:
+                    n, no_wait = self._pending.pop(rid)
+                _deliver(n, response.hresult if type(response) is ErrorResponse else 0, no_wait)
+
+
+def _deliver(n: RemoteNotification, hresult: int, no_wait: bool) -> None:
+    # The notification's answer came (``hresult`` 0: a message is there): its one callback.
     q = n._queue
-    try:
-        response = q._t.wait(rid)
-        hresult = response.hresult if type(response) is ErrorResponse else 0
-    except MSMQError as exc:
-        hresult = exc.hresult
     if not n._finish() or q._closed:  # cancelled, or the handle closed: silently
         return
     if hresult == _ILLEGAL_CURSOR_ACTION and n.mode == MQMSG_NEXT and no_wait:
         hresult = HResult.MQ_ERROR_MESSAGE_NOT_FOUND  # [MC-MQAC] <91>, as the embedded queue
-    with q._qm._notifying:  # one callback at a time per connection
-        try:
-            if hresult == 0:
-                n.on_arrived(q, n.mode)
-            elif n.on_error is not None:
-                n.on_error(q, int(hresult), n.mode)
-        except Exception:  # a user callback must not pass unnoticed, nor stop anything else
-            log.exception("a notification callback raised")
+    try:
+        if hresult == 0:
+            n.on_arrived(q, n.mode)
+        elif n.on_error is not None:
+            n.on_error(q, int(hresult), n.mode)
+    except Exception:  # a user callback must not pass unnoticed, nor stop anything else
+        log.exception("a notification callback raised")

@@ -615,6 +615,37 @@ class Transport:
             if response is not _MISSING:
                 return response
 
+    def wait_any(self, rids: set[int]) -> list[tuple[int, object]]:
+        """The answers to those of ``rids`` that have come, once one has (each taken once), or []
+        when another answer came first (the caller looks again: ``rids`` may have grown).  For one
+        thread that waits for many requests' answers at once (remote notifications); raises the
+        connection's error when it is lost."""
+        cond = self._cond
+        token = object()
+        try:
+            with cond:
+                done = self._done
+                found = [(rid, done.pop(rid)) for rid in rids if rid in done]
+                if found:
+                    return found
+                if self._error is not None:
+                    raise self._error
+                if self._reading:
+                    self._waiters += 1
+                    try:
+                        cond.wait()
+                    finally:
+                        self._waiters -= 1
+                    return [(rid, done.pop(rid)) for rid in rids if rid in done]
+                self._reader_token = token
+                self._reading = True
+            self._read_until(None)  # until an answer comes (into ``_done``)
+        except BaseException:
+            self._drop_reader(token)
+            raise
+        with cond:
+            return [(rid, self._done.pop(rid)) for rid in rids if rid in self._done]
+
     def _pump(self, rid: int | None) -> None:
         token = object()
         try:
