@@ -598,15 +598,8 @@ class Transport:
                         return response
                     if self._error is not None:
                         raise self._error
-                    if self._reading:
-                        self._waiters += 1
-                        try:
-                            cond.wait()
-                        finally:
-                            self._waiters -= 1
+                    if not self._reader_or_wait(token):
                         continue
-                    self._reader_token = token
-                    self._reading = True
                 # Fast path: the reader returns its own answer directly (it never enters ``_done``).
                 response = self._read_until(rid, parse)
             except BaseException:
@@ -630,15 +623,8 @@ class Transport:
                     return found
                 if self._error is not None:
                     raise self._error
-                if self._reading:
-                    self._waiters += 1
-                    try:
-                        cond.wait()
-                    finally:
-                        self._waiters -= 1
+                if not self._reader_or_wait(token):
                     return [(rid, done.pop(rid)) for rid in rids if rid in done]
-                self._reader_token = token
-                self._reading = True
             self._read_until(None)  # until an answer comes (into ``_done``)
         except BaseException:
             self._drop_reader(token)
@@ -652,19 +638,26 @@ class Transport:
             with self._cond:
                 if self._error is not None:
                     raise self._error
-                if self._reading:
-                    self._waiters += 1
-                    try:
-                        self._cond.wait(0.05)
-                    finally:
-                        self._waiters -= 1
+                if not self._reader_or_wait(token, 0.05):
                     return
-                self._reader_token = token
-                self._reading = True
             self._read_until(rid)
         except BaseException:
             self._drop_reader(token)
             raise
+
+    def _reader_or_wait(self, token: object, timeout: float | None = None) -> bool:
+        # Under ``_cond``: become the connection's reader (True; ``token`` marks the turn), or,
+        # another thread reading, wait until it dispatched answers or stopped (False).
+        if self._reading:
+            self._waiters += 1
+            try:
+                self._cond.wait(timeout)
+            finally:
+                self._waiters -= 1
+            return False
+        self._reader_token = token
+        self._reading = True
+        return True
 
     def _drop_reader(self, token: object) -> None:
         # An exception (Ctrl-C) between becoming the reader and ``_read_until`` taking over (whose
