@@ -175,20 +175,34 @@ class WatchedCondition(threading.Condition):
         if mine is None:
             mine = self.by_handle[n._queue] = {}
         mine[n] = None
-        value = n._value_key(index)
+        value = n._value = n._value_key(index)
         groups = self.groups if value is None else self.matching
         members = groups.get(key)
         if members is None:
             members = groups[key] = {}
             if value is not None:
-                n._value = value
-                self.by_value.setdefault(value, []).append(key)
-                table = value[0]
-                self.tables[table] = self.tables.get(table, 0) + 1
-                table.watch(value[1])
-        elif value is not None:
-            n._value = value
+                self._watch_value(key, value)
         members[n] = None
+
+    def _watch_value(self, key: tuple[object, ...], value: tuple[IdTable, ObjectId]) -> None:
+        # A group of reads by ``value`` (its table and the id) was armed.
+        self.by_value.setdefault(value, []).append(key)
+        table = value[0]
+        self.tables[table] = self.tables.get(table, 0) + 1
+        table.watch(value[1])
+
+    def _unwatch_value(self, key: tuple[object, ...], value: tuple[IdTable, ObjectId]) -> None:
+        # The group ``key`` of reads by ``value`` ended (its last member fired or was cancelled).
+        keys = self.by_value[value]
+        keys.remove(key)
+        if not keys:
+            del self.by_value[value]
+        table = value[0]
+        table.unwatch(value[1])
+        if self.tables[table] > 1:
+            self.tables[table] -= 1
+        else:
+            del self.tables[table]
 
     def disarm(self, n: Notification) -> None:
         """``n`` fired or was cancelled."""
@@ -212,16 +226,7 @@ class WatchedCondition(threading.Condition):
             if not members:
                 del groups[key]
                 if value is not None:
-                    keys = self.by_value[value]
-                    keys.remove(key)
-                    if not keys:
-                        del self.by_value[value]
-                    table = value[0]
-                    table.unwatch(value[1])
-                    if self.tables[table] > 1:
-                        self.tables[table] -= 1
-                    else:
-                        del self.tables[table]
+                    self._unwatch_value(key, value)
 
 
 def _poll_group(members: dict[Notification, None], claimed: set[int]) -> bool:
