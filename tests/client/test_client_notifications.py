@@ -3,6 +3,7 @@ shared client suite: the embedded queue manager and a remote server behave alike
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
@@ -360,3 +361,55 @@ def test_remote_notifications_share_one_thread_and_fire_while_a_call_waits(serve
         assert all(not sink.events for sink in sinks[50:])
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("app_reads", [False, True])
+def test_a_remote_notification_answered_at_once_is_not_lost(
+    server: Any, monkeypatch: pytest.MonkeyPatch, app_reads: bool
+) -> None:
+    # The notification thread, already waiting for another notification, learnt of a new one's
+    # request only after it was written: an answer that came in between was left unread by it
+    # (outside QA, with the arming thread held 20 ms there: delivered a minute late or never).
+    # Now it knows the request before it is written; the same delay changes nothing.
+    from pymsmq import connect
+    from pymsmq.client import remote_notification as rn
+
+    real = rn.NotificationPump.watch
+
+    def late(self: Any, n: Any, rid: int, no_wait: bool) -> None:
+        time.sleep(0.02)
+        real(self, n, rid, no_wait)
+
+    monkeypatch.setattr(rn.NotificationPump, "watch", late)
+    client = connect(server.url)
+    try:
+        x, y, z = (client.create_queue(rf".\private$\{name}") for name in "xyz")
+        z.enable_notification(lambda q, c: None)  # the notification thread waits for this one
+
+        def read_other() -> None:
+            with contextlib.suppress(MSMQError):  # MQ_ERROR_IO_TIMEOUT after 3 s
+                x.receive(3)
+
+        if app_reads:  # another thread of the application is the connection's reader
+            threading.Thread(target=read_other, daemon=True).start()
+        time.sleep(0.3)
+        y.send(Message(body=b"already there"))
+        fired = threading.Event()
+        y.enable_notification(lambda q, c: fired.set())
+        assert fired.wait(2)
+    finally:
+        client.close()
+
+
+def test_a_callback_that_calls_sys_exit_does_not_stop_later_notifications(qm: Any) -> None:
+    # SystemExit ended the thread that runs the callbacks (the embedded queue manager's event
+    # thread, a connection's notification thread): every later notification went undelivered.
+    import sys
+
+    q = qm.create_queue(r".\private$\q")
+    q.enable_notification(lambda _q, _c: sys.exit(3))
+    q.send(Message(body=b"1"))
+    settle(qm)
+    sink = Sink()
+    q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
+    assert sink.wait() == [("arrived", 0, MQMSG_FIRST)]

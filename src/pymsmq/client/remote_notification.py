@@ -131,12 +131,14 @@ def enable_notification(
     n = RemoteNotification(queue, cursor, on_arrived, on_error)
     request = hot.receive_request(queue._handle, int(action), ms, cursor_id, 0, None, _PROPIDS, _NO_PACKET)
     queue._armed.add(n)  # (before the answer can come: it discards it)
+    no_wait = ms == 0
     try:
-        n._rid = queue._t.send(request)
+        # The notification thread knows the request before it is written: noted after, an answer
+        # that came in between was left unread by it (an outside QA's lost wake-up).
+        [n._rid] = queue._t.send_many([request], lambda rid: qm._pump.watch(n, rid, no_wait))
     except BaseException:
         n._finish()
         raise
-    qm._pump.watch(n, n._rid, ms == 0)
     return n
 
 
@@ -161,7 +163,7 @@ class NotificationPump:
         self._running = False
 
     def watch(self, n: RemoteNotification, rid: int, no_wait: bool) -> None:
-        """Wait for the answer to ``rid``, the peek that arms ``n`` (written already)."""
+        """Wait for the answer to ``rid``, the peek that arms ``n`` (about to be written)."""
         with self._lock:
             self._pending[rid] = (n, no_wait)
             if self._running:
@@ -209,5 +211,7 @@ def _deliver(n: RemoteNotification, hresult: int, no_wait: bool) -> None:
             n.on_arrived(q, n.mode)
         elif n.on_error is not None:
             n.on_error(q, int(hresult), n.mode)
-    except Exception:  # a user callback must not pass unnoticed, nor stop anything else
+    except BaseException:  # a user callback must not pass unnoticed, nor stop anything else
+        # (SystemExit from ``sys.exit()`` too: it ended the thread, and every later notification
+        # of the connection went undelivered.)
         log.exception("a notification callback raised")

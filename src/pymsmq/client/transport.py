@@ -407,8 +407,11 @@ class Transport:
                 return rid
         return self.send_many([request])[0]
 
-    def send_many(self, requests: list[pm.Request]) -> list[int]:
-        """Write requests back to back (one ``sendall``); waits for room when ``max_in_flight`` is reached."""
+    def send_many(self, requests: list[pm.Request], on_rid: Callable[[int], None] | None = None) -> list[int]:
+        """Write requests back to back (one ``sendall``); waits for room when ``max_in_flight`` is reached.
+
+        ``on_rid(rid)``: called with each request's id before it is written (its answer cannot
+        come before), under the send lock: it must not write or wait."""
         ids: list[int] = []
         i = 0
         while i < len(requests):
@@ -428,6 +431,8 @@ class Transport:
                         raise MSMQError(str(exc), HResult.MQ_ERROR_INVALID_PARAMETER) from None
                     if self._abandoned:
                         self._abandoned.pop(rid, None)
+                    if on_rid is not None:
+                        on_rid(rid)
                     ids.append(rid)
                     chunk.append(data)
                     room -= 1

@@ -32,6 +32,7 @@ import asyncio
 import functools
 import heapq
 import itertools
+import logging
 import threading
 import time
 from collections import deque
@@ -60,6 +61,8 @@ __all__ = [
     "receive_async",
     "watch",
 ]
+
+log = logging.getLogger("pymsmq.qm")
 
 MQMSG_FIRST: Final = 0
 MQMSG_CURRENT: Final = 1
@@ -318,8 +321,8 @@ class Dispatcher:
             for job in jobs:
                 try:
                     job()
-                except Exception:  # a user callback must not kill the thread
-                    pass
+                except BaseException:  # a user callback must not kill the thread (sys.exit() too)
+                    log.exception("a notification callback raised")
             if stop:
                 return
 

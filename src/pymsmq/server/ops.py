@@ -203,11 +203,20 @@ class OpsMixin:
             raise MSMQError(f"unknown queue filter {req.filter}", HResult.MQ_ERROR_INVALID_PARAMETER)
         # Only the queues this identity has a right on; their counters as STATS of each gives them
         # (MQSEC_GET_QUEUE_PROPERTIES; without it the queue's entry has no properties).
-        names = self._visible(names)
-        props = tuple(
-            queue_stats(qm, n, req.propids) if req.propids and self._may_read_stats(n) else () for n in names
-        )
-        return pm.ListQueuesResponse(tuple(names), props)
+        listed: list[str] = []
+        props: list[Props] = []
+        for name in self._visible(names):
+            stats: Props = ()
+            if req.propids and self._may_read_stats(name):
+                try:
+                    stats = queue_stats(qm, name, req.propids)
+                except MSMQError as exc:
+                    if exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND:
+                        continue  # deleted since it was listed: left out, not the whole answer failed
+                    raise
+            listed.append(name)
+            props.append(stats)
+        return pm.ListQueuesResponse(tuple(listed), tuple(props))
 
     # ------------------------------------------------------------------ queues
     def op_create_queue(self, req: pm.CreateQueueRequest) -> pm.Response:
