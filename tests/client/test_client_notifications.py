@@ -413,3 +413,33 @@ def test_a_callback_that_calls_sys_exit_does_not_stop_later_notifications(qm: An
     sink = Sink()
     q.enable_notification(sink.arrived, MQMSG_FIRST, None, sink.error)
     assert sink.wait() == [("arrived", 0, MQMSG_FIRST)]
+
+
+def test_remote_callbacks_run_in_arrival_order_on_a_thread_that_leaves_ctrl_c_to_the_application(
+    server: Any,
+) -> None:
+    # Answers read together were handed over in set order; and the notification thread did not
+    # block SIGINT as pymsmq's other threads do (a Ctrl-C is the application's main thread's).
+    import signal
+
+    from pymsmq import connect
+
+    client = connect(server.url)
+    try:
+        t = client._t
+        with t._cond:
+            t._done.update({9: "nine", 3: "three", 7: "seven"})
+            assert t._take_done({3, 7, 9, 11}) == [(9, "nine"), (3, "three"), (7, "seven")]
+        q = client.create_queue(r".\private$\q")
+        masks: list[set[int]] = []
+        got = threading.Event()
+
+        def arrived(_q: Any, _c: int) -> None:
+            masks.append(set(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+            got.set()
+
+        q.enable_notification(arrived)
+        q.send(Message(body=b"1"))
+        assert got.wait(5) and signal.SIGINT in masks[0]
+    finally:
+        client.close()

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from pymsmq.client.transport import not_for_sigint
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import MQMSG_FIRST, MQMSG_NEXT
@@ -172,6 +173,7 @@ class NotificationPump:
         threading.Thread(target=self._run, name="pymsmq-notifications", daemon=True).start()
 
     def _run(self) -> None:
+        not_for_sigint()  # as pymsmq's other threads: a Ctrl-C goes to the application's thread
         t = self._transport
         while True:
             with self._lock:

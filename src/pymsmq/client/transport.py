@@ -67,6 +67,7 @@ __all__ = [
     "Pending",
     "Transport",
     "error_from",
+    "not_for_sigint",
     "parse_url",
     "send_refused",
 ]
@@ -219,7 +220,7 @@ class _ThreadCall:
                 self.future.set_exception(value)
 
     def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        _not_for_sigint()
+        not_for_sigint()
         try:
             ok, value = True, fn(*args)
         except BaseException as exc:  # handed to the awaiting task
@@ -454,7 +455,7 @@ class Transport:
         """In the main thread, hold SIGINT (Ctrl-C) for the block: its handler runs when the block
         ends, not part way through it (e.g. between writing a request and noting that it was).
 
-        A mask of the main thread's: pymsmq's own threads block SIGINT (``_not_for_sigint``), so
+        A mask of the main thread's: pymsmq's own threads block SIGINT (``not_for_sigint``), so
         the kernel delivers a Ctrl-C to the main thread, which lets it through at the end.  An
         application thread that does not block SIGINT can take the signal instead, and Python then
         runs the handler in the main thread inside the block all the same: there the hold is best
@@ -622,20 +623,24 @@ class Transport:
         token = object()
         try:
             with cond:
-                done = self._done
-                found = [(rid, done.pop(rid)) for rid in rids if rid in done]
+                found = self._take_done(rids)
                 if found:
                     return found
                 if self._error is not None:
                     raise self._error
                 if not self._reader_or_wait(token):
-                    return [(rid, done.pop(rid)) for rid in rids if rid in done]
+                    return self._take_done(rids)
             self._read_until(None)  # until an answer comes (into ``_done``)
         except BaseException:
             self._drop_reader(token)
             raise
         with cond:
-            return [(rid, self._done.pop(rid)) for rid in rids if rid in self._done]
+            return self._take_done(rids)
+
+    def _take_done(self, rids: set[int]) -> list[tuple[int, object]]:
+        # Under ``_cond``: the answers to ``rids`` read so far, in the order they came.
+        done = self._done
+        return [(rid, done.pop(rid)) for rid in [r for r in done if r in rids]]
 
     def _pump(self, rid: int | None) -> None:
         token = object()
@@ -893,7 +898,7 @@ class Transport:
         self._fail(MSMQError("the connection is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE), wake=True)
 
 
-def _not_for_sigint() -> None:
+def not_for_sigint() -> None:
     """Block SIGINT in this (pymsmq's own) thread: the kernel then delivers a Ctrl-C to a thread
     that takes it, the main thread when the application has no threads of its own, and a main
     thread holding it (``_hold_signals``) gets it when it lets it through."""
@@ -929,7 +934,7 @@ class _Watchdog:
                 self._thread.start()
 
     def _run(self) -> None:
-        _not_for_sigint()
+        not_for_sigint()
         while True:
             with self._lock:
                 watched = list(self._transports)
