@@ -48,6 +48,7 @@ ErrorCallback = Callable[["RemoteQueue", int, int], object]
 #: MQ_PEEK_ACCESS | MQ_RECEIVE_ACCESS: any read access may arm a notification (errata E6).
 _READ_ACCESS: Final = 0x21
 _NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
+_ADVANCE: Final = int(ReceiveFlags.ADVANCE)
 #: The one property the peek's answer carries (the notification tells nothing of the message).
 _PROPIDS: Final = (PROPID_M_MSGID,)
 _ILLEGAL_CURSOR_ACTION: Final = HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION
@@ -130,7 +131,9 @@ def enable_notification(
             )
         qm._armed += 1
     n = RemoteNotification(queue, cursor, on_arrived, on_error)
-    request = hot.receive_request(queue._handle, int(action), ms, cursor_id, 0, None, _PROPIDS, _NO_PACKET)
+    # MQMSG_NEXT: the server advances the cursor at once (ADVANCE), as the embedded queue does.
+    flags = _NO_PACKET | _ADVANCE if cursor == MQMSG_NEXT else _NO_PACKET
+    request = hot.receive_request(queue._handle, int(action), ms, cursor_id, 0, None, _PROPIDS, flags)
     queue._armed.add(n)  # (before the answer can come: it discards it)
     no_wait = ms == 0
     try:

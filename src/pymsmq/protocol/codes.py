@@ -109,6 +109,12 @@ class ReceiveFlags(IntFlag):
     #: transaction stays locked in its queue until END_RECEIVE acknowledges it; the answer says so
     #: with PROPID_PYMSMQ_HELD.  A server that does not know the flag ignores it (one-phase receive).
     CONFIRM = 0x00000002
+    #: With MQ_ACTION_PEEK_NEXT at a cursor on a message: the cursor advances at once (Read ->
+    #: Unread at its position), then the read waits as a PEEK_CURRENT for the first message after
+    #: it: [MC-MQAC] 3.11.4.1.9 EnableNotification with MQMSG_NEXT, whose cursor has moved past its
+    #: message even when none comes.  A server that does not know the flag ignores it (a plain
+    #: PEEK_NEXT: the cursor stays on its message when none comes).
+    ADVANCE = 0x00000004
 
 
 class RangeFlags(IntFlag):

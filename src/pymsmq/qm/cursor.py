@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["Cursor", "CursorSeek", "cursor_wait_expired"]
+__all__ = ["Cursor", "CursorSeek", "cursor_advance", "cursor_wait_expired"]
 
 
 class Cursor:
@@ -156,6 +156,20 @@ class CursorSeek:
     def group_key(self, index: MessageIndex) -> tuple[object, ...]:
         """What this seek finds in ``index`` depends on this alone (under the lock)."""
         return (self._cursor._pos, self._peek, index)
+
+
+def cursor_advance(cursor: Cursor) -> bool:
+    """[MC-MQAC] 3.11.4.1.9 EnableNotification with MQMSG_NEXT: a cursor on a message (Read)
+    advances now: Unread at its position, so that a peek at it finds the first message after that
+    one (PeekNext's seek), now or when it arrives.  False, and nothing changes, for an Unread
+    cursor (MQ_ERROR_ILLEGAL_CURSOR_ACTION to the caller, [MC-MQAC] <91>)."""
+    q = cursor._queue
+    with q._qm._lock:
+        cursor._check_open()
+        if not cursor._read:
+            return False
+        cursor._read = False
+        return True
 
 
 def cursor_wait_expired(cursor: Cursor) -> None:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.qm.cursor import cursor_advance
 from pymsmq.qm.waiters import normalize_timeout, not_found
 
 if TYPE_CHECKING:
@@ -514,14 +515,13 @@ def enable_notification(
         if cursor == MQMSG_NEXT:
             c = n._cursor
             assert c is not None
-            if not c._read:
+            if not cursor_advance(c):  # advance: search strictly after the current message
                 n._error(
                     HResult.MQ_ERROR_MESSAGE_NOT_FOUND
                     if timeout == 0
                     else HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION
                 )
                 return n
-            c._read = False  # advance: search strictly after the current message (PeekNext)
         return _arm(qm, n, timeout)
 
 

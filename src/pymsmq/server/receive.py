@@ -33,7 +33,7 @@ from pymsmq.protocol.message_codec import (
     held_properties,
     receive_answer_body,
 )
-from pymsmq.qm.cursor import CursorSeek, cursor_wait_expired
+from pymsmq.qm.cursor import CursorSeek, cursor_advance, cursor_wait_expired
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import MatchingSeek
 from pymsmq.qm.notifications import Seek, first_available, first_peekable
@@ -63,6 +63,7 @@ _PEEK_ACTIONS: Final = frozenset(a for a in Action if a.peek)
 _NOT_FOUND: Final = HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 _NO_PACKET: Final = int(ReceiveFlags.NO_PACKET)
 _CONFIRM: Final = int(ReceiveFlags.CONFIRM)
+_ADVANCE: Final = int(ReceiveFlags.ADVANCE)
 _RECEIVE: Final = int(Action.MQ_ACTION_RECEIVE)
 _RECEIVE_OP: Final = int(Op.RECEIVE)
 #: Receives that peek first after a handle met a recoverable message at its head.
@@ -153,6 +154,10 @@ class ReceiveMixin:
                     f"no cursor {req.cursor} on handle {req.handle}", HResult.MQ_ERROR_INVALID_HANDLE
                 )
             cursor = entry[0]
+            if req.flags & _ADVANCE and action == _A.MQ_ACTION_PEEK_NEXT and cursor_advance(cursor):
+                # [MC-MQAC] 3.11.4.1.9 MQMSG_NEXT (a remote enable_notification): the cursor has
+                # moved past its message; the wait is a peek of the first one after it.
+                action = _A.MQ_ACTION_PEEK_CURRENT
         tx = None if peek else self.receive_transaction(req.transaction)
         # Two-phase (CONFIRM, outside a transaction): a recoverable message is held, not removed,
         # until END_RECEIVE; the answer says so (holds.py, [MS-MQRR] 3.1.4.9).
