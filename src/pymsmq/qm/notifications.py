@@ -416,20 +416,25 @@ class Notification:
         return None if value_key is None else value_key(index)
 
     def _fire_if_open(self) -> bool:
-        """Under the lock, in a round: fire (True), or end silently if its handle was closed or with
-        the error its handle gives now (False)."""
-        if self.done:
+        """Under the lock, in a round: fire (True), or end as ``_open`` says (False)."""
+        if self.done or not self._open():
             return False
+        self._fire()
+        return True
+
+    def _open(self) -> bool:
+        # Under the lock: whether its handle may still be read; if not, the notification ends:
+        # silently when the handle was closed (``enable_notification``), else with the error the
+        # handle gives now (closed for a waiting read, queue deleted, queue manager closed).
         q = self._queue
         if q._closed and not self.ends_with_handle:
-            self._finish()
+            self._finish()  # closing the handle cancels silently
             return False
         try:
             q._check(0)
         except MSMQError as exc:
             self._error(exc.hresult)
             return False
-        self._fire()
         return True
 
     def _fire(self) -> None:
@@ -465,14 +470,9 @@ class Notification:
         ``claimed``: the lookup ids exclusive notifications fired for in this round (an exclusive
         one does not fire for one of them, and adds the one it fires for).
         """
-        if self.done:
-            return True
-        q = self._queue
-        if q._closed and not self.ends_with_handle:
-            self._finish()  # closing the handle cancels silently
+        if self.done or not self._open():
             return True
         try:
-            q._check(0)
             found = self._probe()
         except MSMQError as exc:
             self._error(exc.hresult)
