@@ -96,16 +96,16 @@ def _receive_last_batch(url: str, queue: str, token: str, checkpoint: str) -> No
     # Spark tells a source that a batch is written (``commit``) when it plans the next one, so the
     # last micro-batch of a run stayed in the queue until the next run (a queue drained by
     # ``archive --mode receive`` kept its newest messages).  The run is over and its last batch is
-    # in the commit log: remove what that batch read now, as the next run would have (idempotent).
+    # in the commit log: the source's own ``commit`` of it now, as the next run would have done
+    # (idempotent).
     end = last_committed_offset(checkpoint)
     if end is None:
         return
-    from pymsmq.spark.options import SourceOptions, open_queue
-    from pymsmq.spark.stream import receive_committed
+    from pymsmq.spark.options import SourceOptions
+    from pymsmq.spark.stream import MsmqStreamReader
 
     opts = SourceOptions.parse({"url": url, "queue": queue, "token": token, "mode": "receive"})
-    with open_queue(opts) as (qm, q):
-        receive_committed(q, qm, end.get("origin", 0), end["lookup_id"])
+    MsmqStreamReader(opts).commit(end)
 
 
 def last_committed_offset(checkpoint: str) -> dict[str, int] | None:
