@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ssl
 import struct
-import threading
 import uuid
 from collections.abc import Sequence
 from typing import Any, Final
@@ -68,12 +67,9 @@ class RemoteQueueManager:
         self.guid: uuid.UUID = hello.qm_guid
         self.machine_name: str = hello.machine_name
         self._guid_bytes = self.guid.bytes_le
-        #: The thread that waits for the armed notifications' answers and calls their callbacks.
+        #: The armed notifications: their count, and the thread that waits for their answers and
+        #: calls their callbacks.
         self._pump = NotificationPump(transport)
-        #: Notifications armed and not fired (``remote_notification.armed_limit``), counted under
-        #: ``_notifying_count``.
-        self._armed = 0
-        self._notifying_count = threading.Lock()
 
     @property
     def machine_quota(self) -> int | None:

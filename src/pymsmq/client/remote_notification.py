@@ -94,8 +94,7 @@ class RemoteNotification:
             self.done = True
         queue = self._queue
         queue._armed.discard(self)
-        with queue._qm._notifying_count:
-            queue._qm._armed -= 1
+        queue._qm._pump.release()
         return True
 
 
@@ -119,17 +118,7 @@ def enable_notification(
         cursor_id = queue._default_cursor()._cursor_id()
         action = Action.MQ_ACTION_PEEK_NEXT if cursor == MQMSG_NEXT else Action.MQ_ACTION_PEEK_CURRENT
     qm = queue._qm
-    window = queue._t.server_hello.max_in_flight
-    with qm._notifying_count:
-        if qm._armed >= armed_limit(window):
-            # Each armed notification is a request in flight (and a client thread): past the
-            # window, the next one, and every other request of the connection, waited for one to fire.
-            raise MSMQError(
-                f"{qm._armed} notifications are armed on this connection, the most it takes (half"
-                f" its {window} requests in flight): arm more on another connection",
-                HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
-            )
-        qm._armed += 1
+    qm._pump.reserve(queue._t.server_hello.max_in_flight)
     n = RemoteNotification(queue, cursor, on_arrived, on_error)
     # MQMSG_NEXT: the server advances the cursor at once (ADVANCE), as the embedded queue does.
     flags = _NO_PACKET | _ADVANCE if cursor == MQMSG_NEXT else _NO_PACKET
@@ -157,7 +146,7 @@ class NotificationPump:
     their callbacks (one thread, not one per notification: a process watching many queues had as
     many threads).  It runs while notifications are armed and ends when none is left."""
 
-    __slots__ = ("_lock", "_pending", "_running", "_transport")
+    __slots__ = ("_armed", "_lock", "_pending", "_running", "_transport")
 
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
@@ -165,6 +154,28 @@ class NotificationPump:
         #: Request id -> the notification it arms, and whether it was armed with no wait (timeout 0).
         self._pending: dict[int, tuple[RemoteNotification, bool]] = {}
         self._running = False
+        #: Notifications armed and not ended (``reserve``, ``release``).
+        self._armed = 0
+
+    def reserve(self, window: int) -> None:
+        """Count one more armed notification, or refuse it (MQ_ERROR_INSUFFICIENT_RESOURCES) past
+        ``armed_limit(window)``, ``window`` the requests the server lets the connection have in
+        flight."""
+        with self._lock:
+            if self._armed >= armed_limit(window):
+                # Each armed notification is a request in flight: past the window, the next one,
+                # and every other request of the connection, waited for one to fire.
+                raise MSMQError(
+                    f"{self._armed} notifications are armed on this connection, the most it takes"
+                    f" (half its {window} requests in flight): arm more on another connection",
+                    HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
+                )
+            self._armed += 1
+
+    def release(self) -> None:
+        """A notification counted by ``reserve`` fired or was cancelled."""
+        with self._lock:
+            self._armed -= 1
 
     def watch(self, n: RemoteNotification, rid: int, no_wait: bool) -> None:
         """Wait for the answer to ``rid``, the peek that arms ``n`` (about to be written)."""
