@@ -98,6 +98,17 @@ def test_queue_properties_get_set(qm: Any) -> None:
     assert hresult_of(qm.get_queue_properties, ".\\private$\\nope") == H.MQ_ERROR_QUEUE_NOT_FOUND
 
 
+def test_queue_properties_take_pymsmqs_constants(qm: Any) -> None:
+    # QA 2026-11-27: a remote create_queue refused pymsmq.MQ_PRIV_LEVEL_BODY (an IntEnum) as "not a
+    # valid VT_UI4 value", where the embedded one took it (and kept the enum member).
+    props = qm.create_queue(Q, priv_level=pymsmq.MQ_PRIV_LEVEL_BODY).properties
+    assert props.priv_level == 2 and type(props.priv_level) is int
+    new = qm.set_queue_properties(Q, priv_level=pymsmq.MQ_PRIV_LEVEL_NONE, quota=pymsmq.INFINITE)
+    assert (new.priv_level, new.quota) == (0, 0xFFFFFFFF) and type(new.priv_level) is int
+    got = qm.get_queue_properties(Q)
+    assert got.priv_level == 0 and type(got.priv_level) is int
+
+
 # ---------------------------------------------------------------------------- messages
 
 

@@ -73,7 +73,7 @@ def _u32(value: object, what: str) -> int:
         if value == -1:  # a COM long showing 0xFFFFFFFF
             return INFINITE
         if 0 <= value <= 0xFFFFFFFF:
-            return value
+            return int(value)  # a constant (IntEnum) kept as the plain number
     raise MSMQError(f"invalid {what}: {value!r}", _BAD)
 
 
@@ -118,9 +118,12 @@ class QueueProperties:
         object.__setattr__(self, "quota", _u32(self.quota, "quota"))
         object.__setattr__(self, "journal_quota", _u32(self.journal_quota, "journal_quota"))
         check_base_priority(self.base_priority)
-        # [MS-MQMQ] 2.3.1.12: MQ_PRIV_LEVEL_NONE 0, _OPTIONAL 1, _BODY 2.
+        object.__setattr__(self, "base_priority", int(self.base_priority))
+        # [MS-MQMQ] 2.3.1.12: MQ_PRIV_LEVEL_NONE 0, _OPTIONAL 1, _BODY 2 (pymsmq.MQ_PRIV_LEVEL_*,
+        # kept as the plain number).
         if self.priv_level not in (0, 1, 2) or isinstance(self.priv_level, bool):
             raise MSMQError(f"invalid priv_level {self.priv_level!r}", _BAD)
+        object.__setattr__(self, "priv_level", int(self.priv_level))
         if self.multicast_address is not None:
             validate_multicast_address(self.multicast_address)
         for name in ("create_time", "modify_time"):

@@ -52,8 +52,8 @@ def _to_wire(name: str, value: object) -> PropVariant:
     vt = QUEUE_PROPIDS[name][1]
     if value is None:
         return PropVariant(_V.VT_EMPTY)
-    if isinstance(value, bool):
-        value = int(value)
+    if isinstance(value, int):
+        value = int(value)  # a bool, or a constant of pymsmq (MQ_PRIV_LEVEL_BODY: an IntEnum)
     if vt is _V.VT_I4 and isinstance(value, int) and value > 0x7FFFFFFF:
         value -= 1 << 32  # [MS-MQMQ] 2.3.1.9: a VT_I4 time; keep the 32 bits
     if vt is _V.VT_UI4 and value == -1 and type(value) is int:
