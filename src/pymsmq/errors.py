@@ -6,7 +6,7 @@ purpose; ``err.hresult`` tells which one, with the value Windows MSMQ uses for t
 
 from __future__ import annotations
 
-from pymsmq.hresult import HResult, describe
+from pymsmq.hresult import HResult, describe, named
 
 __all__ = ["FormatNameError", "MSMQError", "WireError", "printable", "quoted", "reason"]
 
@@ -18,10 +18,8 @@ class MSMQError(Exception):
     default_hresult: int = HResult.MQ_ERROR
 
     def __init__(self, message: str = "", hresult: int | None = None) -> None:
-        value = int(self.default_hresult if hresult is None else hresult) & 0xFFFFFFFF
         # An ``HResult`` member when MSMQ names the value (``err.hresult.name``), else the int.
-        member = HResult._value2member_map_.get(value)
-        self.hresult: int = value if member is None else member  # type: ignore[assignment]
+        self.hresult: int = named(self.default_hresult if hresult is None else hresult)
         self.message = message or describe(self.hresult)
         super().__init__(self.message)
 

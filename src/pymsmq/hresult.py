@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["DESCRIPTIONS", "HResult", "describe"]
+__all__ = ["DESCRIPTIONS", "HResult", "describe", "named"]
 
 
 class HResult(IntEnum):
@@ -327,3 +327,11 @@ def describe(hresult: int) -> str:
     text = DESCRIPTIONS.get(member)
     head = f"{member.name} (0x{int(member):08X})"
     return f"{head}: {text}" if text else head
+
+
+def named(hresult: int) -> int:
+    """``hresult`` as an unsigned 32-bit value: the ``HResult`` member when MSMQ names it
+    (``.name`` works), else the plain int."""
+    value = int(hresult) & 0xFFFFFFFF
+    member = HResult._value2member_map_.get(value)
+    return value if member is None else member  # type: ignore[return-value]

@@ -88,6 +88,8 @@ def test_timeout_zero_and_finite(qm: Any) -> None:
     sink2 = Sink()
     q.enable_notification(sink2.arrived, MQMSG_FIRST, 0.2, sink2.error)
     assert sink2.wait() == [("error", HResult.MQ_ERROR_IO_TIMEOUT, 0)]
+    # An ``HResult`` member, as ``MSMQError.hresult`` is (QA 2026-11-27: a bare int, no ``.name``).
+    assert all(type(hresult) is HResult for _, hresult, _ in sink.events + sink2.events)
     q.send(Message())
     settle(qm)
     assert len(sink2.events) == 1

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 
 from pymsmq.client.transport import not_for_sigint
 from pymsmq.errors import MSMQError
-from pymsmq.hresult import HResult
+from pymsmq.hresult import HResult, named
 from pymsmq.model.constants import MQMSG_FIRST, MQMSG_NEXT
 from pymsmq.protocol import Action, ErrorResponse, hot
 from pymsmq.protocol.codes import ReceiveFlags
@@ -226,7 +226,7 @@ def _deliver(n: RemoteNotification, hresult: int, no_wait: bool) -> None:
         if hresult == 0:
             n.on_arrived(q, n.mode)
         elif n.on_error is not None:
-            n.on_error(q, int(hresult), n.mode)
+            n.on_error(q, named(hresult), n.mode)
     except BaseException:  # a user callback must not pass unnoticed, nor stop anything else
         # (SystemExit from ``sys.exit()`` too: it ended the thread, and every later notification
         # of the connection went undelivered.)

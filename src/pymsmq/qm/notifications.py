@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError
-from pymsmq.hresult import HResult
+from pymsmq.hresult import HResult, named
 from pymsmq.qm.cursor import cursor_advance
 from pymsmq.qm.waiters import normalize_timeout, not_found
 
@@ -488,7 +488,7 @@ class Notification:
 
     def _error(self, hresult: int) -> None:
         if self._finish() and self.on_error is not None:
-            self._dispatcher.submit(functools.partial(self.on_error, self._queue, int(hresult), self.mode))
+            self._dispatcher.submit(functools.partial(self.on_error, self._queue, named(hresult), self.mode))
 
     def expire(self) -> None:
         """The notification's timeout passed: ArrivedError MQ_ERROR_IO_TIMEOUT if still armed."""
