@@ -91,6 +91,19 @@ log = logging.getLogger("pymsmq.server")
     "uvloop or refuse to start; asyncio: asyncio's loop.",
 )
 @click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve GET /metrics (Prometheus text: per-queue messages, bytes and traffic, connection and "
+    "request totals) on this port (0 = any free port); over TLS with --tls-cert.  No authentication.",
+)
+@click.option(
+    "--metrics-host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address the metrics endpoint binds (every queue's name and counts are visible there).",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -110,17 +123,21 @@ def serve(
     idle_timeout: float,
     durable_writes: DurableWrites,
     event_loop: EventLoop,
+    metrics_port: int | None,
+    metrics_host: str,
     log_level: str,
 ) -> None:
     """Run a queue manager server on DIR's store (client protocol, docs/protocol.md).
 
-    Prints one line "pymsmq: listening client=HOST:PORT" once bound; stops cleanly (exit 0) on
-    SIGTERM, Ctrl-C or SIGHUP.  Binding beyond loopback requires --token or --auth.
+    Prints one line "pymsmq: listening client=HOST:PORT" once bound (and, with --metrics-port,
+    "pymsmq: metrics http://HOST:PORT/metrics"); stops cleanly (exit 0) on SIGTERM, Ctrl-C or
+    SIGHUP.  Binding beyond loopback requires --token or --auth.
 
     \b
     Example:
-      pymsmq serve --data ./qm --port 2103
+      pymsmq serve --data ./qm --port 2103 --metrics-port 9103
       python -c "import pymsmq.client as c; print(c.connect('msmq://127.0.0.1:2103').private_queues)"
+      curl -s http://127.0.0.1:9103/metrics | grep pymsmq_queue_messages
     """
     logging.basicConfig(
         level=getattr(logging, log_level.upper()),
@@ -150,6 +167,8 @@ def serve(
         idle_timeout=idle_timeout,
         durable_writes=durable_writes,
         event_loop=event_loop,
+        metrics_port=metrics_port,
+        metrics_host=metrics_host,
     )
     try:
         os.makedirs(data, exist_ok=True)

@@ -31,6 +31,8 @@ from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
 from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_factory
 from pymsmq.server.failed_logins import FailedLogins
+from pymsmq.server.metrics import MetricsEndpoint
+from pymsmq.server.metrics import available as metrics_available
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
@@ -97,6 +99,17 @@ def queue_sizes(qm: QueueManager) -> dict[str, tuple[int, int]]:
         }
 
 
+def queue_path_names(qm: QueueManager) -> dict[str, str]:
+    """``{format name: path name}`` of the queues ``queue_sizes`` gives (path name "" for the
+    system queues, which have none)."""
+    with qm._lock:
+        return {
+            state.format_name: state.props.path_name
+            for state in qm._queues.values()
+            if state.kind in _SIZED_KINDS and not state.deleted
+        }
+
+
 @dataclass(slots=True)
 class ServerConfig:
     """Everything ``pymsmq serve`` can set."""
@@ -135,6 +148,10 @@ class ServerConfig:
     #: The event loop ``run`` serves on: "auto" (uvloop when installed), "uvloop" or "asyncio"; see
     #: ``pymsmq.server.event_loop``.  A ``Server`` runs on whatever loop it is started in.
     event_loop: EventLoop = "auto"
+    #: ``GET /metrics`` (Prometheus text) on this port (0: any free port; None: no endpoint) and
+    #: address; with ``tls_cert``, over TLS (``pymsmq.server.metrics``).
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
 
     def validate(self) -> None:
         """Raise ``ConfigError`` for an unsafe or impossible configuration."""
@@ -147,6 +164,11 @@ class ServerConfig:
             raise ConfigError("--tls-cert and --tls-key go together")
         if not 0 <= self.port <= 0xFFFF:
             raise ConfigError(f"invalid port {self.port}")
+        if self.metrics_port is not None:
+            if not 0 <= self.metrics_port <= 0xFFFF:
+                raise ConfigError(f"invalid metrics port {self.metrics_port}")
+            if not metrics_available():
+                raise ConfigError("--metrics-port needs prometheus_client: pip install 'pymsmq[server]'")
         if self.durable_writes not in DURABLE_WRITES:
             raise ConfigError(
                 f"durable writes go on the 'loop', a 'thread' or 'auto', not {self.durable_writes!r}"
@@ -204,6 +226,8 @@ class Server:
         self._housekeeper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[Any]] = set()
         self.addresses: list[tuple[str, int]] = []
+        #: ``GET /metrics``, once started with ``ServerConfig.metrics_port``.
+        self.metrics: MetricsEndpoint | None = None
         #: What the server runs on, once started: "uvloop 0.23.0" or "asyncio" (``event_loop.describe``).
         self.event_loop = ""
 
@@ -230,12 +254,40 @@ class Server:
                 cfg.host,
             )
         self.addresses = [s.getsockname()[:2] for s in self._server.sockets]
+        if cfg.metrics_port is not None:
+            self.metrics = self._start_metrics()
         self._housekeeper = self.loop.create_task(self._housekeeping())
         self.event_loop = describe(self.loop)
         for host, port in self.addresses:
             tls = cfg.tls_cert is not None
             log.info("listening on %s:%d (tls=%s, event loop %s)", host, port, tls, self.event_loop)
         return self.addresses
+
+    def _start_metrics(self) -> MetricsEndpoint:
+        cfg = self.config
+        assert cfg.metrics_port is not None and self._server is not None
+        tls = None if cfg.tls_cert is None or cfg.tls_key is None else (cfg.tls_cert, cfg.tls_key)
+        try:
+            endpoint = MetricsEndpoint(
+                cfg.metrics_host,
+                cfg.metrics_port,
+                self.loop,
+                lambda: (self.snapshot(), queue_path_names(self.qm)),
+                tls,
+            )
+        except BaseException as exc:
+            self._server.close()  # (the client port was bound already)
+            if isinstance(exc, OSError):
+                where = f"{cfg.metrics_host}:{cfg.metrics_port}"
+                raise ConfigError(f"cannot serve metrics on {where}: {exc}") from None
+            raise
+        if not is_loopback(cfg.metrics_host):
+            log.warning(
+                "metrics on %s: no authentication; every queue's name and counts are visible there",
+                cfg.metrics_host,
+            )
+        log.info("metrics on %s:%d/metrics", *endpoint.address)
+        return endpoint
 
     def authenticated_count(self) -> int:
         """Connections past their CLIENT_HELLO (what ``max_connections`` limits at the hello)."""
@@ -372,6 +424,8 @@ class Server:
         log.info("shutting down")
         if self._server is not None:
             self._server.close()
+        if self.metrics is not None:  # (a scrape would take a snapshot of a closing queue manager)
+            await self.loop.run_in_executor(None, self.metrics.close)
         if self._housekeeper is not None:
             self._housekeeper.cancel()
         # Receives parked on a notification are answered now, and those being tried on the work
@@ -455,10 +509,10 @@ def run(
         qm = QueueManager.open(data, machine_quota=machine_quota)
         try:
             server = Server(qm, config)
+            await server.start()
         except BaseException:
             qm.close()
             raise
-        await server.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         # SIGHUP too: the terminal that started the server closed (it killed the server without
@@ -469,6 +523,14 @@ def run(
         _warn_if_few_descriptors(config.max_connections)
         ports = " ".join(f"client={h}:{p}" for h, p in server.addresses[:1])
         print(f"pymsmq: listening {ports}", file=out, flush=True)
+        if server.metrics is not None:
+            host, port = server.metrics.address
+            scheme = "http" if config.tls_cert is None else "https"
+            print(
+                f"pymsmq: metrics {scheme}://{f'[{host}]' if ':' in host else host}:{port}/metrics",
+                file=out,
+                flush=True,
+            )
         if server.addresses:
             host, port = server.addresses[0]
             scheme = "msmq" if config.tls_cert is None else "msmqs"  # msmqs://: TLS (docs/protocol.md)

@@ -1,0 +1,172 @@
+"""The server's statistics for Prometheus: ``GET /metrics`` on ``pymsmq serve --metrics-port``.
+
+The counters are the ones STATS and ``pymsmq stats`` report (``Server.snapshot``): per queue the
+messages and bytes in it and what went through this server, and the server's connection, request
+and byte totals.  prometheus_client formats them and serves HTTP on a thread of its own; each
+scrape takes its snapshot on the event loop (where the counters live), so a scrape never reads them
+halfway through a change.
+
+The endpoint has no authentication: it binds 127.0.0.1 unless ``--metrics-host`` says otherwise,
+and it names every queue of the server (its format name and path name) to whoever can reach it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.metrics_core import Metric
+
+__all__ = ["MetricsEndpoint", "available", "metric_families"]
+
+#: Seconds a scrape waits for the event loop to take the snapshot.
+_SNAPSHOT_TIMEOUT: Final = 10.0
+
+#: Per-queue counters of ``ServerStats.snapshot``: (key, metric name, help).
+_QUEUE_COUNTERS: Final = (
+    (
+        "sent",
+        "pymsmq_queue_sent_messages",
+        "Messages sent to the queue through this server since it started.",
+    ),
+    ("received", "pymsmq_queue_received_messages", "Messages received from the queue through this server."),
+    ("peeked", "pymsmq_queue_peeked_messages", "Messages peeked at in the queue through this server."),
+    (
+        "bytes_in",
+        "pymsmq_queue_sent_bytes",
+        "Body bytes of the messages sent to the queue through this server.",
+    ),
+    ("bytes_out", "pymsmq_queue_received_bytes", "Body bytes of the messages received from the queue."),
+)
+_QUEUE_GAUGES: Final = (
+    ("messages", "pymsmq_queue_messages", "Messages in the queue (PROPID_MGMT_QUEUE_MESSAGE_COUNT)."),
+    ("bytes", "pymsmq_queue_bytes", "Message bytes in the queue and its subqueues (what its quota counts)."),
+)
+#: Server totals: (path in the snapshot, metric name, help, counter?).
+_SERVER: Final = (
+    (("connections", "open"), "pymsmq_connections_open", "Client connections open.", False),
+    (("connections", "total"), "pymsmq_connections", "Client connections accepted since start.", True),
+    (("connections", "refused"), "pymsmq_connections_refused", "Client connections refused.", True),
+    (
+        ("connections", "protocol_errors"),
+        "pymsmq_protocol_errors",
+        "Connections closed for a protocol error.",
+        True,
+    ),
+    (("requests",), "pymsmq_requests", "Requests answered.", True),
+    (("errors",), "pymsmq_request_errors", "Requests answered with an error.", True),
+    (("bytes_in",), "pymsmq_received_bytes", "Bytes read from clients.", True),
+    (("bytes_out",), "pymsmq_sent_bytes", "Bytes written to clients.", True),
+    (("send_batches", "batches"), "pymsmq_send_batches", "Store writes of queued recoverable sends.", True),
+    (("send_batches", "sends"), "pymsmq_send_batch_sends", "Recoverable sends in those writes.", True),
+    (
+        ("held",),
+        "pymsmq_held_messages",
+        "Messages received two-phase, not yet acknowledged by their receivers.",
+        False,
+    ),
+    (("uptime_s",), "pymsmq_uptime_seconds", "Seconds since the server started.", False),
+)
+
+
+def available() -> bool:
+    """Whether prometheus_client is installed (the ``server`` extra)."""
+    return importlib.util.find_spec("prometheus_client") is not None
+
+
+def metric_families(snapshot: dict[str, Any], paths: dict[str, str]) -> list[Metric]:
+    """The Prometheus metric families of ``snapshot`` (``Server.snapshot``); ``paths`` maps a queue's
+    format name to its path name.  Pure: no I/O."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    out: list[Metric] = []
+    for keys, name, text, counter in _SERVER:
+        value: Any = snapshot
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            family = CounterMetricFamily if counter else GaugeMetricFamily
+            out.append(family(name, text, value=value))
+    out.append(
+        GaugeMetricFamily(
+            "pymsmq_disk_full",
+            "1 while the store refuses new messages for lack of disk.",
+            value=int(bool(snapshot.get("disk_full"))),
+        )
+    )
+    quota = snapshot.get("machine_quota")
+    if isinstance(quota, int) and not isinstance(quota, bool):
+        out.append(
+            GaugeMetricFamily(
+                "pymsmq_machine_quota_bytes", "The machine quota (none: no limit).", value=quota * 1024
+            )
+        )
+    queues: dict[str, dict[str, Any]] = snapshot.get("queues", {})
+    labels = ["format_name", "path_name"]
+    for key, name, text in _QUEUE_GAUGES:
+        gauge = GaugeMetricFamily(name, text, labels=labels)
+        for queue, values in queues.items():
+            if key in values:
+                gauge.add_metric([queue, paths.get(queue, "")], values[key])
+        out.append(gauge)
+    for key, name, text in _QUEUE_COUNTERS:
+        counter_family = CounterMetricFamily(name, text, labels=labels)
+        for queue, values in queues.items():
+            counter_family.add_metric([queue, paths.get(queue, "")], values.get(key, 0))
+        out.append(counter_family)
+    return out
+
+
+class _Collector:
+    """A prometheus_client collector whose ``collect`` (on the HTTP thread) has the event loop take
+    the snapshot."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, take: Callable[[], tuple[dict[str, Any], dict[str, str]]]
+    ) -> None:
+        self._loop = loop
+        self._take = take
+
+    async def _snapshot(self) -> tuple[dict[str, Any], dict[str, str]]:
+        return self._take()
+
+    def collect(self) -> Iterator[Metric]:
+        future = asyncio.run_coroutine_threadsafe(self._snapshot(), self._loop)
+        snapshot, paths = future.result(_SNAPSHOT_TIMEOUT)
+        yield from metric_families(snapshot, paths)
+
+
+class MetricsEndpoint:
+    """``GET /metrics`` (Prometheus text format) on ``host:port``, served by prometheus_client's
+    HTTP server thread; ``close()`` stops it."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        loop: asyncio.AbstractEventLoop,
+        take: Callable[[], tuple[dict[str, Any], dict[str, str]]],
+        tls: tuple[str, str] | None = None,
+    ) -> None:
+        from prometheus_client import CollectorRegistry, start_http_server
+
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Collector(loop, take))
+        certfile, keyfile = tls if tls is not None else (None, None)
+        self._httpd: WSGIServer
+        self._httpd, self._thread = start_http_server(
+            port, addr=host, registry=registry, certfile=certfile, keyfile=keyfile
+        )
+        #: The bound (host, port).
+        self.address: tuple[str, int] = self._httpd.server_address[:2]  # type: ignore[assignment]
+
+    def close(self) -> None:
+        """Stop serving and close the socket (blocks until the serving thread has stopped)."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(5)
