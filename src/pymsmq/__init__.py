@@ -22,9 +22,10 @@ from pymsmq.model.queue_statistics import QueueStatistics
 
 if TYPE_CHECKING:
     from pymsmq.client import connect
+    from pymsmq.model.quota_error import QuotaExceededError
     from pymsmq.qm.notifications import Notification
     from pymsmq.qm.queue import Cursor, Queue
-    from pymsmq.qm.queue_manager import QueueManager, QuotaExceededError
+    from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.qm.timers import FakeClock
     from pymsmq.qm.transaction import Transaction
 
@@ -33,7 +34,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "connect": "pymsmq.client",
     "QueueManager": "pymsmq.qm.queue_manager",
-    "QuotaExceededError": "pymsmq.qm.queue_manager",
+    "QuotaExceededError": "pymsmq.model.quota_error",
     "Queue": "pymsmq.qm.queue",
     "Cursor": "pymsmq.qm.queue",
     "Transaction": "pymsmq.qm.transaction",

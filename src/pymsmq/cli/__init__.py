@@ -14,28 +14,44 @@ from typing import Any, ClassVar
 import click
 
 from pymsmq import __version__
-from pymsmq.cli.decode import decode
-from pymsmq.cli.messages import move, peek, receive, send
-from pymsmq.cli.queues import queue
-from pymsmq.cli.stats import stats
-from pymsmq.cli.transfer import export, import_
 
 __all__ = ["main"]
 
 
 class _Main(click.Group):
-    """The root group; ``serve`` (pymsmq.cli.serve) is loaded only when it is asked for."""
+    """The root group; each command's module is imported when the command is asked for (a command
+    then starts without the others' imports: `pymsmq send --url` loads no embedded queue manager and
+    no packet decoder)."""
 
-    _LAZY: ClassVar[dict[str, str]] = {"serve": "pymsmq.cli.serve", "pipeline": "pymsmq.cli.pipeline"}
+    #: command name -> (module, attribute).
+    _LAZY: ClassVar[dict[str, tuple[str, str]]] = {
+        "decode": ("pymsmq.cli.decode", "decode"),
+        "queue": ("pymsmq.cli.queues", "queue"),
+        "send": ("pymsmq.cli.messages", "send"),
+        "receive": ("pymsmq.cli.messages", "receive"),
+        "peek": ("pymsmq.cli.messages", "peek"),
+        "move": ("pymsmq.cli.messages", "move"),
+        "export": ("pymsmq.cli.transfer", "export"),
+        "import": ("pymsmq.cli.transfer", "import_"),
+        "stats": ("pymsmq.cli.stats", "stats"),
+        "serve": ("pymsmq.cli.serve", "serve"),
+        "pipeline": ("pymsmq.cli.pipeline", "pipeline"),
+    }
+
+    #: Commands that need an extra (pyspark; the server's imports): left out when it is missing.
+    _EXTRAS: ClassVar[frozenset[str]] = frozenset({"serve", "pipeline"})
 
     def _lazy(self, name: str) -> click.Command | None:
-        module = self._LAZY.get(name)
-        if module is None:
+        where = self._LAZY.get(name)
+        if where is None:
             return None
+        module, attribute = where
         try:
-            command: Any = getattr(importlib.import_module(module), name, None)
+            command: Any = getattr(importlib.import_module(module), attribute, None)
         except ImportError:
-            return None
+            if name in self._EXTRAS:  # an extra that is not installed: no such command here
+                return None
+            raise
         return command if isinstance(command, click.Command) else None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -63,7 +79,3 @@ def main() -> None:
       pymsmq receive --data ./qm '.\\private$\\orders'
       echo 10cd1b004c494f5224000000ffffffff0000010001000000000000000000000040000000 | pymsmq decode --hex -
     """
-
-
-for _command in (decode, queue, send, receive, peek, move, export, import_, stats):
-    main.add_command(_command)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.client.many import end_receives
 from pymsmq.client.remote import RemoteQueue, RemoteTransaction
@@ -25,9 +25,10 @@ from pymsmq.protocol import ErrorResponse
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import RR_ACK, ManyMore, RangeFlags
 from pymsmq.protocol.message_batch import decode_batch, encode_batch, first_lookup_id
-from pymsmq.qm.queue import Queue
-from pymsmq.qm.range_read import read_range as qm_read_range
-from pymsmq.qm.transaction import Transaction
+
+if TYPE_CHECKING:  # (the embedded queue manager is imported when an embedded queue is read)
+    from pymsmq.qm.queue import Queue
+    from pymsmq.qm.transaction import Transaction
 
 __all__ = ["DEFAULT_MAX_BYTES", "RangeBatch", "iter_range", "queue_position", "read_range"]
 
@@ -165,6 +166,8 @@ def read_range(
         assert isinstance(response, pm.ReadRangeResponse)
         _acknowledge(queue, response)
         return _from_response(response)
+    from pymsmq.qm.range_read import read_range as qm_read_range
+
     r = qm_read_range(
         queue,
         from_lookup_id,

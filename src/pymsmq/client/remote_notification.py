@@ -28,11 +28,11 @@ from pymsmq.client.transport import not_for_sigint
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult, named
 from pymsmq.model.constants import MQMSG_FIRST, MQMSG_NEXT
+from pymsmq.model.notification_args import checked_arguments
+from pymsmq.model.timeouts import timeout_ms
 from pymsmq.protocol import Action, ErrorResponse, hot
 from pymsmq.protocol.codes import ReceiveFlags
 from pymsmq.protocol.message_codec import PROPID_M_MSGID
-from pymsmq.qm.notifications import checked_arguments
-from pymsmq.qm.waiters import timeout_ms
 
 if TYPE_CHECKING:
     from pymsmq.client.remote_queue import RemoteQueue

@@ -21,6 +21,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.model.timeouts import timeout_ms
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import RR_ACK, Op, ReceiveFlags
@@ -37,7 +38,6 @@ from pymsmq.protocol.message_codec import (
     parse_send_answer,
     props_dict,
 )
-from pymsmq.qm.waiters import timeout_ms
 
 if TYPE_CHECKING:
     from pymsmq.client.remote import RemoteQueueManager

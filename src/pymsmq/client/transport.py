@@ -48,6 +48,7 @@ from urllib.parse import urlsplit
 from pymsmq.errors import FormatNameError, MSMQError, quoted, reason
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
+from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.protocol import (
     ClientConnection,
     ClientHello,
@@ -59,7 +60,6 @@ from pymsmq.protocol import (
     ServerHello,
 )
 from pymsmq.protocol import messages as pm
-from pymsmq.qm.queue_manager import QuotaExceededError
 
 __all__ = [
     "DEFAULT_PORT",

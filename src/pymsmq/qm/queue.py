@@ -26,6 +26,7 @@ from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues, check_packet_size, check_strings
 from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
 from pymsmq.qm.hold import Hold
@@ -34,7 +35,6 @@ from pymsmq.qm.lifecycle import NACK_Q_PURGED
 from pymsmq.qm.lookup_ids import LookupIdOps
 from pymsmq.qm.matching import MatchingReads
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
-from pymsmq.qm.queue_manager import QuotaExceededError
 from pymsmq.qm.queue_state import subqueue_format
 from pymsmq.qm.send_batch import receive_many, send_many
 from pymsmq.qm.store.base import Batch, MessageKey

@@ -36,6 +36,7 @@ from pymsmq.model.message import Message
 from pymsmq.model.names import LocalFormat, QueuePath, private_queue_hash
 from pymsmq.model.packet_mapping import message_to_packet, packet_with_destination
 from pymsmq.model.queue_properties import QueueProperties
+from pymsmq.model.quota_error import MACHINE_QUOTA_TEXT, QuotaExceededError, queue_quota_text
 from pymsmq.model.stored_packet import restore_message
 from pymsmq.qm.catalog import QueueCatalog
 from pymsmq.qm.index import AVAILABLE, ByteTotal, Entry, MessageIndex
@@ -659,7 +660,7 @@ class QueueManager(QueueCatalog):
             raise QuotaExceededError(MACHINE_QUOTA_TEXT, None)
         if not state.fits_quota(size):
             raise QuotaExceededError(
-                f"{_QUEUE_QUOTA_HEAD}{state.props.path_name} ({state.props.quota} KB){_QUEUE_QUOTA_TAIL}",
+                queue_quota_text(state.props.path_name, state.props.quota),
                 0x8003,
             )
 
@@ -667,48 +668,3 @@ class QueueManager(QueueCatalog):
     def total_bytes(self) -> int:
         """Bytes of all messages the queue manager holds (what the machine quota limits)."""
         return self._bytes.value  # kept by every queue's indexes (index.ByteTotal)
-
-
-class QuotaExceededError(MSMQError):
-    """A send that would exceed the queue or machine quota (MQ_ERROR_INSUFFICIENT_RESOURCES).
-
-    ``msg_class`` is MQMSG_CLASS_NACK_Q_EXCEED_QUOTA (0x8003) for a queue quota and None for the
-    machine quota: what an acknowledgement for the rejected message would carry.
-    """
-
-    default_hresult = HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
-
-    def __init__(self, message: str, msg_class: int | None, message_id: ObjectId | None = None) -> None:
-        super().__init__(message)
-        self.msg_class = msg_class
-        #: The id the refused message got (a queue quota: its NACK and dead letter carry it).
-        self.message_id = message_id
-
-    def with_message_id(self, message_id: ObjectId) -> QuotaExceededError:
-        """This refusal naming the id the message got (in its text too, for a remote client)."""
-        return QuotaExceededError(f"{self.message}{_MESSAGE_ID_HEAD}{message_id}", self.msg_class, message_id)
-
-    @classmethod
-    def from_text(cls, message: str) -> QuotaExceededError | None:
-        """The quota refusal an MQ_ERROR_INSUFFICIENT_RESOURCES with text ``message`` is, or None
-        (a remote client gets only the HRESULT and the text; docs/protocol.md 11, errors)."""
-        if message == MACHINE_QUOTA_TEXT:
-            return cls(message, None)
-        text, sep, id_text = message.partition(_MESSAGE_ID_HEAD)
-        message_id = None
-        if sep:
-            try:
-                message_id = ObjectId.parse(id_text)
-            except MSMQError:
-                return None
-        if text.startswith(_QUEUE_QUOTA_HEAD) and text.endswith(_QUEUE_QUOTA_TAIL):
-            return cls(message, 0x8003, message_id)
-        return None
-
-
-#: The texts of quota refusals: MQ_ERROR_INSUFFICIENT_RESOURCES is also a message over 4 MB, a
-#: server's connection limit, ...; these tell a quota apart (``QuotaExceededError.from_text``).
-MACHINE_QUOTA_TEXT: Final = "the machine quota would be exceeded"
-_QUEUE_QUOTA_HEAD: Final = "the quota of "
-_QUEUE_QUOTA_TAIL: Final = " would be exceeded"
-_MESSAGE_ID_HEAD: Final = "; message id "
