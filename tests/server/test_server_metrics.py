@@ -25,7 +25,7 @@ from _serve_process import SERVE, ServeProcess, env
 from pymsmq import Message
 from pymsmq.client import connect
 from pymsmq.server import AccessPolicy, ConfigError, ServerConfig
-from pymsmq.server.metrics import metric_families
+from pymsmq.server.metrics import REQUEST_TIMEOUT, metric_families
 
 Q = r".\private$\metered"
 
@@ -199,7 +199,7 @@ def test_serve_prints_the_metrics_url_and_a_taken_port_is_a_clear_error(tmp_path
         assert srv.terminate() == 0
 
 
-def test_metrics_over_tls_with_the_servers_certificate(tmp_path: Path) -> None:
+def test_metrics_stay_plain_http_beside_a_tls_client_port(tmp_path: Path) -> None:
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1", "localhost")
     chain, key = tmp_path / "chain.pem", tmp_path / "key.pem"
@@ -210,12 +210,28 @@ def test_metrics_over_tls_with_the_servers_certificate(tmp_path: Path) -> None:
     )
     server = ThreadServer(tmp_path / "qm", config).start()
     try:
-        trusting = ssl.create_default_context()
-        ca.configure_trust(trusting)
-        samples = _scrape(_metrics_url(server, "https"), trusting)
-        assert ("pymsmq_requests_total", ()) in samples
-        with pytest.raises(OSError):  # plain HTTP is not answered (URLError or a reset)
-            _scrape(_metrics_url(server, "http"))
+        assert ("pymsmq_requests_total", ()) in _scrape(_metrics_url(server))
+    finally:
+        server.stop()
+
+
+def test_a_silent_metrics_connection_is_closed_and_scrapes_go_on(tmp_path: Path) -> None:
+    server = ThreadServer(tmp_path / "qm", ServerConfig(port=0, metrics_port=0)).start()
+    try:
+        assert server.server is not None and server.server.metrics is not None
+        endpoint = server.server.metrics
+        handler = endpoint._httpd.RequestHandlerClass
+        assert handler.timeout == REQUEST_TIMEOUT  # (socketserver's default is None: no timeout)
+        endpoint._httpd.RequestHandlerClass = type("Quick", (handler,), {"timeout": 0.3})
+        silent = [socket.create_connection(endpoint.address) for _ in range(5)]
+        try:
+            assert ("pymsmq_requests_total", ()) in _scrape(_metrics_url(server))  # not held up
+            for s in silent:
+                s.settimeout(5)
+                assert s.recv(1) == b""  # closed by the server, not left open
+        finally:
+            for s in silent:
+                s.close()
     finally:
         server.stop()
 

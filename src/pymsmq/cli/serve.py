@@ -95,7 +95,7 @@ log = logging.getLogger("pymsmq.server")
     type=click.IntRange(0, 65535),
     default=None,
     help="Serve GET /metrics (Prometheus text: per-queue messages, bytes and traffic, connection and "
-    "request totals) on this port (0 = any free port); over TLS with --tls-cert.  No authentication.",
+    "request totals) on this port (0 = any free port).  Plain HTTP, no authentication.",
 )
 @click.option(
     "--metrics-host",

@@ -148,8 +148,8 @@ class ServerConfig:
     #: The event loop ``run`` serves on: "auto" (uvloop when installed), "uvloop" or "asyncio"; see
     #: ``pymsmq.server.event_loop``.  A ``Server`` runs on whatever loop it is started in.
     event_loop: EventLoop = "auto"
-    #: ``GET /metrics`` (Prometheus text) on this port (0: any free port; None: no endpoint) and
-    #: address; with ``tls_cert``, over TLS (``pymsmq.server.metrics``).
+    #: ``GET /metrics`` (Prometheus text, plain HTTP) on this port (0: any free port; None: no
+    #: endpoint) and address (``pymsmq.server.metrics``).
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
 
@@ -266,14 +266,12 @@ class Server:
     def _start_metrics(self) -> MetricsEndpoint:
         cfg = self.config
         assert cfg.metrics_port is not None and self._server is not None
-        tls = None if cfg.tls_cert is None or cfg.tls_key is None else (cfg.tls_cert, cfg.tls_key)
         try:
             endpoint = MetricsEndpoint(
                 cfg.metrics_host,
                 cfg.metrics_port,
                 self.loop,
                 lambda: (self.snapshot(), queue_path_names(self.qm)),
-                tls,
             )
         except BaseException as exc:
             self._server.close()  # (the client port was bound already)
@@ -525,9 +523,8 @@ def run(
         print(f"pymsmq: listening {ports}", file=out, flush=True)
         if server.metrics is not None:
             host, port = server.metrics.address
-            scheme = "http" if config.tls_cert is None else "https"
             print(
-                f"pymsmq: metrics {scheme}://{f'[{host}]' if ':' in host else host}:{port}/metrics",
+                f"pymsmq: metrics http://{f'[{host}]' if ':' in host else host}:{port}/metrics",
                 file=out,
                 flush=True,
             )

@@ -6,8 +6,10 @@ and byte totals.  prometheus_client formats them and serves HTTP on a thread of 
 scrape takes its snapshot on the event loop (where the counters live), so a scrape never reads them
 halfway through a change.
 
-The endpoint has no authentication: it binds 127.0.0.1 unless ``--metrics-host`` says otherwise,
-and it names every queue of the server (its format name and path name) to whoever can reach it.
+The endpoint is plain HTTP with no authentication: it binds 127.0.0.1 unless ``--metrics-host``
+says otherwise, and it names every queue of the server (its format name and path name) to whoever
+can reach it.  A connection that has not sent its request within ``request_timeout`` seconds is
+closed (prometheus_client's server has no timeout of its own: each silent connection held a thread).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ __all__ = ["MetricsEndpoint", "available", "metric_families"]
 
 #: Seconds a scrape waits for the event loop to take the snapshot.
 _SNAPSHOT_TIMEOUT: Final = 10.0
+#: Seconds a metrics connection may take to send its request.
+REQUEST_TIMEOUT: Final = 10.0
 
 #: Per-queue counters of ``ServerStats.snapshot``: (key, metric name, help).
 _QUEUE_COUNTERS: Final = (
@@ -142,8 +146,8 @@ class _Collector:
 
 
 class MetricsEndpoint:
-    """``GET /metrics`` (Prometheus text format) on ``host:port``, served by prometheus_client's
-    HTTP server thread; ``close()`` stops it."""
+    """``GET /metrics`` (Prometheus text format) on ``host:port`` over plain HTTP, served by
+    prometheus_client's HTTP server thread; ``close()`` stops it."""
 
     def __init__(
         self,
@@ -151,17 +155,17 @@ class MetricsEndpoint:
         port: int,
         loop: asyncio.AbstractEventLoop,
         take: Callable[[], tuple[dict[str, Any], dict[str, str]]],
-        tls: tuple[str, str] | None = None,
+        request_timeout: float = REQUEST_TIMEOUT,
     ) -> None:
         from prometheus_client import CollectorRegistry, start_http_server
 
         registry = CollectorRegistry(auto_describe=False)
         registry.register(_Collector(loop, take))
-        certfile, keyfile = tls if tls is not None else (None, None)
         self._httpd: WSGIServer
-        self._httpd, self._thread = start_http_server(
-            port, addr=host, registry=registry, certfile=certfile, keyfile=keyfile
-        )
+        self._httpd, self._thread = start_http_server(port, addr=host, registry=registry)
+        # Each connection's socket times out (socketserver.StreamRequestHandler.timeout).
+        handler: Any = self._httpd.RequestHandlerClass
+        self._httpd.RequestHandlerClass = type("TimedHandler", (handler,), {"timeout": request_timeout})
         #: The bound (host, port).
         self.address: tuple[str, int] = self._httpd.server_address[:2]  # type: ignore[assignment]
 
