@@ -26,6 +26,8 @@ from pymsmq.protocol import (
     EndReceiveRequest,
     ErrorResponse,
     Goodbye,
+    ListQueuesPageRequest,
+    ListQueuesPageResponse,
     ListQueuesResponse,
     Op,
     OpenQueueRequest,
@@ -114,6 +116,12 @@ VECTORS: list[tuple[Payload, bytes]] = [
     # CANCEL_RECEIVE: handle 5, the waiting request's id 0x01020304 ([MS-MQRR] 3.1.4.8 dwRequestId)
     (CancelReceiveRequest(5, 0x01020304), h("05000000 04030201")),
     (ListQueuesResponse(("a",), ((),)), h("01000000") + utf16("a") + h("01000000 00000000")),
+    # LIST_QUEUES_PAGE: filter 1 (private), propids (7,), after "a", max_count 100
+    (ListQueuesPageRequest(1, (7,), "a", 100), h("01 01000000 07000000") + utf16("a") + h("64000000")),
+    (
+        ListQueuesPageResponse(("b",), ((),), 1),
+        h("01000000") + utf16("b") + h("01000000 00000000") + h("01"),
+    ),
 ]
 
 
@@ -189,6 +197,10 @@ def test_constructor_checks_fields() -> None:
         ServerHello(max_message_size=MAX_PACKET_SIZE + 1)
     with pytest.raises(WireError, match="one property array per name"):
         ListQueuesResponse(("a", "b"), ((),))
+    with pytest.raises(WireError, match="one property array per name"):
+        ListQueuesPageResponse(("a", "b"), ((),))
+    with pytest.raises(WireError, match="more 2 is not 0 or 1"):
+        ListQueuesPageResponse((), (), 2)
 
 
 def test_send_request_carries_a_real_packet(vector: Any) -> None:
@@ -206,8 +218,9 @@ def test_choose_version() -> None:
     assert choose_version(ClientHello((1, 7))) == 1  # a version-1 client gets version 1
     assert choose_version(ClientHello((1, 2))) == 2  # a version-2 client gets version 2
     assert choose_version(ClientHello((1, 2, 3))) == 3
-    assert choose_version(ClientHello((3, 4))) == 3
-    assert choose_version(ClientHello((4, 5))) is None
+    assert choose_version(ClientHello((3, 4))) == 4
+    assert choose_version(ClientHello((3, 5))) == 3
+    assert choose_version(ClientHello((5, 6))) is None
     assert choose_version(ClientHello((1, 2, 3)), (1,)) == 1
 
 
@@ -277,6 +290,12 @@ def payloads(cls: type[Payload]) -> st.SearchStrategy[Payload]:
     if cls is ListQueuesResponse:
         return st.lists(st.tuples(_text, _props), max_size=3).map(
             lambda rows: ListQueuesResponse(tuple(n for n, _ in rows), tuple(p for _, p in rows))
+        )
+    if cls is ListQueuesPageResponse:
+        return st.tuples(st.lists(st.tuples(_text, _props), max_size=3), st.sampled_from([0, 1])).map(
+            lambda page: ListQueuesPageResponse(
+                tuple(n for n, _ in page[0]), tuple(p for _, p in page[0]), page[1]
+            )
         )
     fields = {name: OVERRIDES.get((cls, name), CODEC_STRATEGIES[codec.name]) for name, codec in cls.SPEC}
     return st.builds(cls, **fields)

@@ -291,17 +291,25 @@ def test_an_address_that_keeps_presenting_bad_tokens_is_refused_for_a_while(tmp_
         s.stop()
 
 
+@pytest.mark.parametrize("version", [3, 4])
 def test_queue_statistics_of_more_queues_than_one_answer_holds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int
 ) -> None:
     # One LIST_QUEUES answer holds the facts of about ten thousand queues (a frame is at most
-    # MAX_PAYLOAD); past it the client asks queue by queue.  A 48 KB limit for both ends here.
+    # MAX_PAYLOAD); past it the client reads pages (LIST_QUEUES_PAGE, version 4) or, from a server
+    # of version 3, asks queue by queue.  A 48 KB limit for both ends here.
+    import pymsmq.server.session as session
     from pymsmq.protocol import connection
+    from pymsmq.protocol.handshake import choose_version
 
     monkeypatch.setattr(connection, "MAX_PAYLOAD", 48 * 1024)
+    monkeypatch.setattr(
+        session, "choose_version", lambda hello: choose_version(hello, (1, 2, 3, 4)[:version])
+    )
     s = ThreadServer(tmp_path / "qm").start()
     try:
         qm = connect(s.url)
+        assert qm._t.server_hello.version == version
         for i in range(150):
             q = qm.create_queue(f".\\private$\\s{i:03d}", label="L" * 120 + f"{i:03d}", journal=i % 2 == 0)
             q.send(Message(body=b"x" * i))
@@ -314,6 +322,7 @@ def test_queue_statistics_of_more_queues_than_one_answer_holds(
         assert [(st.label[-3:], st.message_count, st.bytes_in_queue, st.journal) for st in stats] == [
             (f"{i:03d}", 1, i, i % 2 == 0) for i in range(150)
         ]
+        assert len(qm.private_queues) == 150
         assert qm.ping(b"still") == b"still"
     finally:
         s.stop()

@@ -32,6 +32,8 @@ from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProper
 from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
+from pymsmq.protocol.codes import Op
+from pymsmq.protocol.handshake import OP_SINCE_VERSION
 from pymsmq.protocol.message_codec import props_dict
 from pymsmq.protocol.queue_props import attrs_to_props, properties_from_props
 from pymsmq.wire.propids import PROPID_Q_JOURNAL, PROPID_Q_LABEL
@@ -54,6 +56,8 @@ _set: Final = object.__setattr__
 _STATISTICS: Final = (1, 2, 5, 7, 8, 9, 27, int(PROPID_Q_JOURNAL), int(PROPID_Q_LABEL))
 #: STATS requests ``queue_statistics`` has in flight at once when it asks queue by queue.
 _STATS_AT_ONCE: Final = 256
+#: The protocol version that has LIST_QUEUES_PAGE.
+_PAGES_VERSION: Final = OP_SINCE_VERSION[Op.LIST_QUEUES_PAGE]
 
 
 class RemoteQueueManager:
@@ -202,7 +206,26 @@ class RemoteQueueManager:
         return properties_from_props(r.properties)
 
     def _list(self, which: int) -> list[str]:
+        if self._pages:
+            return sorted(name for name, _ in self._list_pages(which, ()))
         return sorted(self._t.call(pm.ListQueuesRequest(which)).names)
+
+    @property
+    def _pages(self) -> bool:
+        # The server has LIST_QUEUES_PAGE (protocol version 4): listings of any size.
+        hello = self._t.server_hello
+        return hello is not None and hello.version >= _PAGES_VERSION
+
+    def _list_pages(self, which: int, propids: tuple[int, ...]) -> list[tuple[str, Props]]:
+        """LIST_QUEUES's (name, properties) rows, a LIST_QUEUES_PAGE at a time."""
+        rows: list[tuple[str, Props]] = []
+        after = ""
+        while True:
+            page = self._t.call(pm.ListQueuesPageRequest(which, propids, after))
+            rows += zip(page.names, page.properties, strict=True)
+            if not page.more or not page.names:
+                return rows
+            after = page.names[-1]
 
     @property
     def private_queues(self) -> list[str]:
@@ -216,20 +239,23 @@ class RemoteQueueManager:
 
     def queue_statistics(self, which: str = "application") -> list[QueueStatistics]:
         """The management facts of every private and public queue (``which``: "application",
-        "private" or "public"), in ``private_queues`` then ``public_queues`` order, in one request
-        per kind (LIST_QUEUES with the PROPID_MGMT_QUEUE_* wanted): see the embedded queue
-        manager's ``queue_statistics``.  Queues whose properties this identity may not read are
-        left out."""
+        "private" or "public"), in ``private_queues`` then ``public_queues`` order, a request per
+        frame of answer (LIST_QUEUES_PAGE with the PROPID_MGMT_QUEUE_* wanted; LIST_QUEUES from a
+        server of protocol version 3 or older): see the embedded queue manager's
+        ``queue_statistics``.  Queues whose properties this identity may not read are left out."""
         out: list[QueueStatistics] = []
         for kind in kinds_of(which):
             which_filter = 1 if kind == "private" else 2
-            try:
-                r = self._t.call(pm.ListQueuesRequest(which_filter, _STATISTICS))
-                rows = list(zip(r.names, r.properties, strict=True))
-            except MSMQError as exc:
-                if exc.hresult != HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
-                    raise
-                rows = self._statistics_one_by_one(which_filter)
+            if self._pages:
+                rows = self._list_pages(which_filter, _STATISTICS)
+            else:
+                try:
+                    r = self._t.call(pm.ListQueuesRequest(which_filter, _STATISTICS))
+                    rows = list(zip(r.names, r.properties, strict=True))
+                except MSMQError as exc:
+                    if exc.hresult != HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
+                        raise
+                    rows = self._statistics_one_by_one(which_filter)
             for name, props in sorted(rows, key=lambda row: row[0]):
                 if props:  # (none: MQSEC_GET_QUEUE_PROPERTIES refused)
                     out.append(self._statistics(name, props_dict(props)))

@@ -25,6 +25,9 @@ class Op(IntEnum):
     PING = 0x0001
     STATS = 0x0002
     LIST_QUEUES = 0x0003
+    #: pymsmq extension (protocol version 4): LIST_QUEUES a page at a time, for listings larger
+    #: than one frame (docs/protocol.md, LIST_QUEUES_PAGE).
+    LIST_QUEUES_PAGE = 0x0004
     CREATE_QUEUE = 0x0010
     DELETE_QUEUE = 0x0011
     OPEN_QUEUE = 0x0012

@@ -149,6 +149,11 @@ class _Connection:
         return self._state
 
     @property
+    def send_limit(self) -> int:
+        """The largest frame payload this end may send (the peer's limit)."""
+        return self._send_limit
+
+    @property
     def buffered(self) -> int:
         """Bytes of an incomplete frame held until the rest arrives (for slow-sender timeouts)."""
         return len(self._buf)

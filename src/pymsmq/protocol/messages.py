@@ -69,6 +69,8 @@ __all__ = [
     "ErrorResponse",
     "GetQueuePropertiesRequest",
     "GetQueuePropertiesResponse",
+    "ListQueuesPageRequest",
+    "ListQueuesPageResponse",
     "ListQueuesRequest",
     "ListQueuesResponse",
     "MoveRequest",
@@ -190,6 +192,40 @@ class ListQueuesResponse(Response):
     def _validate(self) -> None:
         if len(self.properties) != len(self.names):
             raise WireError("ListQueuesResponse: one property array per name is required")
+
+
+@payload(U8, PROPIDS, STR, U32)
+@dataclass(frozen=True, slots=True)
+class ListQueuesPageRequest(Request):
+    """LIST_QUEUES_PAGE (version 4): LIST_QUEUES from the queue after ``after`` on.
+
+    The queues are in the order of their path names compared case-insensitively (``str.casefold``);
+    ``after`` "" starts at the first.  At most ``max_count`` of them (0: as many as one answer holds).
+    """
+
+    OP = Op.LIST_QUEUES_PAGE
+    filter: int = QueueFilter.ALL
+    propids: tuple[int, ...] = ()
+    after: str = ""
+    max_count: int = 0
+
+
+@payload(STRS, PROPS_LIST, U8)
+@dataclass(frozen=True, slots=True)
+class ListQueuesPageResponse(Response):
+    """LIST_QUEUES_PAGE answer: a page of LIST_QUEUES's answer, in that order; ``more`` 1: ask again
+    with ``after`` = the last name (a page holds at least one queue when any is left)."""
+
+    OP = Op.LIST_QUEUES_PAGE
+    names: tuple[str, ...] = ()
+    properties: tuple[Props, ...] = ()
+    more: int = 0
+
+    def _validate(self) -> None:
+        if len(self.properties) != len(self.names):
+            raise WireError("ListQueuesPageResponse: one property array per name is required")
+        if self.more not in (0, 1):
+            raise WireError(f"ListQueuesPageResponse.more {self.more} is not 0 or 1")
 
 
 # ---------------------------------------------------------------------------------- queues
@@ -658,6 +694,7 @@ REQUEST_TYPES: Final[dict[int, type[Request]]] = {
         PingRequest,
         StatsRequest,
         ListQueuesRequest,
+        ListQueuesPageRequest,
         CreateQueueRequest,
         DeleteQueueRequest,
         OpenQueueRequest,
@@ -685,6 +722,7 @@ RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
         PingResponse,
         StatsResponse,
         ListQueuesResponse,
+        ListQueuesPageResponse,
         CreateQueueResponse,
         DeleteQueueResponse,
         OpenQueueResponse,

@@ -8,15 +8,16 @@ in ``session.py`` because of their scheduling rules.  Rights are checked per aut
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
-from pymsmq.protocol import MAX_PAYLOAD
+from pymsmq.protocol import MAX_PAYLOAD, ServerConnection
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol._fields import Props
+from pymsmq.protocol._fields import PROPS, Props
 from pymsmq.protocol.codes import RR_ACK, RR_NACK, ManyMore, QueueFilter, RangeFlags
 from pymsmq.protocol.message_batch import encode_batch
 from pymsmq.protocol.queue_props import properties_to_props, props_to_attrs
@@ -25,6 +26,7 @@ from pymsmq.qm.queue import Queue
 from pymsmq.qm.range_read import read_range
 from pymsmq.qm.statistics import statistics_of
 from pymsmq.server.access import MACHINE_KEY, handle_key, queue_key, receive_right
+from pymsmq.wire._buffer import Writer
 from pymsmq.wire.propids import PROPID_Q_JOURNAL, PROPID_Q_LABEL
 from pymsmq.wire.propvariant import PropVariant
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
@@ -66,6 +68,10 @@ _DENY_RECEIVE_SHARE: Final = 1  # MQSHARE MQ_DENY_RECEIVE_SHARE
 
 #: Bytes of a STATS answer kept for everything but the statistics text and the queue list.
 _STATS_SLACK: Final = 64 * 1024
+#: Bytes of names and property arrays one LIST_QUEUES_PAGE answer holds at most: a frame payload,
+#: less room for the rest of the answer (its two counts and ``more``).
+LIST_PAGE_BUDGET: Final = MAX_PAYLOAD
+_PAGE_SLACK: Final = 1024
 
 
 def stats_text(snapshot: dict[str, Any], room: int) -> str:
@@ -128,6 +134,7 @@ class OpsMixin:
     cursors: dict[int, Any]
     transactions: dict[Any, Transaction]
     server: Server
+    conn: ServerConnection
     _next_cursor: int
 
     if TYPE_CHECKING:
@@ -189,34 +196,72 @@ class OpsMixin:
         return pm.StatsResponse(tuple((pid, values[pid]) for pid in wanted if pid in values))
 
     def op_list_queues(self, req: pm.ListQueuesRequest) -> pm.Response:
+        listed: list[str] = []
+        props: list[Props] = []
+        for name in self._visible(self._queue_names(req.filter)):
+            stats = self._listed_properties(name, req.propids)
+            if stats is not None:
+                listed.append(name)
+                props.append(stats)
+        return pm.ListQueuesResponse(tuple(listed), tuple(props))
+
+    def op_list_queues_page(self, req: pm.ListQueuesPageRequest) -> pm.Response:
+        # LIST_QUEUES's answer a page at a time, in case-insensitive path name order, each page
+        # within one frame (docs/protocol.md, LIST_QUEUES_PAGE).
+        names = sorted(self._queue_names(req.filter), key=str.casefold)
+        after = req.after.casefold()
+        start = bisect.bisect_right(names, after, key=str.casefold) if req.after else 0
+        listed: list[str] = []
+        props: list[Props] = []
+        used = 0
+        more = 0
+        budget = min(LIST_PAGE_BUDGET, self.conn.send_limit) - _PAGE_SLACK
+        for name in self._visible(names[start:]):
+            if req.max_count and len(listed) >= req.max_count:
+                more = 1
+                break
+            stats = self._listed_properties(name, req.propids)
+            if stats is None:
+                continue
+            w = Writer()
+            PROPS.write(w, stats)
+            size = 2 + len(name.encode("utf-16-le", "surrogatepass")) + len(w)  # its STR and PROPS
+            if listed and used + size > budget:
+                more = 1
+                break
+            listed.append(name)
+            props.append(stats)
+            used += size
+        return pm.ListQueuesPageResponse(tuple(listed), tuple(props), more)
+
+    def _queue_names(self, which: int) -> list[str]:
+        """The path names of the queues LIST_QUEUES's ``filter`` ``which`` selects."""
         qm = self.qm
+        if which not in (0, 1, 2, 3):
+            raise MSMQError(f"unknown queue filter {which}", HResult.MQ_ERROR_INVALID_PARAMETER)
         names: list[str] = []
-        if req.filter in (QueueFilter.ALL, QueueFilter.PRIVATE):
+        if which in (QueueFilter.ALL, QueueFilter.PRIVATE):
             names += qm.private_queues
-        if req.filter in (QueueFilter.ALL, QueueFilter.PUBLIC):
+        if which in (QueueFilter.ALL, QueueFilter.PUBLIC):
             names += qm.public_queues
-        if req.filter in (QueueFilter.ALL, QueueFilter.SYSTEM):
+        if which in (QueueFilter.ALL, QueueFilter.SYSTEM):
             for q in (qm.machine_journal, qm.dead_letter_queue, qm.transactional_dead_letter_queue):
                 names.append(q.path_name)
                 q.close()
-        if req.filter not in (0, 1, 2, 3):
-            raise MSMQError(f"unknown queue filter {req.filter}", HResult.MQ_ERROR_INVALID_PARAMETER)
-        # Only the queues this identity has a right on; their counters as STATS of each gives them
-        # (MQSEC_GET_QUEUE_PROPERTIES; without it the queue's entry has no properties).
-        listed: list[str] = []
-        props: list[Props] = []
-        for name in self._visible(names):
-            stats: Props = ()
-            if req.propids and self._may_read_stats(name):
-                try:
-                    stats = queue_stats(qm, name, req.propids)
-                except MSMQError as exc:
-                    if exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND:
-                        continue  # deleted since it was listed: left out, not the whole answer failed
-                    raise
-            listed.append(name)
-            props.append(stats)
-        return pm.ListQueuesResponse(tuple(listed), tuple(props))
+        return names
+
+    def _listed_properties(self, name: str, propids: tuple[int, ...]) -> Props | None:
+        """A listed queue's properties: its PROPID_MGMT_QUEUE_* ``propids`` as STATS of it gives them,
+        none without MQSEC_GET_QUEUE_PROPERTIES on it; None when it was deleted since it was listed
+        (left out, not the whole answer failed)."""
+        if not propids or not self._may_read_stats(name):
+            return ()
+        try:
+            return queue_stats(self.qm, name, propids)
+        except MSMQError as exc:
+            if exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND:
+                return None
+            raise
 
     # ------------------------------------------------------------------ queues
     def op_create_queue(self, req: pm.CreateQueueRequest) -> pm.Response:

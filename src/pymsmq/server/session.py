@@ -624,6 +624,7 @@ _INLINE_OPS: Final = {
     Op.PING: "op_ping",
     Op.STATS: "op_stats",
     Op.LIST_QUEUES: "op_list_queues",
+    Op.LIST_QUEUES_PAGE: "op_list_queues_page",
     Op.OPEN_QUEUE: "op_open_queue",
     Op.CLOSE_QUEUE: "op_close_queue",
     Op.GET_QUEUE_PROPERTIES: "op_get_queue_properties",
