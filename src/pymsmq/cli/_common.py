@@ -13,9 +13,11 @@ import functools
 import importlib
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, Self, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -28,14 +30,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_CODES_HELP",
+    "EXIT_INTERRUPTED",
     "EXIT_MSMQ",
     "EXIT_OK",
     "EXIT_TIMEOUT",
     "EXIT_USAGE",
     "BadInput",
+    "Interrupted",
     "MSMQFailure",
     "NoMessage",
     "OutputClosed",
+    "StopBetween",
     "Target",
     "bad_data_directory",
     "describe_hresult",
@@ -53,9 +58,12 @@ EXIT_OK: Final = 0
 EXIT_MSMQ: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_TIMEOUT: Final = 3
+#: 128 + SIGINT, as shells report a command Ctrl-C ended.
+EXIT_INTERRUPTED: Final = 130
 
 EXIT_CODES_HELP: Final = (
-    "Exit codes: 0 ok, 1 MSMQ error (HRESULT printed), 2 bad usage or input, 3 timeout or no message."
+    "Exit codes: 0 ok, 1 MSMQ error (HRESULT printed), 2 bad usage or input, 3 timeout or no message,"
+    " 130 interrupted (Ctrl-C) part way."
 )
 
 # HRESULTs that say "nothing arrived in time" rather than "something is wrong".
@@ -90,6 +98,8 @@ class BadInput(click.ClickException):
 
 def bad_data_directory(path: str, exc: OSError) -> BadInput:
     """The error for a data directory (``--data``) that cannot be made or opened: exit code 2."""
+    if os.path.exists(path) and not os.path.isdir(path):  # (makedirs says "File exists")
+        return BadInput(f"cannot open the data directory {path}: it is not a directory")
     return BadInput(f"cannot open the data directory {path}: {exc.strerror or exc}")
 
 
@@ -103,6 +113,43 @@ class NoMessage(click.ClickException):
     """No message arrived in time (or the queue is empty): exit code 3."""
 
     exit_code = EXIT_TIMEOUT
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C stopped the command part way (between messages; the message says what was done):
+    exit code 130."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
+class StopBetween:
+    """Ctrl-C in a command that works message by message (export, import): the first one lets the
+    message in hand finish and sets ``interrupted``, which the command looks at between messages; a
+    second one interrupts at once (KeyboardInterrupt).  A Ctrl-C that raised anywhere in a
+    step (between writing a message's line and removing the message, or inside a store's commit)
+    left its outcome unknown: a duplicate, a count one off, a committed batch reported as failed.
+    Only in the main thread, where Python delivers signals; a no-op elsewhere."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self._previous: Any = None
+
+    def __enter__(self) -> Self:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            # Interrupted, the command is on its way out (closing the queue manager, exiting): a
+            # further Ctrl-C is ignored rather than turned into a traceback or "Aborted!" after the
+            # outcome was decided (a committed transaction reported as a failure).
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self.interrupted else self._previous)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if self.interrupted:
+            raise KeyboardInterrupt  # the second one: now
+        self.interrupted = True
 
 
 class OutputClosed(click.ClickException):

@@ -6,9 +6,7 @@ import base64
 import io
 import json
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
@@ -21,6 +19,7 @@ from pymsmq.cli._common import (
     BadInput,
     NoMessage,
     OutputClosed,
+    StopBetween,
     Target,
     emit_json,
     error_line,
@@ -426,6 +425,10 @@ def _read_messages(
     chosen = [lookup_id is not None, message_id is not None, correlation_id is not None]
     if sum(chosen) > 1:
         raise BadInput("give one of --lookup-id, --id and --correlation-id")
+    if lookup_id is not None and (follow or timeout):
+        # [MC-MQAC] ReceiveByLookupId / PeekByLookupId take no timeout: the message with a lookup id
+        # is there or not (a wait was a retry loop at full speed, on the server too).
+        raise BadInput("--lookup-id reads that message at once: --timeout and --follow do not apply")
     match: _Match | None = None
     if message_id is not None:
         match = ("id", message_id)
@@ -519,29 +522,16 @@ def _read_between_interrupts(
     return None
 
 
-class _PrintGuard:
+class _PrintGuard(StopBetween):
     """Ctrl-C in a reading command: the command stops between messages, never inside a read (a
     message received and not returned yet would be lost) nor while it commits.  Waiting reads come
     in slices (``_read_between_interrupts``), so "between" comes soon.  While a message is being
     printed a second Ctrl-C interrupts the print (the message is then named, or the transaction
-    aborted).  Only in the main thread, where Python delivers signals; a no-op elsewhere."""
+    aborted); elsewhere a second one waits for the read in hand too."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.printing = False
-        self.interrupted = False
-        self._previous: Any = None
-
-    def __enter__(self) -> _PrintGuard:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            # Interrupted, the command is on its way out (closing the queue manager, exiting): a
-            # further Ctrl-C is ignored rather than turned into a traceback or "Aborted!" after the
-            # outcome was decided (a committed transaction reported as a failure).
-            signal.signal(signal.SIGINT, signal.SIG_IGN if self.interrupted else self._previous)
 
     def _on_sigint(self, signum: int, frame: object) -> None:
         if self.printing and self.interrupted:

@@ -255,10 +255,11 @@ def _queue_row(kind: str, st: QueueStatistics) -> dict[str, Any]:
         "transactional": st.transactional,
         "label": st.label,
         "journal": st.journal,
+        # On every application queue's row (QA: it was left out where journaling is off; a journal
+        # keeps its messages when journaling is turned off).
+        "journal_messages": st.journal_message_count,
+        "subqueues": list(st.subqueue_names),
     }
-    if st.journal:
-        row["journal_messages"] = st.journal_message_count
-    row["subqueues"] = list(st.subqueue_names)
     return row
 
 

@@ -139,6 +139,8 @@ def serve(
       python -c "import pymsmq.client as c; print(c.connect('msmq://127.0.0.1:2103').private_queues)"
       curl -s http://127.0.0.1:9103/metrics | grep pymsmq_queue_messages
     """
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")  # exit 2, as a bad option
     logging.basicConfig(
         level=getattr(logging, log_level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

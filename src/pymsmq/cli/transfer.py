@@ -22,6 +22,8 @@ import click
 from pymsmq.cli._common import (
     EXIT_CODES_HELP,
     BadInput,
+    Interrupted,
+    StopBetween,
     Target,
     error_line,
     msmq_command,
@@ -118,8 +120,9 @@ def export(
     written = 0
     removed = 0
     sink: _Output | None = None
+    guard = StopBetween()
     try:
-        with qm.queue(queue_name) as q:
+        with qm.queue(queue_name) as q, guard:
             # The output is opened once the queue is: a failed open leaves an earlier export alone.
             sink = _Output(output)
             out = sink.stream
@@ -128,7 +131,7 @@ def export(
                 "version": VERSION,
                 "queue": q.path_name,
                 "format_name": q.format_name,
-                "queue_properties": q.properties.to_dict(),
+                "queue_properties": _exported_properties(qm, q),
                 "exported_at": time.time(),
                 "removed": remove,
             }
@@ -140,6 +143,7 @@ def export(
             with progress("exporting", total) as bar:
                 for sub, h in handles:
                     for m in _messages(h, remove, count):
+                        # A Ctrl-C lets this message's line, sync and removal finish (StopBetween).
                         out.write(_line({"subqueue": sub, "message": message_to_json(m)}))
                         if remove:
                             # On disk before it is removed: a crash, of this process or of the
@@ -149,8 +153,16 @@ def export(
                             removed += 1
                         written += 1
                         bar.update(1)
+                        if guard.interrupted:
+                            break
                     if h is not q:
                         h.close()
+                    if guard.interrupted:
+                        break
+            if guard.interrupted:
+                stopped = _export_interrupted(sink, output, written, removed)
+                sink = None
+                raise Interrupted(stopped)
             out.write(_line({"end": True, "count": written}))
             sink.commit()
             sink = None
@@ -168,6 +180,31 @@ def export(
                     err=True,
                 )
     click.echo(f"exported {written} message{'s' if written != 1 else ''}", err=True)
+
+
+def _exported_properties(qm: QueueManager, q: Queue) -> dict[str, Any]:
+    """The header's ``queue_properties``: the queue's; for a queue's journal, the queue's own (a
+    journal has no properties of its own, and an import goes to the queue: QA 2026-11-27, a
+    journal's export re-created a transactional queue as a plain one)."""
+    base, sep, suffix = q.path_name.partition(";")
+    if sep and suffix.upper() == "JOURNAL" and not base.lower().endswith("\\system$"):
+        return qm.get_queue_properties(base).to_dict()
+    return q.properties.to_dict()
+
+
+def _export_interrupted(sink: _Output, output: str, written: int, removed: int) -> str:
+    """Abandon an export Ctrl-C stopped between messages; what to tell the user."""
+    s = "s" if (removed or written) != 1 else ""
+    if removed:  # the removed messages are nowhere else: their lines are kept
+        kept = sink.abandon(keep=True) or "the output"
+        return (
+            f"interrupted (Ctrl-C): the {removed} message{s} removed are in {kept} (no end line:"
+            " incomplete; every line's message was removed, the others are in the queue)"
+        )
+    sink.abandon(keep=False)
+    if output == "-":
+        return f"interrupted (Ctrl-C) after {written} message{s}: the output has no end line (incomplete)"
+    return f"interrupted (Ctrl-C) after {written} message{s}: {output} was not written"
 
 
 def _mode_for(path: str) -> int:
@@ -445,8 +482,9 @@ def import_(
         _create_from_header(qm, path, header)
     source = first if isinstance(first, list) else _open_lines(file)
     sent = 0  # sent, and committed when the queue is transactional
+    guard = StopBetween()
     try:
-        with qm.queue(path) as q, progress("importing", total) as bar:
+        with qm.queue(path) as q, progress("importing", total) as bar, guard:
             transactional = q.transactional
             if would_lose and not transactional:
                 _refuse_express(express, total, None)
@@ -454,6 +492,8 @@ def import_(
             in_tx = 0
             try:
                 for item in read_export(source):
+                    if guard.interrupted:  # between two sends (a transaction in progress aborts)
+                        break
                     if isinstance(item, dict):
                         continue
                     if transactional and tx is None:
@@ -471,13 +511,20 @@ def import_(
                         tx.commit()
                         tx = None
                         sent, in_tx = sent + in_tx, 0
-                if tx is not None:
+                if tx is not None and not guard.interrupted:
                     tx.commit()
                     tx = None
                     sent, in_tx = sent + in_tx, 0
             finally:
                 if tx is not None:
                     tx.abort()
+            if guard.interrupted and sent < total:
+                s = "s" if total != 1 else ""
+                aborted = f" (the transaction of the {in_tx} after them was aborted)" if in_tx else ""
+                raise Interrupted(
+                    f"interrupted (Ctrl-C): {sent} of {total} message{s} were imported into {path}{aborted};"
+                    " importing the file again would repeat them"
+                )
     except ExportFileError as exc:  # the file changed between the two reads
         raise BadInput(f"{file}: {exc}") from exc
     except MSMQError as exc:
