@@ -137,3 +137,40 @@ def test_subqueue_placement_survives_restart(tmp_path: Path) -> None:
         m = q.subqueue("held").receive(timeout=0)
         assert (m.body, m.move_count) == (b"a", 1)
         assert q.receive(timeout=0).body == b"b"
+
+
+def test_a_subqueue_that_holds_nothing_is_forgotten_once_its_handles_close(qm: QueueManager) -> None:
+    # QA 2026-11-27: every subqueue name ever used kept an index (about 2 KB) for the process's life.
+    q = qm.create_queue(r".\private$\retries", transactional=True)
+    state = q._state
+    for i in range(50):
+        with qm.begin_transaction() as tx:
+            q.send(Message(body=b"%d" % i), transaction=tx)
+        m = q.peek(0)
+        q.move(m.lookup_id, f"retry{i}", MQ_SINGLE_MESSAGE)
+        with q.subqueue(f"retry{i}") as sub:
+            assert sub.receive(0, transaction=MQ_SINGLE_MESSAGE).body == b"%d" % i
+    assert state.subqueues == {}
+    # Kept while a handle is open on it, or while it holds anything; a move lands in its subqueue
+    # when its transaction commits (transaction.land_move makes the index again if need be).
+    kept = q.subqueue("open")
+    assert kept.message_count == 0  # (its index made on use)
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"x"), transaction=tx)
+    tx2 = qm.begin_transaction()
+    q.move(q.peek(0).lookup_id, "pending", tx2)  # not committed yet: the message is locked in q
+    with q.subqueue("other"):
+        pass  # closing a handle sweeps the queue's empty subqueues
+    assert set(state.subqueues) == {"open"}
+    tx2.commit()
+    assert set(state.subqueues) == {"open", "pending"}
+    kept.close()
+    assert set(state.subqueues) == {"pending"} and q.subqueue_names == ["pending"]
+    with q.subqueue("pending") as sub:
+        assert sub.receive(0, transaction=MQ_SINGLE_MESSAGE).body == b"x"
+    assert state.subqueues == {}
+    # A subqueue used again later is made again, and works.
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"y"), transaction=tx)
+    q.move(q.peek(0).lookup_id, "retry0", MQ_SINGLE_MESSAGE)
+    assert q.subqueue_names == ["retry0"] and qm.queue(q.format_name + ";retry0").peek(0).body == b"y"

@@ -44,6 +44,31 @@ def test_deleted_queues_leave_the_statistics(tmp_path: Path) -> None:
         s.stop()
 
 
+def test_subqueues_that_hold_nothing_leave_the_statistics_and_the_server(tmp_path: Path) -> None:
+    # QA 2026-11-27: a subqueue name per retry kept an index and a zero-valued STATS entry each, for
+    # the life of the server (4,005 entries and +6 MB after 3,000 names).
+    from pymsmq import MQ_SINGLE_MESSAGE
+
+    s = ThreadServer(tmp_path / "qm").start()
+    client = connect(s.url)
+    try:
+        q = client.create_queue(".\\private$\\retries", transactional=True)
+        for i in range(40):
+            q.send(Message(body=b"%d" % i), MQ_SINGLE_MESSAGE)
+            q.move(q.peek(0).lookup_id, f"retry{i}", MQ_SINGLE_MESSAGE)
+            sub = client.queue(q.format_name + f";retry{i}")
+            assert sub.receive(0, transaction=MQ_SINGLE_MESSAGE).body == b"%d" % i
+            sub.close()
+        names = client.server_stats()["queues"]
+        assert not [n for n in names if ";retry" in n], sorted(names)
+        assert s.server is not None
+        state, _ = s.server.qm._resolve(q.format_name)
+        assert state.subqueues == {}
+    finally:
+        client.close()
+        s.stop()
+
+
 def test_a_stats_text_too_large_for_a_frame_keeps_the_busiest_queues() -> None:
     queues = {
         f"PRIVATE=00000000-0000-0000-0000-000000000000\\{i:08x}": {"sent": i, "received": 0, "messages": 1}

@@ -221,6 +221,11 @@ class MessageIndex:
         """Messages in the queue: available and locked ones (uncommitted sends excluded)."""
         return len(self._entries) - self.pending
 
+    @property
+    def holds_nothing(self) -> bool:
+        """No entry at all: none available, locked or pending."""
+        return not self._entries
+
     def __contains__(self, lookup_id: object) -> bool:
         return lookup_id in self._entries
 

@@ -257,9 +257,12 @@ class Queue(LookupIdOps, MatchingReads):
             if not self._closed:
                 self._closed = True
                 self._closed_by = error
-                self._state.handles.discard(self)
-                self._state.exclusive_handles.discard(self)
-                self._state.cond.recheck(self)
+                state = self._state
+                state.handles.discard(self)
+                state.exclusive_handles.discard(self)
+                state.cond.recheck(self)
+                if self._subqueue and state.subqueues:
+                    state.forget_empty_subqueues({h._subqueue for h in state.handles if h._subqueue})
 
     def __enter__(self) -> Queue:
         return self

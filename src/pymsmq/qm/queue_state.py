@@ -95,6 +95,15 @@ class QueueState:
             index = self.subqueues[subqueue] = MessageIndex(self.shared)
         return index
 
+    def forget_empty_subqueues(self, open_subqueues: set[str]) -> None:
+        """Drop the indexes of the subqueues that hold nothing (no message available, locked or
+        pending) and have no open handle (``open_subqueues``): a subqueue exists while it holds
+        messages ([MS-MQDMPR] 3.1.1.3: its MessagePositionList), and every name ever used kept an
+        index (about 2 KB) for the life of the process (QA 2026-11-27: per-retry subqueue names)."""
+        for name in [n for n, index in self.subqueues.items() if index.holds_nothing]:
+            if name not in open_subqueues:
+                del self.subqueues[name]
+
     def total_bytes(self) -> int:
         return self.index.total_bytes + sum(i.total_bytes for i in self.subqueues.values())
 

@@ -363,8 +363,10 @@ class Server:
         for name in [n for n in self.stats.queues if n not in live]:
             with qm._lock:
                 try:
-                    state, _ = qm._resolve(name)
-                    gone = state.deleted
+                    state, subqueue = qm._resolve(name)
+                    # A subqueue is gone once it holds nothing and no handle is open on it
+                    # (QueueState.forget_empty_subqueues).
+                    gone = state.deleted or (subqueue is not None and subqueue not in state.subqueues)
                 except MSMQError as exc:
                     gone = exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND
             if gone:
