@@ -76,6 +76,15 @@ SCHEMA_VERSION = 1
 #: A store made before ``auto_vacuum=INCREMENTAL`` is converted at open when it holds at most this
 #: much live data (a VACUUM of 64 MiB took 0.5 s on the 2026-11-26 test host).
 CONVERT_LIVE_MAX: Final = 64 * 1024 * 1024
+#: Free pages worth this many bytes, and at least half the database file, are given back to the
+#: disk after the deletes that freed them (``SQLiteStore._compact``), as MSMQ cleans up its message
+#: files: a drained backlog no longer keeps its size on disk for the life of the store.
+COMPACT_FREE_MIN: Final = 16 * 1024 * 1024
+#: Rows deleted between two looks at the free pages (a look is one PRAGMA).
+_COMPACT_LOOK_EVERY: Final = 4096
+#: The WAL file is truncated to this size after a checkpoint resets it (``journal_size_limit``): one
+#: large commit (a purge of 200,000 messages: 62 MB) no longer sets its size for good.
+WAL_SIZE_LIMIT: Final = 16 * 1024 * 1024
 #: Free disk kept beyond twice the live data and the reserve for that conversion.
 _CONVERT_MARGIN: Final = 16 * 1024 * 1024
 
@@ -281,6 +290,10 @@ class SQLiteStore:
         #: that add messages are refused with MQ_ERROR_MESSAGE_STORAGE_FAILED.
         self.low_space = False
         self._incremental = False  # auto_vacuum=INCREMENTAL (stores created by this version)
+        #: Rows deleted since the last look at the free pages (``_compact``).
+        self._deleted_since_look = 0
+        #: Bytes given back to the disk by ``_compact`` so far.
+        self.compacted_bytes = 0
         # One queue manager per store (store_lock.py): refused here, before anything is read.
         self._owner = StoreLock(self.path)
         try:
@@ -292,6 +305,7 @@ class SQLiteStore:
                 # back to the disk with ``PRAGMA incremental_vacuum`` ("A full disk").
                 self._writer.execute("PRAGMA auto_vacuum=INCREMENTAL")
             self._writer.execute("PRAGMA journal_mode=WAL")
+            self._writer.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
             self._writer.execute("PRAGMA synchronous=FULL")
             self._writer.execute("PRAGMA cache_size=-65536")
             if version not in (0, SCHEMA_VERSION):
@@ -576,6 +590,13 @@ class SQLiteStore:
                 self._unlink(gone)
             if self.low_space:
                 self._reclaim()
+            elif self._incremental:
+                # (A deleted queue's messages are not counted one by one: look after one.)
+                self._deleted_since_look += sum(
+                    len(p.deletes) + _COMPACT_LOOK_EVERY * len(p.delete_queues) for p, _ in ok
+                )
+                if self._deleted_since_look >= _COMPACT_LOOK_EVERY:
+                    self._compact()
             return
 
     # -- a full disk (module docstring) ------------------------------------------------------------
@@ -632,6 +653,34 @@ class SQLiteStore:
         except sqlite3.Error as e:  # the disk may be too full even for this: try again next time
             log.debug("%s: cannot give free pages back yet: %s", self.path, e)
         self._space_back()
+
+    def _compact(self) -> None:
+        """As the leader, after deletes: when the free pages are worth ``COMPACT_FREE_MIN`` and at
+        least half the database file, give them back to the disk (``PRAGMA incremental_vacuum``,
+        then a checkpoint that truncates the WAL).  Logged; a failure is logged and left for later."""
+        self._deleted_since_look = 0
+        cur = self._cursor
+        try:
+            page_size = cur.execute("PRAGMA page_size").fetchone()[0]
+            free = cur.execute("PRAGMA freelist_count").fetchone()[0] * page_size
+            total = cur.execute("PRAGMA page_count").fetchone()[0] * page_size
+            if free < COMPACT_FREE_MIN or 2 * free < total:
+                return
+            started = time.monotonic()
+            # executescript steps the pragma to its end (``execute`` frees one page per call); in
+            # autocommit mode it is a transaction of its own.
+            self._writer.executescript("PRAGMA incremental_vacuum;")
+            cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as e:
+            log.warning("%s: cannot give free pages back to the disk now: %s", self.path, e)
+            return
+        self.compacted_bytes += free
+        log.info(
+            "%s: gave %d MiB of free pages back to the disk in %.2f s",
+            self.path,
+            free >> 20,
+            time.monotonic() - started,
+        )
 
     def _apply_one(self, cur: sqlite3.Cursor, p: _Pending) -> list[str]:
         """Run one batch's statements; returns the packet files its deletes released."""
