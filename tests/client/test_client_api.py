@@ -235,6 +235,24 @@ def test_messages_over_the_4_mb_packet_limit_are_refused(qm: Any) -> None:
     assert tq.receive(0, transaction=3).body == fits
 
 
+def test_send_and_send_many_judge_a_message_at_the_packet_limit_alike(qm: Any) -> None:
+    # QA 2026-11-27: a body whose packet (with its destination) is a few bytes over 4 MB was refused
+    # by send and taken by an express send_many once a message had been sent to the queue before.
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"a" * 10))  # (the send paths' caches are warm)
+    q.send_many([Message(body=b"a" * 10)])
+    q.purge()
+    for delivery in (0, 1):
+        over = 4194181  # the packet with the destination queue in it: 4,194,308 bytes
+        assert (
+            hresult_of(q.send, Message(body=b"b" * over, delivery=delivery))
+            == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+        )
+        refused = hresult_of(q.send_many, [Message(body=b"b" * over, delivery=delivery)])
+        assert refused == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+        assert q.message_count == 0
+
+
 def test_access_modes(qm: Any) -> None:
     qm.create_queue(Q).close()
     send_only = qm.queue(Q, access=2)

@@ -70,6 +70,7 @@ from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message, label_units
 from pymsmq.model.packet_queues import canonical_format_name, decode_queues, encode_queues
 from pymsmq.model.simple_packet import SIMPLE_ATTRIBUTES
 from pymsmq.wire._buffer import NULL_GUID
+from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.mqrr_headers import CompoundMessageHeader, DeadLetterHeader, SRMPEnvelopeHeader
 from pymsmq.wire.optional_headers import DebugHeader, TransactionHeader
 from pymsmq.wire.packet_types import TxSequenceID
@@ -78,9 +79,12 @@ from pymsmq.wire.user_message import UserMessage
 
 __all__ = [
     "INTERIM_MAGIC",
+    "NEAR_PACKET_LIMIT",
     "SIMPLE_ATTRIBUTES",
+    "UNBOUNDED_PROPERTIES",
     "canonical_queues",
     "message_to_packet",
+    "needs_encoding_checks",
     "packet_to_message",
     "packet_to_user_message",
     "packet_with_destination",
@@ -175,6 +179,36 @@ def message_to_packet(message: Message) -> bytes:
     if packet is not None:
         return packet
     return _general_packet(message)
+
+
+#: An express message (never encoded when sent) is checked against the 4 MB PacketSize maximum by
+#: encoding it when its body, extension and label (``message_size``) come within 64 KiB of it, the
+#: room the headers and queue names of a message take, or when it holds one of these properties,
+#: whose size has no bound of its own.
+NEAR_PACKET_LIMIT: Final = MAX_PACKET_SIZE - 0x10000
+UNBOUNDED_PROPERTIES: Final = frozenset(
+    {
+        "soap_envelope",
+        "compound_message",
+        "sender_id",
+        "sender_certificate",
+        "signature",
+        "destination_symmetric_key",
+    }
+)
+
+
+def needs_encoding_checks(m: Message, size: int) -> bool:
+    """Whether a send (``Queue._enqueue``) checks what a packet of ``m`` could not hold (``check_strings``,
+    ``check_packet_size``) before it queues it unencoded; ``size``: its ``message_size``."""
+    label = m.label
+    return (
+        (bool(label) and not label.isascii())
+        or "\x00" in label
+        or m.dead_letter_queue is not None
+        or size > NEAR_PACKET_LIMIT
+        or not UNBOUNDED_PROPERTIES.isdisjoint(m.__dict__)
+    )
 
 
 def check_packet_size(message: Message) -> None:

@@ -24,7 +24,13 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
-from pymsmq.model.packet_mapping import canonical_queues, check_packet_size, check_strings
+from pymsmq.model.packet_mapping import (
+    NEAR_PACKET_LIMIT,
+    UNBOUNDED_PROPERTIES,
+    canonical_queues,
+    check_packet_size,
+    check_strings,
+)
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
@@ -40,7 +46,6 @@ from pymsmq.qm.send_batch import receive_many, send_many
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.transaction import RECEIVE, SEND, Transaction
 from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
-from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
@@ -49,21 +54,6 @@ if TYPE_CHECKING:
 __all__ = ["Cursor", "Queue", "own_cursor"]
 
 _SINGLE: Final = object()
-#: An express message (never encoded when sent) is checked against the 4 MB PacketSize maximum by
-#: encoding it when its body, extension and label (``message_size``) come within 64 KiB of it, the
-#: room the headers and queue names of a message take, or when it holds one of these properties,
-#: whose size has no bound of its own.
-_NEAR_PACKET_LIMIT: Final = MAX_PACKET_SIZE - 0x10000
-_UNBOUNDED: Final = frozenset(
-    {
-        "soap_envelope",
-        "compound_message",
-        "sender_id",
-        "sender_certificate",
-        "signature",
-        "destination_symmetric_key",
-    }
-)
 _new: Final = object.__new__
 
 
@@ -459,7 +449,7 @@ class Queue(LookupIdOps, MatchingReads):
         label = m.label
         if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
             check_strings(m)
-        if size > _NEAR_PACKET_LIMIT or not _UNBOUNDED.isdisjoint(message.__dict__):
+        if size > NEAR_PACKET_LIMIT or not UNBOUNDED_PROPERTIES.isdisjoint(message.__dict__):
             check_packet_size(m)
         # What send sets on the caller's message, once nothing can refuse it (a refused message
         # kept the id of a send that did not happen).

@@ -25,7 +25,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
-from pymsmq.model.packet_mapping import canonical_queues
+from pymsmq.model.packet_mapping import canonical_queues, needs_encoding_checks
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE
 from pymsmq.qm.receive_batch import DURABLE, take_available
@@ -294,12 +294,16 @@ def _enqueue_run(
                 raise ValueError("send_express is for express messages")
             ordinal = qm._ordinal
             lid = state.next_lookup
+            size = len(m.body) + len(m.extension) + 2 * len(m.label)  # message_size()
             if (
                 m.ack & 1
                 or m.trace
                 or m.journal & 2
                 or ordinal >= qm._ordinal_reserved
                 or (lid > state.reserved_lookup)
+                # A message near the 4 MB packet limit, or with strings a packet may not hold, is
+                # checked as _enqueue checks it (QA: send_many took one that send refused).
+                or needs_encoding_checks(m, size)
             ):
                 entry = enqueue(m, None, False)
                 now = clock()
@@ -318,7 +322,6 @@ def _enqueue_run(
             append(_as_error(exc))
             continue
         # Queue._enqueue, express, no transaction, no copy, inside the reserved blocks.
-        size = len(m.body) + len(m.extension) + 2 * len(m.label)  # message_size()
         qm._ordinal = ordinal = ordinal + 1
         mid = m.id = new_object_id(guid, ordinal & 0xFFFFFFFF)
         m.source_machine_guid = guid
