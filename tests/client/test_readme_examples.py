@@ -5,29 +5,24 @@ The Spark sketch names a session and DataFrames of the reader's; its calls are t
 
 from __future__ import annotations
 
-import os
-import re
+import sys
 from pathlib import Path
 
 import pytest
 from _pymsmq_server import ThreadServer
 
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
 import pymsmq
+from _doc_examples import python_examples, run_example
 
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
-EXAMPLES = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+EXAMPLES = python_examples(README)
 
 
 def _run(code: str, where: Path) -> dict[str, object]:
-    here = os.getcwd()
-    os.chdir(where)
-    scope: dict[str, object] = {"__name__": "readme_example"}
-    try:
-        exec(compile(code, str(README), "exec"), scope)  # the project's own documentation
-    finally:
-        os.chdir(here)
-    return scope
+    return run_example(code, README, where)
 
 
 def _example(marker: str) -> str:
