@@ -7,9 +7,11 @@ import socket
 import ssl
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
@@ -250,3 +252,76 @@ def test_the_client_port_is_free_again_when_the_metrics_port_is_taken(tmp_path: 
     with socket.socket() as again:  # the client port the failed start bound was let go
         again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         again.bind(("127.0.0.1", client_port))
+
+
+@pytest.fixture
+def endpoint() -> Any:
+    """A MetricsEndpoint with short limits (0.5 s, 3 connections) over a loop of its own."""
+    import asyncio
+    import threading
+
+    from pymsmq.server.metrics import MetricsEndpoint
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    snapshot = {"requests": 7, "queues": {}}
+    ep = MetricsEndpoint("127.0.0.1", 0, loop, lambda: (snapshot, {}), request_timeout=0.5, max_connections=3)
+    yield ep
+    ep.close()
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+
+
+def _url(ep: Any, path: str = "/metrics") -> str:
+    host, port = ep.address
+    return f"http://{host}:{port}{path}"
+
+
+def _closed_by_server(s: socket.socket, within: float) -> bool:
+    s.settimeout(within)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_only_the_metrics_path_is_answered(endpoint: Any) -> None:
+    # QA round 4: any path answered the metrics.
+    assert _scrape(_url(endpoint))[("pymsmq_requests_total", ())] == 7
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(_url(endpoint, "/other"), timeout=5)
+    assert err.value.code == 404
+
+
+def test_a_slow_sender_is_cut_at_the_deadline(endpoint: Any) -> None:
+    # QA round 4: one byte every 5 s kept a connection (and its thread) past the 10 s limit.
+    with socket.create_connection(endpoint.address) as s:
+        started = time.monotonic()
+        closed = False
+        for byte in b"GET /metrics HTTP/1.1\r\nX-Slow: " + b"a" * 40:
+            try:
+                s.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+            if _closed_by_server(s, 0.1):
+                closed = True
+                break
+        assert closed and time.monotonic() - started < 3
+
+
+def test_connections_beyond_the_limit_are_closed_and_scrapes_come_back(endpoint: Any) -> None:
+    held = [socket.create_connection(endpoint.address) for _ in range(3)]
+    try:
+        time.sleep(0.1)
+        with socket.create_connection(endpoint.address) as extra:
+            assert _closed_by_server(extra, 0.3)  # over the limit: closed at once
+        time.sleep(0.8)  # the three are past their deadline, cut, and their slots free
+        assert all(_closed_by_server(s, 1) for s in held)
+        assert ("pymsmq_requests_total", ()) in _scrape(_url(endpoint))
+    finally:
+        for s in held:
+            s.close()

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, ParamSpec, Self, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -33,6 +33,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_MSMQ",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_TIMEOUT",
     "EXIT_USAGE",
     "BadInput",
@@ -42,6 +43,7 @@ __all__ = [
     "OutputClosed",
     "StopBetween",
     "Target",
+    "Terminated",
     "bad_data_directory",
     "describe_hresult",
     "emit_json",
@@ -58,12 +60,13 @@ EXIT_OK: Final = 0
 EXIT_MSMQ: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_TIMEOUT: Final = 3
-#: 128 + SIGINT, as shells report a command Ctrl-C ended.
+#: 128 + SIGINT and 128 + SIGTERM, as shells report a command those signals ended.
 EXIT_INTERRUPTED: Final = 130
+EXIT_TERMINATED: Final = 143
 
 EXIT_CODES_HELP: Final = (
     "Exit codes: 0 ok, 1 MSMQ error (HRESULT printed), 2 bad usage or input, 3 timeout or no message,"
-    " 130 interrupted (Ctrl-C) part way."
+    " 130 (143) stopped part way by Ctrl-C (SIGTERM)."
 )
 
 # HRESULTs that say "nothing arrived in time" rather than "something is wrong".
@@ -117,39 +120,60 @@ class NoMessage(click.ClickException):
 
 class Interrupted(click.ClickException):
     """Ctrl-C stopped the command part way (between messages; the message says what was done):
-    exit code 130."""
+    exit code 130 (128 + SIGINT)."""
 
     exit_code = EXIT_INTERRUPTED
 
 
+class Terminated(Interrupted):
+    """SIGTERM stopped the command part way, as ``Interrupted``: exit code 143 (128 + SIGTERM)."""
+
+    exit_code = EXIT_TERMINATED
+
+
 class StopBetween:
-    """Ctrl-C in a command that works message by message (export, import): the first one lets the
-    message in hand finish and sets ``interrupted``, which the command looks at between messages; a
-    second one interrupts at once (KeyboardInterrupt).  A Ctrl-C that raised anywhere in a
-    step (between writing a message's line and removing the message, or inside a store's commit)
-    left its outcome unknown: a duplicate, a count one off, a committed batch reported as failed.
+    """Ctrl-C or SIGTERM in a command that works message by message (export, import, receive): the
+    first one lets the message in hand finish and sets ``interrupted`` (``why`` names it), which the
+    command looks at between messages; a second one interrupts at once (KeyboardInterrupt).  A
+    signal that raised anywhere in a step (between writing a message's line and removing the
+    message, or inside a store's commit) left its outcome unknown: a duplicate, a count one off, a
+    committed batch reported as failed; SIGTERM killed the process, leaving a partial file unnamed.
     Only in the main thread, where Python delivers signals; a no-op elsewhere."""
+
+    _SIGNALS: ClassVar[dict[int, str]] = {int(signal.SIGINT): "Ctrl-C", int(signal.SIGTERM): "SIGTERM"}
 
     def __init__(self) -> None:
         self.interrupted = False
-        self._previous: Any = None
+        #: The first signal that came, and its name ("Ctrl-C", "SIGTERM").
+        self.signum = int(signal.SIGINT)
+        self.why = "Ctrl-C"
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> Self:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            for signum in self._SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._on_signal)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
+        for signum, previous in self._previous.items():
             # Interrupted, the command is on its way out (closing the queue manager, exiting): a
-            # further Ctrl-C is ignored rather than turned into a traceback or "Aborted!" after the
+            # further signal is ignored rather than turned into a traceback or "Aborted!" after the
             # outcome was decided (a committed transaction reported as a failure).
-            signal.signal(signal.SIGINT, signal.SIG_IGN if self.interrupted else self._previous)
+            signal.signal(signum, signal.SIG_IGN if self.interrupted else previous)
+        self._previous = {}
 
-    def _on_sigint(self, signum: int, frame: object) -> None:
+    def _on_signal(self, signum: int, frame: object) -> None:
         if self.interrupted:
             raise KeyboardInterrupt  # the second one: now
         self.interrupted = True
+        self.signum = signum
+        self.why = self._SIGNALS.get(signum, f"signal {signum}")
+
+    def stopped(self, message: str) -> Interrupted:
+        """The error that ends the command once it stopped for the signal: "interrupted (WHY): ..."."""
+        kind = Terminated if self.signum == signal.SIGTERM else Interrupted
+        return kind(f"interrupted ({self.why}): {message}")
 
 
 class OutputClosed(click.ClickException):

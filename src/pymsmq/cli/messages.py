@@ -533,10 +533,11 @@ class _PrintGuard(StopBetween):
         super().__init__()
         self.printing = False
 
-    def _on_sigint(self, signum: int, frame: object) -> None:
+    def _on_signal(self, signum: int, frame: object) -> None:
         if self.printing and self.interrupted:
             raise KeyboardInterrupt  # the second one while printing: interrupt the print
-        self.interrupted = True
+        if not self.interrupted:
+            super()._on_signal(signum, frame)
 
 
 def _not_nan(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:

@@ -119,6 +119,8 @@ def export(
     qm = target.qm
     written = 0
     removed = 0
+    synced = 0  # message lines on disk (--remove): the message of the last may not be removed yet
+    stopped = False
     sink: _Output | None = None
     guard = StopBetween()
     try:
@@ -149,20 +151,22 @@ def export(
                             # On disk before it is removed: a crash, of this process or of the
                             # machine, can duplicate a message, never lose it.
                             sink.sync()
+                            synced += 1
                             h.receive_by_lookup_id(m.lookup_id)
                             removed += 1
                         written += 1
                         bar.update(1)
                         if guard.interrupted:
+                            stopped = True
                             break
                     if h is not q:
                         h.close()
-                    if guard.interrupted:
+                    if stopped:
                         break
-            if guard.interrupted:
-                stopped = _export_interrupted(sink, output, written, removed)
+            if stopped:  # (a signal after the last message: the export is complete)
+                text = _export_interrupted(sink, output, written, removed)
                 sink = None
-                raise Interrupted(stopped)
+                raise guard.stopped(text)
             out.write(_line({"end": True, "count": written}))
             sink.commit()
             sink = None
@@ -172,11 +176,19 @@ def export(
         raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc  # e.g. a full disk
     finally:
         if sink is not None:
-            kept = sink.abandon(keep=removed > 0)
-            if kept is not None and removed:  # the removed messages are nowhere else
+            # Kept once a line is on disk in --remove mode: its message may be removed already
+            # (QA: a second Ctrl-C between the removal and its count deleted the only copy).
+            kept = sink.abandon(keep=synced > 0)
+            if kept is not None and synced:  # the removed messages are nowhere else
+                doubt = (
+                    "; the message of its last line may also still be in the queue (its removal was"
+                    " under way)"
+                    if synced > removed
+                    else ""
+                )
                 click.echo(
                     f"the {removed} message{'s' if removed != 1 else ''} removed before the error "
-                    f"are in {kept} (no end line: incomplete)",
+                    f"are in {kept} (no end line: incomplete){doubt}",
                     err=True,
                 )
     click.echo(f"exported {written} message{'s' if written != 1 else ''}", err=True)
@@ -198,13 +210,13 @@ def _export_interrupted(sink: _Output, output: str, written: int, removed: int) 
     if removed:  # the removed messages are nowhere else: their lines are kept
         kept = sink.abandon(keep=True) or "the output"
         return (
-            f"interrupted (Ctrl-C): the {removed} message{s} removed are in {kept} (no end line:"
-            " incomplete; every line's message was removed, the others are in the queue)"
+            f"the {removed} message{s} removed are in {kept} (no end line: incomplete; every line's"
+            " message was removed, the others are in the queue)"
         )
     sink.abandon(keep=False)
     if output == "-":
-        return f"interrupted (Ctrl-C) after {written} message{s}: the output has no end line (incomplete)"
-    return f"interrupted (Ctrl-C) after {written} message{s}: {output} was not written"
+        return f"stopped after {written} message{s}: the output has no end line (incomplete)"
+    return f"stopped after {written} message{s}: {output} was not written"
 
 
 def _mode_for(path: str) -> int:
@@ -470,6 +482,8 @@ def import_(
     first = _open_lines(file)
     try:
         header, total, express = _check(first, file)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted (Ctrl-C) while {file} was checked: nothing was imported") from None
     finally:
         _close(first)
     qm = target.qm
@@ -521,8 +535,8 @@ def import_(
             if guard.interrupted and sent < total:
                 s = "s" if total != 1 else ""
                 aborted = f" (the transaction of the {in_tx} after them was aborted)" if in_tx else ""
-                raise Interrupted(
-                    f"interrupted (Ctrl-C): {sent} of {total} message{s} were imported into {path}{aborted};"
+                raise guard.stopped(
+                    f"{sent} of {total} message{s} were imported into {path}{aborted};"
                     " importing the file again would repeat them"
                 )
     except ExportFileError as exc:  # the file changed between the two reads

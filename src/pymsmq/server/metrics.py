@@ -8,14 +8,19 @@ halfway through a change.
 
 The endpoint is plain HTTP with no authentication: it binds 127.0.0.1 unless ``--metrics-host``
 says otherwise, and it names every queue of the server (its format name and path name) to whoever
-can reach it.  A connection that has not sent its request within ``request_timeout`` seconds is
-closed (prometheus_client's server has no timeout of its own: each silent connection held a thread).
+can reach it.  prometheus_client's server has no timeout and a thread per connection: here a
+connection silent for ``REQUEST_TIMEOUT`` seconds is closed, and at most ``MAX_CONNECTIONS`` are
+served at once (a client sending a byte now and then held a thread for as long as it liked).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,8 +33,11 @@ __all__ = ["MetricsEndpoint", "available", "metric_families"]
 
 #: Seconds a scrape waits for the event loop to take the snapshot.
 _SNAPSHOT_TIMEOUT: Final = 10.0
-#: Seconds a metrics connection may take to send its request.
+#: Seconds a metrics connection may stay silent.
 REQUEST_TIMEOUT: Final = 10.0
+#: Metrics connections served at once; another is closed as it is accepted (each takes a thread of
+#: prometheus_client's server, and a client that sends a byte now and then keeps its own).
+MAX_CONNECTIONS: Final = 16
 
 #: Per-queue counters of ``ServerStats.snapshot``: (key, metric name, help).
 _QUEUE_COUNTERS: Final = (
@@ -156,6 +164,7 @@ class MetricsEndpoint:
         loop: asyncio.AbstractEventLoop,
         take: Callable[[], tuple[dict[str, Any], dict[str, str]]],
         request_timeout: float = REQUEST_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         from prometheus_client import CollectorRegistry, start_http_server
 
@@ -163,14 +172,76 @@ class MetricsEndpoint:
         registry.register(_Collector(loop, take))
         self._httpd: WSGIServer
         self._httpd, self._thread = start_http_server(port, addr=host, registry=registry)
-        # Each connection's socket times out (socketserver.StreamRequestHandler.timeout).
-        handler: Any = self._httpd.RequestHandlerClass
-        self._httpd.RequestHandlerClass = type("TimedHandler", (handler,), {"timeout": request_timeout})
+        httpd: Any = self._httpd
+        # Each connection's socket times out (socketserver.StreamRequestHandler.timeout) ...
+        handler: Any = httpd.RequestHandlerClass
+        httpd.RequestHandlerClass = type("TimedHandler", (handler,), {"timeout": request_timeout})
+        # ... at most MAX_CONNECTIONS at once (socketserver.ThreadingMixIn starts a thread for each),
+        # and none longer than ``request_timeout`` in all (``_expire_slow``): one byte now and then
+        # no longer keeps a connection.
+        slots = threading.BoundedSemaphore(max_connections)
+        self._deadlines: dict[Any, float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        start_thread = httpd.process_request
+        serve_one = httpd.process_request_thread
+
+        def process_request(request: Any, client_address: Any) -> None:
+            if not slots.acquire(blocking=False):
+                httpd.shutdown_request(request)
+                return
+            with self._lock:
+                self._deadlines[request] = time.monotonic() + request_timeout
+            try:
+                start_thread(request, client_address)
+            except BaseException:
+                with self._lock:
+                    self._deadlines.pop(request, None)
+                slots.release()
+                raise
+
+        def process_request_thread(request: Any, client_address: Any) -> None:
+            try:
+                serve_one(request, client_address)
+            finally:
+                with self._lock:
+                    self._deadlines.pop(request, None)
+                slots.release()
+
+        httpd.process_request = process_request
+        httpd.process_request_thread = process_request_thread
+        # ... and only GET /metrics is answered with them (other paths: 404).
+        app = httpd.get_app()
+
+        def metrics_only(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ.get("PATH_INFO", "") != "/metrics":
+                start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+                return [b"pymsmq: the metrics are at /metrics\n"]
+            return app(environ, start_response)
+
+        httpd.set_app(metrics_only)
         #: The bound (host, port).
         self.address: tuple[str, int] = self._httpd.server_address[:2]  # type: ignore[assignment]
+        self._watchdog = threading.Thread(
+            target=self._expire_slow, name="pymsmq-metrics-deadlines", daemon=True
+        )
+        self._watchdog.start()
+
+    def _expire_slow(self) -> None:
+        # Cut the connections past their deadline (their handler's read or write then ends).
+        while not self._stop.wait(0.25):
+            now = time.monotonic()
+            with self._lock:
+                late = [request for request, deadline in self._deadlines.items() if deadline <= now]
+                for request in late:
+                    del self._deadlines[request]
+            for request in late:
+                with contextlib.suppress(OSError):
+                    request.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         """Stop serving and close the socket (blocks until the serving thread has stopped)."""
+        self._stop.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(5)
