@@ -317,6 +317,8 @@ def test_queue_statistics_of_more_queues_than_one_answer_holds(
         with pytest.raises(MSMQError) as info:  # what the one answer would be
             qm._t.call(pm.ListQueuesRequest(1, (1, 2, 7, 108)))
         assert info.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+        assert "exceeds the peer's limit" in str(info.value)
+        assert "MQ_ERROR_INVALID_PARAMETER" not in str(info.value)  # one HRESULT in the text (QA round 4)
         stats = qm.queue_statistics()
         assert [st.path_name.rpartition("\\")[2] for st in stats] == [f"s{i:03d}" for i in range(150)]
         assert [(st.label[-3:], st.message_count, st.bytes_in_queue, st.journal) for st in stats] == [

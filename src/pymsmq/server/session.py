@@ -315,10 +315,12 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         try:
             self._write(self.conn.send(response, rid))
         except ProtocolError as exc:  # e.g. an answer over the client's limit
-            log.error("cannot answer request %d from %s: %s", rid, self.peer, exc)
+            # The client asked for more than one frame holds (a listing of a very large server
+            # from a client of protocol version 3): its error, not the server's.
+            log.warning("cannot answer request %d from %s: %s", rid, self.peer, reason(exc))
             try:
                 self._write(
-                    self.conn.send(ErrorResponse(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, str(exc)), rid)
+                    self.conn.send(ErrorResponse(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, reason(exc)), rid)
                 )
             except ProtocolError:
                 pass
