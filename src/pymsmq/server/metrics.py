@@ -172,17 +172,27 @@ class MetricsEndpoint:
         registry.register(_Collector(loop, take))
         self._httpd: WSGIServer
         self._httpd, self._thread = start_http_server(port, addr=host, registry=registry)
-        httpd: Any = self._httpd
-        # Each connection's socket times out (socketserver.StreamRequestHandler.timeout) ...
-        handler: Any = httpd.RequestHandlerClass
-        httpd.RequestHandlerClass = type("TimedHandler", (handler,), {"timeout": request_timeout})
-        # ... at most MAX_CONNECTIONS at once (socketserver.ThreadingMixIn starts a thread for each),
-        # and none longer than ``request_timeout`` in all (``_expire_slow``): one byte now and then
-        # no longer keeps a connection.
-        slots = threading.BoundedSemaphore(max_connections)
         self._deadlines: dict[Any, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        httpd: Any = self._httpd
+        self._limit_connections(httpd, request_timeout, max_connections)
+        httpd.set_app(_metrics_path_only(httpd.get_app()))
+        #: The bound (host, port).
+        self.address: tuple[str, int] = self._httpd.server_address[:2]  # type: ignore[assignment]
+        self._watchdog = threading.Thread(
+            target=self._expire_slow, name="pymsmq-metrics-deadlines", daemon=True
+        )
+        self._watchdog.start()
+
+    def _limit_connections(self, httpd: Any, request_timeout: float, max_connections: int) -> None:
+        # Each connection's socket times out (socketserver.StreamRequestHandler.timeout), at most
+        # ``max_connections`` are served at once (socketserver.ThreadingMixIn starts a thread for
+        # each), and none longer than ``request_timeout`` in all (``_expire_slow``): one byte now
+        # and then no longer keeps a connection.
+        handler: Any = httpd.RequestHandlerClass
+        httpd.RequestHandlerClass = type("TimedHandler", (handler,), {"timeout": request_timeout})
+        slots = threading.BoundedSemaphore(max_connections)
         start_thread = httpd.process_request
         serve_one = httpd.process_request_thread
 
@@ -210,22 +220,6 @@ class MetricsEndpoint:
 
         httpd.process_request = process_request
         httpd.process_request_thread = process_request_thread
-        # ... and only GET /metrics is answered with them (other paths: 404).
-        app = httpd.get_app()
-
-        def metrics_only(environ: dict[str, Any], start_response: Any) -> Any:
-            if environ.get("PATH_INFO", "") != "/metrics":
-                start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-                return [b"pymsmq: the metrics are at /metrics\n"]
-            return app(environ, start_response)
-
-        httpd.set_app(metrics_only)
-        #: The bound (host, port).
-        self.address: tuple[str, int] = self._httpd.server_address[:2]  # type: ignore[assignment]
-        self._watchdog = threading.Thread(
-            target=self._expire_slow, name="pymsmq-metrics-deadlines", daemon=True
-        )
-        self._watchdog.start()
 
     def _expire_slow(self) -> None:
         # Cut the connections past their deadline (their handler's read or write then ends).
@@ -245,3 +239,16 @@ class MetricsEndpoint:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(5)
+
+
+def _metrics_path_only(app: Any) -> Any:
+    """The WSGI ``app`` for GET /metrics only; other paths get 404 (prometheus_client's app
+    answers the metrics on any path)."""
+
+    def metrics_only(environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO", "") != "/metrics":
+            start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+            return [b"pymsmq: the metrics are at /metrics\n"]
+        return app(environ, start_response)
+
+    return metrics_only
