@@ -290,8 +290,13 @@ class SQLiteStore:
         #: that add messages are refused with MQ_ERROR_MESSAGE_STORAGE_FAILED.
         self.low_space = False
         self._incremental = False  # auto_vacuum=INCREMENTAL (stores created by this version)
-        #: Rows deleted since the last look at the free pages (``_compact``).
+        #: Rows deleted since the last look at the free pages (``_compact``), and whether a look is
+        #: due (at the start of the next group, or at close: never between a group's commit and
+        #: its callers' return, where a crash would take what they were about to be told).
         self._deleted_since_look = 0
+        self._compact_due = False
+        #: The last compaction failed (a nearly full disk): the next failure is not logged again.
+        self._compact_failed = False
         #: Bytes given back to the disk by ``_compact`` so far.
         self.compacted_bytes = 0
         # One queue manager per store (store_lock.py): refused here, before anything is read.
@@ -538,6 +543,8 @@ class SQLiteStore:
     def _commit_group(self, group: list[_Pending]) -> None:
         conn = self._writer
         cur = self._cursor
+        if self._compact_due and not self.low_space:
+            self._compact()
         todo = group
         while todo:
             restart = False
@@ -596,7 +603,7 @@ class SQLiteStore:
                     len(p.deletes) + _COMPACT_LOOK_EVERY * len(p.delete_queues) for p, _ in ok
                 )
                 if self._deleted_since_look >= _COMPACT_LOOK_EVERY:
-                    self._compact()
+                    self._compact_due = True
             return
 
     # -- a full disk (module docstring) ------------------------------------------------------------
@@ -655,10 +662,13 @@ class SQLiteStore:
         self._space_back()
 
     def _compact(self) -> None:
-        """As the leader, after deletes: when the free pages are worth ``COMPACT_FREE_MIN`` and at
-        least half the database file, give them back to the disk (``PRAGMA incremental_vacuum``,
-        then a checkpoint that truncates the WAL).  Logged; a failure is logged and left for later."""
+        """As the leader (before a group, or at close), after deletes: when the free pages are worth
+        ``COMPACT_FREE_MIN`` and at least half the database file, give them back to the disk
+        (``PRAGMA incremental_vacuum``, then a checkpoint that truncates the WAL).  Logged; a
+        failure (a nearly full disk: the vacuum writes the live pages it moves through the WAL) is
+        logged once and tried again after as many deletes."""
         self._deleted_since_look = 0
+        self._compact_due = False
         cur = self._cursor
         try:
             page_size = cur.execute("PRAGMA page_size").fetchone()[0]
@@ -672,8 +682,15 @@ class SQLiteStore:
             self._writer.executescript("PRAGMA incremental_vacuum;")
             cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         except sqlite3.Error as e:
-            log.warning("%s: cannot give free pages back to the disk now: %s", self.path, e)
+            if self._writer.in_transaction:
+                self._writer.rollback()
+            if not self._compact_failed:
+                log.warning("%s: cannot give free pages back to the disk now: %s", self.path, e)
+            self._compact_failed = True
             return
+        if self._compact_failed:
+            log.warning("%s: free pages can be given back to the disk again", self.path)
+        self._compact_failed = False
         self.compacted_bytes += free
         log.info(
             "%s: gave %d MiB of free pages back to the disk in %.2f s",
@@ -808,6 +825,8 @@ class SQLiteStore:
             self._closed = True  # no batch is queued from now on
             while self._leading:  # the leaders commit every batch queued before
                 self._idle.wait()
+        if self._compact_due and not self.low_space:
+            self._compact()
         try:
             self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
         except sqlite3.Error:
