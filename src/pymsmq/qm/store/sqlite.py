@@ -61,7 +61,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from pymsmq.errors import MSMQError
+from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
@@ -199,6 +199,7 @@ class _Pending:
     """One batch on its way through the committer: SQL parameters, files, outcome."""
 
     __slots__ = (
+        "committed",
         "delete_queues",
         "deletes",
         "done",
@@ -226,6 +227,8 @@ class _Pending:
         self.meta: list[tuple[str, str]] = []
         self.files: list[str] = []  # packet files written for this batch (full paths)
         self.error: MSMQError | None = None
+        #: Its group's COMMIT returned: whatever comes after (an interrupt), it is durable.
+        self.committed = False
         self.keep_files = False  # True when the outcome is unknown (commit failed): leave to recovery
         self.lead = False  # set (with ``done`` released) when this caller is handed the leadership
         self.grows = False  # the batch adds messages (``_grows``): refused on a full disk
@@ -519,13 +522,18 @@ class SQLiteStore:
         waiting = self._queue
         while not waiting.empty():  # (only the leader takes from the queue)
             group.append(waiting.get_nowait())
+        interrupted: BaseException | None = None
         try:
             self._commit_group(group)
         except BaseException as e:  # never leave a caller waiting
             for p in group:
-                if p.error is None:
-                    p.error = _failed(f"committer failure: {e}", e)
+                # A batch whose COMMIT returned is durable, whatever came after it: not a failure
+                # (a Ctrl-C as the commit returned reported committed batches as failed).
+                if p.error is None and not p.committed:
+                    p.error = _failed(f"committer failure: {reason(e)}", e)
                     p.keep_files = True
+            if not isinstance(e, Exception):
+                interrupted = e  # KeyboardInterrupt, SystemExit: the leader's caller gets it
         finally:
             with self._state:  # (batches are queued under it: empty() is exact here)
                 nxt: _Pending | None = None if waiting.empty() else waiting.get_nowait()
@@ -539,6 +547,8 @@ class SQLiteStore:
             if nxt is not None:
                 nxt.lead = True  # it commits its batch and whatever queued behind it
                 nxt.done.release()
+        if interrupted is not None:
+            raise interrupted
 
     def _commit_group(self, group: list[_Pending]) -> None:
         conn = self._writer
@@ -581,7 +591,16 @@ class SQLiteStore:
             if conn.in_transaction:
                 try:
                     cur.execute("COMMIT")
-                except sqlite3.Error as e:
+                    for p, _ in ok:
+                        p.committed = True
+                except BaseException as e:
+                    if not isinstance(e, sqlite3.Error):
+                        # Interrupted (Ctrl-C) as the COMMIT returned: SQLite finished it (a signal
+                        # handler runs between bytecodes), and the connection says how it ended.
+                        if not conn.in_transaction:
+                            for p, _ in ok:
+                                p.committed = True
+                        raise
                     if conn.in_transaction:
                         conn.rollback()
                     if _is_disk_full(e) and self._release_reserve():
