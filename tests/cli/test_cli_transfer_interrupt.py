@@ -291,3 +291,27 @@ def test_an_interrupted_check_of_the_import_file_imports_nothing(
         main, ["import", "--data", data, str(export), r".\private$\other", "--create"]
     )
     assert result.exit_code == 130 and "nothing was imported" in result.output
+
+
+def test_a_ctrl_c_while_the_command_closes_its_queue_manager_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # QA round 4: a Ctrl-C after a finished export printed "Aborted!" (exit 1).  The close of the
+    # queue manager gets the signal here, as a Ctrl-C would come.
+    data = str(tmp_path / "qm")
+    with QueueManager.open(data) as qm:
+        qm.create_queue(Q).send(Message(body=b"x", delivery=1))
+    real_close = QueueManager.close
+
+    def close_with_a_ctrl_c(self: QueueManager) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # (delivered to the main thread between bytecodes)
+        real_close(self)
+
+    monkeypatch.setattr(QueueManager, "close", close_with_a_ctrl_c)
+    before = signal.getsignal(signal.SIGINT)
+    result = CliRunner().invoke(main, ["export", "--data", data, Q, "-o", str(tmp_path / "out.jsonl")])
+    monkeypatch.undo()
+    assert result.exit_code == 0, result.output
+    assert "exported 1 message" in result.output
+    assert signal.getsignal(signal.SIGINT) is before  # restored after

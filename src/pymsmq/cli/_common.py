@@ -281,10 +281,21 @@ class Target:
             raise bad_data_directory(self.data, exc) from exc
 
     def close(self) -> None:
-        """Close the queue manager or the connection (idempotent)."""
+        """Close the queue manager or the connection (idempotent).  The command's work is done by
+        then: a Ctrl-C or SIGTERM during the close is ignored (it interrupted the close, and click
+        reported the finished command as "Aborted!", exit 1)."""
         qm, self._qm = self._qm, None
-        if qm is not None:
+        if qm is None:
+            return
+        if threading.current_thread() is not threading.main_thread():
             qm.close()
+            return
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in StopBetween._SIGNALS}
+        try:
+            qm.close()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _connect(url: str, token: str | None) -> QueueManager:
