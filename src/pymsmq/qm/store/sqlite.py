@@ -355,9 +355,8 @@ class SQLiteStore:
         sends come back only once space is freed elsewhere) and the next open tries again.
         """
         cur = self._writer
-        page_size = cur.execute("PRAGMA page_size").fetchone()[0]
-        pages = cur.execute("PRAGMA page_count").fetchone()[0]
-        live = (pages - cur.execute("PRAGMA freelist_count").fetchone()[0]) * page_size
+        total, unused = _page_bytes(cur)
+        live = total - unused
         try:
             free = shutil.disk_usage(os.path.dirname(os.path.abspath(self.path))).free
         except OSError:
@@ -668,17 +667,21 @@ class SQLiteStore:
 
     def _reclaim(self) -> None:
         """As the leader, on a full disk: give the database's free pages back to the disk."""
-        cur = self._cursor
         try:
-            if self._incremental and cur.execute("PRAGMA freelist_count").fetchone()[0]:
-                # executescript steps the pragma to its end (``execute`` frees one page per call);
-                # in autocommit mode it is a transaction of its own.
-                self._writer.executescript("PRAGMA incremental_vacuum;")
-                # The checkpoint copies the vacuum into the database file and truncates it.
-                cur.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            if self._incremental and self._cursor.execute("PRAGMA freelist_count").fetchone()[0]:
+                self._vacuum_free_pages("PASSIVE")
         except sqlite3.Error as e:  # the disk may be too full even for this: try again next time
             log.debug("%s: cannot give free pages back yet: %s", self.path, e)
         self._space_back()
+
+    def _vacuum_free_pages(self, checkpoint: str) -> None:
+        """Give the database's free pages back to the disk (auto_vacuum=INCREMENTAL), then
+        checkpoint (``checkpoint``: PASSIVE or TRUNCATE) to copy that into the database file and
+        shorten it.  sqlite3.Error on failure (a full disk)."""
+        # executescript steps the pragma to its end (``execute`` frees one page per call); in
+        # autocommit mode it is a transaction of its own.
+        self._writer.executescript("PRAGMA incremental_vacuum;")
+        self._cursor.execute(f"PRAGMA wal_checkpoint({checkpoint})").fetchall()
 
     def _compact(self) -> None:
         """As the leader (before a group, or at close), after deletes: when the free pages are worth
@@ -688,18 +691,12 @@ class SQLiteStore:
         logged once and tried again after as many deletes."""
         self._deleted_since_look = 0
         self._compact_due = False
-        cur = self._cursor
         try:
-            page_size = cur.execute("PRAGMA page_size").fetchone()[0]
-            free = cur.execute("PRAGMA freelist_count").fetchone()[0] * page_size
-            total = cur.execute("PRAGMA page_count").fetchone()[0] * page_size
+            total, free = _page_bytes(self._cursor)
             if free < COMPACT_FREE_MIN or 2 * free < total:
                 return
             started = time.monotonic()
-            # executescript steps the pragma to its end (``execute`` frees one page per call); in
-            # autocommit mode it is a transaction of its own.
-            self._writer.executescript("PRAGMA incremental_vacuum;")
-            cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            self._vacuum_free_pages("TRUNCATE")
         except sqlite3.Error as e:
             if self._writer.in_transaction:
                 self._writer.rollback()
@@ -865,6 +862,14 @@ class SQLiteStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _page_bytes(cur: sqlite3.Cursor | sqlite3.Connection) -> tuple[int, int]:
+    """(bytes of the database file's pages, bytes of those free) as SQLite counts them."""
+    page_size: int = cur.execute("PRAGMA page_size").fetchone()[0]
+    pages: int = cur.execute("PRAGMA page_count").fetchone()[0]
+    free: int = cur.execute("PRAGMA freelist_count").fetchone()[0]
+    return pages * page_size, free * page_size
 
 
 def _stream(conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMessage]:
