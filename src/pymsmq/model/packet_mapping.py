@@ -59,6 +59,7 @@ Decisions where the packet is narrower than the model (each documented at its co
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Final
 
 from pymsmq.errors import MSMQError, WireError
@@ -83,8 +84,8 @@ __all__ = [
     "SIMPLE_ATTRIBUTES",
     "UNBOUNDED_PROPERTIES",
     "canonical_queues",
+    "check_unencoded",
     "message_to_packet",
-    "needs_encoding_checks",
     "packet_to_message",
     "packet_to_user_message",
     "packet_with_destination",
@@ -198,17 +199,18 @@ UNBOUNDED_PROPERTIES: Final = frozenset(
 )
 
 
-def needs_encoding_checks(m: Message, size: int) -> bool:
-    """Whether a send (``Queue._enqueue``) checks what a packet of ``m`` could not hold (``check_strings``,
-    ``check_packet_size``) before it queues it unencoded; ``size``: its ``message_size``."""
+def check_unencoded(m: Message, size: int, attributes: Mapping[str, object]) -> None:
+    """Refuse what no packet of ``m`` could hold, for a send that queues it without encoding it (an
+    express message), as ``message_to_packet`` would refuse it: its strings (``check_strings``) when
+    the label is not ASCII or holds a NUL, or a dead-letter queue is named; its size
+    (``check_packet_size``) when ``size`` (its ``message_size``) comes within 64 KiB of the 4 MB or
+    ``attributes`` (the message's ``__dict__``) hold a property of ``UNBOUNDED_PROPERTIES``.  For every
+    send path (``Queue._enqueue``, the batched express sends), so that they judge a message alike."""
     label = m.label
-    return (
-        (bool(label) and not label.isascii())
-        or "\x00" in label
-        or m.dead_letter_queue is not None
-        or size > NEAR_PACKET_LIMIT
-        or not UNBOUNDED_PROPERTIES.isdisjoint(m.__dict__)
-    )
+    if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
+        check_strings(m)
+    if size > NEAR_PACKET_LIMIT or not UNBOUNDED_PROPERTIES.isdisjoint(attributes):
+        check_packet_size(m)
 
 
 def check_packet_size(message: Message) -> None:

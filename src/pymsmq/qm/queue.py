@@ -24,13 +24,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
-from pymsmq.model.packet_mapping import (
-    NEAR_PACKET_LIMIT,
-    UNBOUNDED_PROPERTIES,
-    canonical_queues,
-    check_packet_size,
-    check_strings,
-)
+from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
@@ -445,12 +439,8 @@ class Queue(LookupIdOps, MatchingReads):
         # Refused now what no packet can hold, before the message gets an id (an express message is
         # not encoded at all; a recoverable one failed only when its packet was written, id set):
         # the packet counts the label in UTF-16 units, holds no NUL in it or in the dead-letter
-        # queue's name, and is at most 4 MB.
-        label = m.label
-        if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
-            check_strings(m)
-        if size > NEAR_PACKET_LIMIT or not UNBOUNDED_PROPERTIES.isdisjoint(message.__dict__):
-            check_packet_size(m)
+        # queue's name, and is at most 4 MB.  (The caller's ``__dict__``: the copy has none yet.)
+        check_unencoded(m, size, message.__dict__)
         # What send sets on the caller's message, once nothing can refuse it (a refused message
         # kept the id of a send that did not happen).
         message.id = mid

@@ -25,7 +25,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
-from pymsmq.model.packet_mapping import canonical_queues, needs_encoding_checks
+from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE
 from pymsmq.qm.receive_batch import DURABLE, take_available
@@ -301,9 +301,6 @@ def _enqueue_run(
                 or m.journal & 2
                 or ordinal >= qm._ordinal_reserved
                 or (lid > state.reserved_lookup)
-                # A message near the 4 MB packet limit, or with strings a packet may not hold, is
-                # checked as _enqueue checks it (QA: send_many took one that send refused).
-                or needs_encoding_checks(m, size)
             ):
                 entry = enqueue(m, None, False)
                 now = clock()
@@ -318,6 +315,10 @@ def _enqueue_run(
                 assert mid is not None and m.sent_time is not None
                 append((mid, m.sent_time))
                 continue
+            # _enqueue's packet checks, on the packet with its destination, as _enqueue makes it (QA:
+            # send_many took a message at the 4 MB limit that send refused).
+            m.destination_queue = fmt
+            check_unencoded(m, size, m.__dict__)
         except Exception as exc:
             append(_as_error(exc))
             continue
@@ -325,7 +326,6 @@ def _enqueue_run(
         qm._ordinal = ordinal = ordinal + 1
         mid = m.id = new_object_id(guid, ordinal & 0xFFFFFFFF)
         m.source_machine_guid = guid
-        m.destination_queue = fmt
         m.sent_time = sent
         m.arrived_time = now
         if m.abort_count or m.move_count:  # a received message sent again starts from zero

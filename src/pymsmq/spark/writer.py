@@ -46,10 +46,9 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.packet_mapping import check_packet_size, check_strings
+from pymsmq.model.packet_mapping import check_unencoded
 from pymsmq.protocol.message_batch import decode_batch, encode_batch
 from pymsmq.spark.options import SourceOptions, open_queue
-from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 __all__ = [
     "KEEP_MARKERS",
@@ -64,8 +63,6 @@ __all__ = [
     "row_to_message",
 ]
 
-#: Messages this close to the 4 MB packet limit are encoded once while staged to check their size.
-_NEAR_PACKET_LIMIT: Final = MAX_PACKET_SIZE - 65536
 MARKER_QUEUE: Final = ".\\private$\\pymsmq_spark_commits"
 KEEP_MARKERS: Final = 16
 WRITABLE_COLUMNS: Final = frozenset(
@@ -155,9 +152,8 @@ def row_to_message(row: Mapping[str, Any]) -> Message:
         m = Message(**kwargs)
     except TypeError as exc:  # a value of the wrong type for its property
         raise _bad(f"a row has a value of the wrong type: {exc}") from None
-    check_strings(m)
-    if len(m.body) + len(m.extension) + 2 * len(m.label) > _NEAR_PACKET_LIMIT:
-        check_packet_size(m)
+    # Refused while staged what a send would refuse (the label in UTF-16 units, NULs, the 4 MB).
+    check_unencoded(m, len(m.body) + len(m.extension) + 2 * len(m.label), m.__dict__)
     return m
 
 
