@@ -61,6 +61,15 @@ def _fill(qm: object, n: int = N) -> None:
     q.send_many([Message(body=b"msg-%d" % i, delivery=1) for i in range(n)])
 
 
+def _store_with(tmp_path: Path, *bodies: bytes) -> str:
+    """A store in ``tmp_path`` whose queue Q holds ``bodies`` (recoverable); its directory."""
+    data = str(tmp_path / "qm")
+    with QueueManager.open(data) as qm, qm.create_queue(Q) as q:
+        if bodies:
+            q.send_many([Message(body=body, delivery=1) for body in bodies])
+    return data
+
+
 def _bodies_in_file(path: Path) -> list[bytes]:
     import base64
 
@@ -187,9 +196,7 @@ def test_import_stops_between_messages_and_says_how_many_went_in(transactional: 
 
 def test_lookup_id_refuses_a_wait(tmp_path: Path) -> None:
     # It used to retry at full speed until the timeout (97% of a core; on a server, 45% of its CPU).
-    data = str(tmp_path / "qm")
-    with QueueManager.open(data) as qm:
-        qm.create_queue(Q).close()
+    data = _store_with(tmp_path)
     for extra in (["--timeout", "2"], ["--follow"]):
         for command in ("receive", "peek"):
             r = CliRunner().invoke(main, [command, "--data", data, Q, "--lookup-id", "5", *extra])
@@ -251,9 +258,7 @@ def test_a_second_ctrl_c_right_after_a_removal_keeps_the_removed_message_in_the_
     # removal returns.
     from pymsmq.qm.queue import Queue
 
-    data = str(tmp_path / "qm")
-    with QueueManager.open(data) as qm:
-        qm.create_queue(Q).send_many([Message(body=b"m%d" % i, delivery=1) for i in range(5)])
+    data = _store_with(tmp_path, *(b"m%d" % i for i in range(5)))
     real = Queue.receive_by_lookup_id
 
     def removed_then_interrupted(self: Queue, *args: object, **kwargs: object) -> Message:
@@ -277,9 +282,7 @@ def test_an_interrupted_check_of_the_import_file_imports_nothing(
 ) -> None:
     from pymsmq.cli import transfer
 
-    data = str(tmp_path / "qm")
-    with QueueManager.open(data) as qm:
-        qm.create_queue(Q).send(Message(body=b"x", delivery=1))
+    data = _store_with(tmp_path, b"x")
     export = tmp_path / "one.jsonl"
     assert CliRunner().invoke(main, ["export", "--data", data, Q, "-o", str(export)]).exit_code == 0
 
@@ -298,9 +301,7 @@ def test_a_ctrl_c_while_the_command_closes_its_queue_manager_is_ignored(
 ) -> None:
     # QA round 4: a Ctrl-C after a finished export printed "Aborted!" (exit 1).  The close of the
     # queue manager gets the signal here, as a Ctrl-C would come.
-    data = str(tmp_path / "qm")
-    with QueueManager.open(data) as qm:
-        qm.create_queue(Q).send(Message(body=b"x", delivery=1))
+    data = _store_with(tmp_path, b"x")
     real_close = QueueManager.close
 
     def close_with_a_ctrl_c(self: QueueManager) -> None:
