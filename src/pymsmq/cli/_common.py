@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Final, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, Self, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -131,6 +131,10 @@ class Terminated(Interrupted):
     exit_code = EXIT_TERMINATED
 
 
+#: The signals that stop a command between two messages (``StopBetween``), and their names.
+_STOP_SIGNALS: Final = {int(signal.SIGINT): "Ctrl-C", int(signal.SIGTERM): "SIGTERM"}
+
+
 class StopBetween:
     """Ctrl-C or SIGTERM in a command that works message by message (export, import, receive): the
     first one lets the message in hand finish and sets ``interrupted`` (``why`` names it), which the
@@ -139,8 +143,6 @@ class StopBetween:
     message, or inside a store's commit) left its outcome unknown: a duplicate, a count one off, a
     committed batch reported as failed; SIGTERM killed the process, leaving a partial file unnamed.
     Only in the main thread, where Python delivers signals; a no-op elsewhere."""
-
-    _SIGNALS: ClassVar[dict[int, str]] = {int(signal.SIGINT): "Ctrl-C", int(signal.SIGTERM): "SIGTERM"}
 
     def __init__(self) -> None:
         self.interrupted = False
@@ -151,7 +153,7 @@ class StopBetween:
 
     def __enter__(self) -> Self:
         if threading.current_thread() is threading.main_thread():
-            for signum in self._SIGNALS:
+            for signum in _STOP_SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._on_signal)
         return self
 
@@ -168,7 +170,7 @@ class StopBetween:
             raise KeyboardInterrupt  # the second one: now
         self.interrupted = True
         self.signum = signum
-        self.why = self._SIGNALS.get(signum, f"signal {signum}")
+        self.why = _STOP_SIGNALS.get(signum, f"signal {signum}")
 
     def stopped(self, message: str) -> Interrupted:
         """The error that ends the command once it stopped for the signal: "interrupted (WHY): ..."."""
@@ -290,7 +292,7 @@ class Target:
         if threading.current_thread() is not threading.main_thread():
             qm.close()
             return
-        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in StopBetween._SIGNALS}
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in _STOP_SIGNALS}
         try:
             qm.close()
         finally:
