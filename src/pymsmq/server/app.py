@@ -28,6 +28,7 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.protocol.states import State
 from pymsmq.qm.queue_manager import QueueManager
+from pymsmq.qm.queue_state import QueueState
 from pymsmq.server.access import AccessPolicy
 from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_factory
 from pymsmq.server.failed_logins import FailedLogins
@@ -92,22 +93,24 @@ def queue_sizes(qm: QueueManager) -> dict[str, tuple[int, int]]:
     a handle on each took 340 ms of the event loop at 10,000 queues).
     """
     with qm._lock:
-        return {
-            state.format_name: (len(state.index), state.total_bytes())
-            for state in qm._queues.values()
-            if state.kind in _SIZED_KINDS and not state.deleted
-        }
+        return {state.format_name: (len(state.index), state.total_bytes()) for state in _sized(qm)}
 
 
 def queue_path_names(qm: QueueManager) -> dict[str, str]:
-    """``{format name: path name}`` of the queues ``queue_sizes`` gives (path name "" for the
-    system queues, which have none)."""
+    """``{format name: path name}`` of the queues ``queue_sizes`` gives (the system queues' are
+    ``COMPUTER\\system$;DEADLETTER`` and the like)."""
     with qm._lock:
-        return {
-            state.format_name: state.props.path_name
-            for state in qm._queues.values()
-            if state.kind in _SIZED_KINDS and not state.deleted
-        }
+        return {state.format_name: state.props.path_name for state in _sized(qm)}
+
+
+def _sized(qm: QueueManager) -> list[QueueState]:
+    # Under ``qm._lock``: the live application and system queues (what the statistics list).
+    return [state for state in qm._queues.values() if state.kind in _SIZED_KINDS and not state.deleted]
+
+
+def _authority(host: str, port: int) -> str:
+    """``host:port`` for a URL (an IPv6 address in brackets)."""
+    return f"{f'[{host}]' if ':' in host else host}:{port}"
 
 
 @dataclass(slots=True)
@@ -526,14 +529,14 @@ def run(
         if server.metrics is not None:
             host, port = server.metrics.address
             print(
-                f"pymsmq: metrics http://{f'[{host}]' if ':' in host else host}:{port}/metrics",
+                f"pymsmq: metrics http://{_authority(host, port)}/metrics",
                 file=out,
                 flush=True,
             )
         if server.addresses:
             host, port = server.addresses[0]
             scheme = "msmq" if config.tls_cert is None else "msmqs"  # msmqs://: TLS (docs/protocol.md)
-            url = f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+            url = f"{scheme}://{_authority(host, port)}"
             print(
                 f"pymsmq: connect with pymsmq.connect({url!r}) or `pymsmq queue list --url {url}`;"
                 " Ctrl-C stops the server",
