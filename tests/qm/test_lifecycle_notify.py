@@ -283,3 +283,44 @@ def test_a_round_looks_once_per_group_of_watches_and_wakes_one_per_message() -> 
         assert len(state.cond.groups[next(iter(state.cond.groups))]) == 294
     finally:
         manager.close()
+
+
+def test_notifications_ended_before_their_timeout_free_their_callbacks(qm: QueueManager) -> None:
+    # Their deadlines stayed in the dispatcher's heap, with the notification and its callbacks,
+    # until the timeout passed (a server grew by ~2.5 KB per abandoned parked read for an hour).
+    import gc
+    import weakref
+
+    from pymsmq.qm.notifications import PRUNE_ENDED_MIN
+
+    q = qm.create_queue(r".\private$\ended")
+
+    class Callback:
+        def __init__(self) -> None:
+            self.fired = threading.Event()
+
+        def __call__(self, *args: object) -> None:
+            self.fired.set()
+
+    other_queue = qm.create_queue(r".\private$\other")
+    live = Callback()
+    other_queue.enable_notification(live, 0, 3600)  # armed through every rebuild of the heap
+    expiring = Callback()
+    other_queue.enable_notification(lambda *a: None, 0, 0.5, expiring)  # and this one times out
+    ended: list[weakref.ref[Callback]] = []
+    for i in range(3 * PRUNE_ENDED_MIN):
+        callback = Callback()
+        ended.append(weakref.ref(callback))
+        if i % 2:
+            q.enable_notification(callback, 0, 3600).cancel()
+        else:  # fired by an arrival, then the message taken
+            n = q.enable_notification(callback, 0, 3600)
+            q.send(Message(body=b"x"))
+            assert callback.fired.wait(10) and n.done
+            q.receive(timeout=0)
+    del callback
+    gc.collect()
+    assert sum(ref() is not None for ref in ended) < PRUNE_ENDED_MIN
+    assert expiring.fired.wait(10) and not live.fired.is_set()
+    other_queue.send(Message(body=b"last"))
+    assert live.fired.wait(10)

@@ -75,6 +75,14 @@ ErrorCallback = Callable[["Queue", int, int], object]
 #: A test of a queue's positions: the entry a waiting read would take, or None.
 Seek = Callable[["MessageIndex"], "Entry | None"]
 
+#: A notification that ends before its timeout (it fired or was cancelled) leaves its deadline in
+#: the dispatcher's heap; once at least this many such deadlines are there and they outnumber the
+#: live ones, the heap is rebuilt without them.  Left until due, each kept its notification, its
+#: callbacks and what they hold (a server's parked read: about 2.5 KB) for the whole timeout: a
+#: server whose clients died while waiting, or whose waiting receivers re-armed after each lost
+#: race, grew by that much per wait for as long as the waits' timeouts.
+PRUNE_ENDED_MIN: Final = 1024
+
 
 class WatchedCondition(threading.Condition):
     """A queue's condition that also re-checks the queue's armed notifications on ``notify_all``."""
@@ -270,6 +278,9 @@ class Dispatcher:
         self._cond = threading.Condition(threading.Lock())
         self._jobs: deque[Callable[[], object]] = deque()
         self._deadlines: list[tuple[float, int, Notification]] = []
+        #: How many deadlines of ``_deadlines`` belong to notifications that ended (an upper bound:
+        #: one that ends as its deadline comes due is counted too).
+        self._ended = 0
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
         self._stop = False
@@ -287,6 +298,18 @@ class Dispatcher:
             heapq.heappush(self._deadlines, (deadline, next(self._seq), notification))
             self._start()
             self._cond.notify()
+
+    def deadline_ended(self) -> None:
+        """Under the queue manager's lock: a notification with a deadline ended before it (see
+        ``PRUNE_ENDED_MIN``).  Each rebuild follows at least ``PRUNE_ENDED_MIN`` endings and costs
+        less than twice their number: constant time per notification, amortized."""
+        with self._cond:
+            self._ended += 1
+            if self._ended >= PRUNE_ENDED_MIN and 2 * self._ended > len(self._deadlines):
+                # ``done`` changes only under the queue manager's lock, which the caller holds.
+                self._deadlines = [d for d in self._deadlines if not d[2].done]
+                heapq.heapify(self._deadlines)
+                self._ended = 0
 
     def _start(self) -> None:
         if self._thread is None and not self._stop:
@@ -339,6 +362,7 @@ class Notification:
         "_group",
         "_queue",
         "_seek",
+        "_timed",
         "_value",
         "done",
         "ends_with_handle",
@@ -377,6 +401,8 @@ class Notification:
         self._value: tuple[IdTable, ObjectId] | None = None
         #: True once the notification fired or was cancelled.
         self.done = False
+        #: Its deadline is in the dispatcher's heap (``_arm`` with a finite timeout).
+        self._timed = False
         #: A waiting read's notification (``watch``): its handle closed, ``on_error`` gets the
         #: handle's error (MQ_ERROR_INVALID_HANDLE), as a read blocked on it raises; an
         #: ``enable_notification`` is cancelled silently ([MC-MQAC] 3.11.4.1.9).
@@ -395,6 +421,8 @@ class Notification:
             return False
         self.done = True
         self._cond.disarm(self)
+        if self._timed:
+            self._dispatcher.deadline_ended()
         return True
 
     def _group_key(self, index: MessageIndex) -> tuple[object, ...] | None:
@@ -535,6 +563,7 @@ def _arm(qm: QueueManager, n: Notification, timeout: float | None) -> Notificati
         return n
     n._cond.arm(n, n._queue._index())
     if timeout is not None:
+        n._timed = True
         qm._dispatcher.add_deadline(time.monotonic() + timeout, n)
     return n
 
