@@ -324,3 +324,34 @@ def test_notifications_ended_before_their_timeout_free_their_callbacks(qm: Queue
     assert expiring.fired.wait(10) and not live.fired.is_set()
     other_queue.send(Message(body=b"last"))
     assert live.fired.wait(10)
+
+
+def test_a_cancelled_or_fired_notification_lets_go_of_its_callbacks_at_once(qm: QueueManager) -> None:
+    import gc
+    import weakref
+
+    q = qm.create_queue(r".\private$\let-go")
+    fired = threading.Event()
+
+    class Callback:
+        def __call__(self, *args: object) -> None:
+            fired.set()
+
+    arrived, error = Callback(), Callback()
+    refs = [weakref.ref(arrived), weakref.ref(error)]
+    n = q.enable_notification(arrived, 0, 3600, error)
+    del arrived, error
+    n.cancel()
+    gc.collect()
+    assert [r() for r in refs] == [None, None]  # while its deadline is an hour away
+    arrived = Callback()
+    ref = weakref.ref(arrived)
+    n = q.enable_notification(arrived, 0, 3600)
+    del arrived
+    q.send(Message(body=b"x"))
+    assert fired.wait(10) and n.done
+    deadline = time.monotonic() + 10
+    while ref() is not None and time.monotonic() < deadline:  # the dispatcher's job drops it
+        gc.collect()
+        time.sleep(0.01)
+    assert ref() is None

@@ -271,6 +271,10 @@ def _poll_group(members: dict[Notification, None], claimed: set[int]) -> bool:
     return True
 
 
+def _ended(queue: Queue, cursor: int) -> None:
+    """The ``on_arrived`` of a notification that ended (its own was let go)."""
+
+
 class Dispatcher:
     """One daemon thread per queue manager running notification callbacks and timeouts."""
 
@@ -341,15 +345,21 @@ class Dispatcher:
                 while self._deadlines and self._deadlines[0][0] <= now:
                     expired.append(heapq.heappop(self._deadlines)[2])
                 stop = self._stop and not jobs
-            for n in expired:
-                n.expire()
-            for job in jobs:
-                try:
-                    job()
-                except BaseException:  # a user callback must not kill the thread (sys.exit() too)
-                    log.exception("a notification callback raised")
+            _run(expired, jobs)
+            del expired, jobs  # what they hold goes now, not when the next round begins
             if stop:
                 return
+
+
+def _run(expired: list[Notification], jobs: list[Callable[[], object]]) -> None:
+    # The dispatcher thread's round: timeouts, then callbacks.
+    for n in expired:
+        n.expire()
+    for job in jobs:
+        try:
+            job()
+        except BaseException:  # a user callback must not kill the thread (sys.exit() too)
+            log.exception("a notification callback raised")
 
 
 class Notification:
@@ -421,6 +431,10 @@ class Notification:
             return False
         self.done = True
         self._cond.disarm(self)
+        # What the callbacks hold (a server's parked read, its hold, its closures) goes now, not
+        # when the notification object does (its deadline may keep it a while: PRUNE_ENDED_MIN).
+        self.on_arrived = _ended
+        self.on_error = None
         if self._timed:
             self._dispatcher.deadline_ended()
         return True
@@ -468,8 +482,9 @@ class Notification:
 
     def _fire(self) -> None:
         # Disarm and queue ``on_arrived`` for the dispatcher thread.
+        on_arrived = self.on_arrived
         self._finish()
-        self._dispatcher.submit(functools.partial(self.on_arrived, self._queue, self.mode))
+        self._dispatcher.submit(functools.partial(on_arrived, self._queue, self.mode))
 
     def _probe(self) -> Entry | None:
         # Under the lock: the message that would satisfy this notification, or None.
@@ -516,8 +531,9 @@ class Notification:
         return True
 
     def _error(self, hresult: int) -> None:
-        if self._finish() and self.on_error is not None:
-            self._dispatcher.submit(functools.partial(self.on_error, self._queue, named(hresult), self.mode))
+        on_error = self.on_error
+        if self._finish() and on_error is not None:
+            self._dispatcher.submit(functools.partial(on_error, self._queue, named(hresult), self.mode))
 
     def expire(self) -> None:
         """The notification's timeout passed: ArrivedError MQ_ERROR_IO_TIMEOUT if still armed."""
