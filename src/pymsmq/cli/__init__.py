@@ -34,6 +34,8 @@ class _Main(click.Group):
         "export": ("pymsmq.cli.transfer", "export"),
         "import": ("pymsmq.cli.transfer", "import_"),
         "stats": ("pymsmq.cli.stats", "stats"),
+        "backup": ("pymsmq.cli.backup", "backup"),
+        "restore": ("pymsmq.cli.backup", "restore"),
         "serve": ("pymsmq.cli.serve", "serve"),
         "pipeline": ("pymsmq.cli.pipeline", "pipeline"),
     }

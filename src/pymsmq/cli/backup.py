@@ -1,0 +1,83 @@
+"""``pymsmq backup`` and ``pymsmq restore``: a copy of a queue manager's store, taken while it
+works, and putting one back (``pymsmq.qm.store.backup``; docs/lifecycle.md, "Backup and restore")."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import click
+
+from pymsmq.cli._common import EXIT_CODES_HELP, BadInput, MSMQFailure, error_line, msmq_command
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+from pymsmq.qm.store.backup import StoreSummary
+from pymsmq.qm.store.backup import backup as backup_store
+from pymsmq.qm.store.backup import restore as restore_store
+
+__all__ = ["backup", "restore"]
+
+_DATA_HELP = "The queue manager's directory (the store: pymsmq.db and pymsmq.db.packets/)."
+
+
+def _held(summary: StoreSummary) -> str:
+    messages = "message" if summary.messages == 1 else "messages"
+    return f"{summary.messages} {messages} in {summary.queues} queues ({summary.bytes / 1e6:.1f} MB)"
+
+
+def _run_store_operation(what: str, operation: Callable[[], StoreSummary]) -> StoreSummary:
+    # A path that is not what it should be: bad input (exit 2); a store or disk failure: exit 1.
+    try:
+        return operation()
+    except MSMQError as exc:
+        if exc.hresult == HResult.MQ_ERROR_INVALID_PARAMETER:
+            raise BadInput(error_line(exc)) from exc
+        raise
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise MSMQFailure(f"{what} failed: {exc.strerror or exc}{where}") from exc
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.option("--data", required=True, envvar="PYMSMQ_DATA", metavar="DIR", help=_DATA_HELP)
+@click.argument("destination", type=click.Path(file_okay=False))
+@msmq_command
+def backup(data: str, destination: str) -> None:
+    """Copy the store in --data DIR into DESTINATION, a new (or empty) directory, while a queue
+    manager or `pymsmq serve` works on it.
+
+    The copy is the store as a crash at one instant would have left it: every committed message
+    (big ones' files included), queue, lookup id and the machine's identity, nothing half done.
+    Serve it as it is (--data DESTINATION) or put it back with `pymsmq restore`.  Run it on the
+    machine that holds the store (a server's --url cannot be backed up from afar).
+
+    \b
+    Example:
+      pymsmq backup --data ./qm ./qm-backup-$(date +%Y%m%d)
+      pymsmq restore ./qm-backup-20261127 --data ./qm --replace
+    """
+    summary = _run_store_operation("backup", lambda: backup_store(data, destination))
+    click.echo(f"pymsmq: backed up {_held(summary)} from {data} to {destination}")
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.option("--data", required=True, envvar="PYMSMQ_DATA", metavar="DIR", help=_DATA_HELP)
+@click.option("--replace", is_flag=True, help="Replace the store DIR holds (its messages are lost).")
+@click.argument("backup_dir", metavar="BACKUP", type=click.Path(file_okay=False, exists=True))
+@msmq_command
+def restore(data: str, replace: bool, backup_dir: str) -> None:
+    """Make the store in --data DIR a copy of BACKUP (made by `pymsmq backup`).
+
+    The queue manager of DIR must be stopped (refused while one holds it); a DIR that holds a
+    store needs --replace.  BACKUP is checked first (SQLite's quick_check, every big message's
+    file) and left as it is.
+
+    \b
+    Example:
+      pymsmq restore ./qm-backup-20261127 --data ./qm --replace
+      pymsmq serve --data ./qm
+    """
+    if os.path.exists(data) and not os.path.isdir(data):
+        raise BadInput(f"cannot restore into {data}: it is not a directory")
+    summary = _run_store_operation("restore", lambda: restore_store(backup_dir, data, replace))
+    click.echo(f"pymsmq: restored {_held(summary)} from {backup_dir} into {data}")

@@ -1,0 +1,145 @@
+"""``pymsmq backup`` of a store a real ``pymsmq serve`` works on, and ``pymsmq restore``."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pymsmq import Message, QueueManager
+from pymsmq.cli import main
+from pymsmq.client import connect
+from pymsmq.qm.store import BIG_PACKET
+
+ORDERS = r".\private$\orders"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), env={"PYMSMQ_DATA": None, "PYMSMQ_URL": None})
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    data = tmp_path / "qm"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from pymsmq.cli import main; main()",
+            "serve",
+            "--data",
+            str(data),
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        match = re.search(r"client=([\d.]+):(\d+)", proc.stdout.readline())
+        assert match
+        yield data, f"msmq://{match.group(1)}:{match.group(2)}"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            assert proc.wait(timeout=10) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
+def test_a_backup_of_a_served_store_under_load_holds_a_prefix_of_the_sends(
+    served: tuple[Path, str], tmp_path: Path
+) -> None:
+    # One client sends numbered recoverable messages, every fifth one big (its own file), one at a
+    # time: a backup taken meanwhile is one instant of the store, so it holds messages 0..k-1.
+    data, url = served
+    client = connect(url)
+    q = client.create_queue(ORDERS)
+    stop = threading.Event()
+    sent = [0]
+
+    def load() -> None:
+        while not stop.is_set():
+            n = sent[0]
+            q.send(Message(body=b"%08d" % n + (b"b" * BIG_PACKET if n % 5 == 0 else b""), delivery=1))
+            sent[0] = n + 1
+
+    worker = threading.Thread(target=load)
+    worker.start()
+    try:
+        while sent[0] < 20:
+            threading.Event().wait(0.01)
+        r = run("backup", "--data", str(data), str(tmp_path / "backup"))
+    finally:
+        stop.set()
+        worker.join(30)
+        client.close()
+    assert r.exit_code == 0, r.output
+    match = re.fullmatch(
+        r"pymsmq: backed up (\d+) messages in \d+ queues \([\d.]+ MB\) from .* to .*\n", r.output
+    )
+    assert match
+    held = int(match.group(1))
+    assert 20 <= held <= sent[0]
+    r = run("restore", str(tmp_path / "backup"), "--data", str(tmp_path / "restored"))
+    assert r.exit_code == 0 and f"restored {held} messages" in r.output, r.output
+    with QueueManager.open(tmp_path / "restored") as qm:
+        bodies = [m.body for m in qm.queue(ORDERS).receive_many(100_000, timeout=0)]
+    assert [int(b[:8]) for b in bodies] == list(range(held))
+    assert all(len(b) == 8 + (BIG_PACKET if i % 5 == 0 else 0) for i, b in enumerate(bodies))
+
+
+def test_restore_into_a_served_store_is_refused_and_changes_nothing(
+    served: tuple[Path, str], tmp_path: Path
+) -> None:
+    data, url = served
+    with connect(url) as client:
+        client.create_queue(ORDERS).send(Message(body=b"live", delivery=1))
+        assert run("backup", "--data", str(data), str(tmp_path / "backup")).exit_code == 0
+        r = run("restore", str(tmp_path / "backup"), "--data", str(data), "--replace")
+        assert r.exit_code == 1 and "in use by another queue manager" in r.output
+        assert r.output.count("MQ_ERROR_MESSAGE_STORAGE_FAILED") == 1
+        assert client.queue(ORDERS).receive(timeout=0).body == b"live"
+
+
+def test_backup_and_restore_bad_paths_give_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"one", delivery=1))
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    (tmp_path / "file").write_text("x")
+    cases = {
+        ("backup", "--data", str(tmp_path / "qm"), str(tmp_path / "full")): "not an empty directory",
+        ("backup", "--data", str(tmp_path / "nothing"), str(tmp_path / "b")): "holds no pymsmq store",
+        ("backup", "--data", str(tmp_path / "qm"), str(tmp_path / "file")): "is a file",
+        ("restore", str(tmp_path / "nothing"), "--data", str(tmp_path / "r")): "does not exist",
+        ("restore", str(tmp_path / "full"), "--data", str(tmp_path / "r")): "holds no pymsmq store",
+    }
+    for args, text in cases.items():
+        r = run(*args)
+        assert r.exit_code == 2 and text in r.output, (args, r.output)
+    assert run("backup", "--data", str(tmp_path / "qm"), str(tmp_path / "b")).exit_code == 0
+    r = run("restore", str(tmp_path / "b"), "--data", str(tmp_path / "qm"))
+    assert r.exit_code == 2 and "--replace" in r.output
+    r = run("restore", str(tmp_path / "b"), "--data", str(tmp_path / "file"))
+    assert r.exit_code == 2 and "not a directory" in r.output
+    assert not (tmp_path / "r").exists() and os.listdir(tmp_path / "full") == ["x"]
+    r = run("restore", str(tmp_path / "b"), "--data", str(tmp_path / "qm"), "--replace")
+    assert r.exit_code == 0 and "restored 1 message in" in r.output
+
+
+@pytest.mark.parametrize("command", ["backup", "restore"])
+def test_help_has_an_example(command: str) -> None:
+    r = run(command, "--help")
+    assert r.exit_code == 0 and "Example:" in r.output and "pymsmq restore" in r.output

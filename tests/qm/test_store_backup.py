@@ -1,0 +1,243 @@
+"""Backup and restore of a store (``pymsmq.qm.store.backup``): a backup taken while the queue manager
+works is a store as a crash at one instant would leave it, big messages' files included."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pymsmq import Message, MSMQError, QueueManager
+from pymsmq.hresult import HResult
+from pymsmq.qm.store import BIG_PACKET
+from pymsmq.qm.store.backup import StoreSummary, backup, check, restore
+
+ORDERS = r".\private$\orders"
+BIG = BIG_PACKET + 1000
+
+
+def _queue_contents(q: Any) -> list[tuple[object, ...]]:
+    """Every message of ``q`` (by lookup id, peeked): what a backup must keep of it."""
+    rows: list[tuple[object, ...]] = []
+    try:
+        m = q.peek_first_by_lookup_id()
+    except MSMQError:
+        return rows
+    while True:
+        rows.append(
+            (m.lookup_id, m.label, m.body, m.priority, m.correlation_id, m.id, m.delivery, m.app_specific)
+        )
+        try:
+            m = q.peek_next_by_lookup_id(m.lookup_id)
+        except MSMQError:
+            return rows
+
+
+def _contents(qm: QueueManager) -> dict[str, object]:
+    """The queue manager's identity, queues (with properties), journals and subqueues."""
+    out: dict[str, object] = {"guid": str(qm.guid), "machine": qm.machine_name}
+    for path in sorted(qm.private_queues):
+        q = qm.queue(path)
+        props = qm.get_queue_properties(path)
+        out[path] = (props.transactional, props.label, props.journal, _queue_contents(q))
+        out[path + ";journal"] = _queue_contents(q.journal)
+        for name in sorted(q.subqueue_names):
+            out[f"{path};{name}"] = len(q.subqueue(name))
+    return out
+
+
+def _fill(qm: QueueManager) -> None:
+    orders = qm.create_queue(ORDERS, label="orders", journal=True)
+    tx_q = qm.create_queue(r".\private$\ledger", transactional=True)
+    for i in range(40):
+        orders.send(Message(body=b"%d" % i * 10, label=f"m{i}", priority=i % 8, delivery=1, app_specific=i))
+    for i in range(3):
+        orders.send(Message(body=bytes([65 + i]) * BIG, label=f"big{i}", delivery=1))
+    with qm.begin_transaction() as tx:
+        tx_q.send(Message(body=b"in a transaction", correlation_id=b"c" * 20), tx)
+    orders.receive()  # a journal copy (the queue journals)
+    first = orders.peek_first_by_lookup_id()
+    orders.move(first.lookup_id, "held")  # into a subqueue
+
+
+def test_a_restored_backup_holds_every_queue_message_and_lookup_id(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path / "qm") as qm:
+        _fill(qm)
+        expected = _contents(qm)
+        summary = backup(tmp_path / "qm", tmp_path / "backup")  # while the queue manager is open
+        qm.queue(ORDERS).purge()  # after the backup: not in it
+    assert summary.messages == 40 - 1 + 3 + 1 + 1 and summary.packet_files == 3 and summary.snapshots == 1
+    assert check(tmp_path / "backup") == StoreSummary(
+        *[getattr(summary, f) for f in ("queues", "messages", "packet_files", "bytes")]
+    )
+    with QueueManager.open(tmp_path / "backup") as served:  # a backup is a store: it can be served as it is
+        assert _contents(served) == expected
+    restored = restore(tmp_path / "backup", tmp_path / "restored")
+    assert restored.messages == summary.messages
+    with QueueManager.open(tmp_path / "restored") as qm:
+        assert _contents(qm) == expected
+        big = [m for m in qm.queue(ORDERS).receive_many(100, timeout=0) if m.label.startswith("big")]
+        assert [len(m.body) for m in big] == [BIG] * 3
+
+
+def test_a_backup_taken_while_big_messages_come_and_go_is_consistent(tmp_path: Path) -> None:
+    # Big messages' files are written before their commit and unlinked after their removal's: a
+    # backup must hold each file its snapshot references, and no other.
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        passing = qm.create_queue(r".\private$\passing")
+
+        def churn() -> None:
+            n = 0
+            try:
+                while not stop.is_set():
+                    q.send_many([Message(body=b"%08d" % (n + i) + b"x" * BIG, delivery=1) for i in range(4)])
+                    n += 4
+                    q.receive_many(3, timeout=0)
+                    passing.send(Message(body=b"p" * BIG, delivery=1))  # written and deleted at once
+                    passing.receive(timeout=0)
+            except BaseException as exc:  # reported by the test
+                errors.append(exc)
+
+        worker = threading.Thread(target=churn)
+        worker.start()
+        try:
+            summaries = [backup(tmp_path / "qm", tmp_path / f"backup{i}") for i in range(6)]
+        finally:
+            stop.set()
+            worker.join(30)
+    assert not errors
+    for i, summary in enumerate(summaries):
+        where = tmp_path / f"backup{i}"
+        assert len(os.listdir(where / "pymsmq.db.packets")) == summary.packet_files == summary.messages
+        with QueueManager.open(where) as copy:
+            bodies = [m.body for m in copy.queue(ORDERS).receive_many(10_000, timeout=0)]
+        numbers = [int(b[:8]) for b in bodies]
+        assert numbers == sorted(numbers) and len(bodies) == summary.messages
+        assert all(len(b) == 8 + BIG and b.endswith(b"x" * BIG) for b in bodies)
+
+
+def test_a_snapshot_whose_big_message_went_before_its_file_was_copied_is_taken_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The race the loop of snapshots is for, made to happen: a big message written after the
+    # files were listed is in the first snapshot and removed (its file unlinked) before the file
+    # is copied.  The backup takes a second snapshot, without it.
+    from pymsmq.qm.store import backup as backup_module
+
+    real_snapshot = backup_module._snapshot
+    calls: list[str] = []
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send(Message(body=b"k" * BIG, label="kept", delivery=1))
+
+        def snapshot_between(source_db: str, target_db: str) -> None:
+            calls.append(target_db)
+            if len(calls) == 1:
+                q.send(Message(body=b"g" * BIG, label="gone", delivery=1))
+                real_snapshot(source_db, target_db)
+                assert q.receive_by_lookup_id(q.peek_last_by_lookup_id().lookup_id).label == "gone"
+            else:
+                real_snapshot(source_db, target_db)
+
+        monkeypatch.setattr(backup_module, "_snapshot", snapshot_between)
+        summary = backup(tmp_path / "qm", tmp_path / "backup")
+    assert summary.snapshots == 2 == len(calls) and summary.messages == summary.packet_files == 1
+    with QueueManager.open(tmp_path / "backup") as copy:
+        assert [m.label for m in copy.queue(ORDERS).receive_many(10, timeout=0)] == ["kept"]
+
+
+def test_a_backup_goes_to_a_new_or_empty_directory_of_an_existing_store(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"kept", delivery=1))
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    for source, target in ((tmp_path / "qm", tmp_path / "busy"), (tmp_path / "none", tmp_path / "b")):
+        with pytest.raises(MSMQError) as e:
+            backup(source, target)
+        assert e.value.hresult == HResult.MQ_ERROR_INVALID_PARAMETER
+    assert os.listdir(tmp_path / "busy") == ["notes.txt"] and not (tmp_path / "b").exists()
+    (tmp_path / "empty").mkdir()
+    assert backup(tmp_path / "qm", tmp_path / "empty").messages == 1
+
+
+def test_restore_is_refused_while_a_queue_manager_holds_the_store_or_the_backup(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"one", delivery=1))
+        backup(tmp_path / "qm", tmp_path / "backup")
+        with pytest.raises(MSMQError, match="in use by another queue manager"):
+            restore(tmp_path / "backup", tmp_path / "qm", replace=True)
+        qm.queue(ORDERS).send(Message(body=b"two", delivery=1))
+    with QueueManager.open(tmp_path / "backup"), pytest.raises(MSMQError, match="in use"):
+        restore(tmp_path / "backup", tmp_path / "other")
+    with pytest.raises(MSMQError) as e:
+        restore(tmp_path / "backup", tmp_path / "qm")  # holds a store: --replace
+    assert e.value.hresult == HResult.MQ_ERROR_INVALID_PARAMETER
+    with QueueManager.open(tmp_path / "qm") as qm:
+        assert [m.body for m in qm.queue(ORDERS).receive_many(10, timeout=0)] == [b"one", b"two"]
+
+
+def test_an_incomplete_backup_is_refused_and_the_store_left_as_it_was(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send(Message(body=b"b" * BIG, delivery=1))
+        backup(tmp_path / "qm", tmp_path / "backup")
+        q.send(Message(body=b"newer", delivery=1))
+    (file,) = (tmp_path / "backup" / "pymsmq.db.packets").iterdir()
+    file.unlink()
+    with pytest.raises(MSMQError, match="missing") as e:
+        restore(tmp_path / "backup", tmp_path / "qm", replace=True)
+    assert e.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+    (tmp_path / "backup" / "pymsmq.db").write_bytes(b"not a database" * 100)
+    with pytest.raises(MSMQError, match="not a readable pymsmq store"):
+        check(tmp_path / "backup")
+    with QueueManager.open(tmp_path / "qm") as qm:
+        assert [len(m.body) for m in qm.queue(ORDERS).receive_many(10, timeout=0)] == [BIG, 5]
+
+
+_CRASHING_WRITER = """
+import sys
+from pymsmq import Message, QueueManager
+qm = QueueManager.open(sys.argv[1])
+q = qm.queue(sys.argv[2])
+for i in range(20):
+    q.send(Message(body=b"old %d" % i, delivery=1))
+q.send(Message(body=b"o" * int(sys.argv[3]), delivery=1))
+print("sent", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_restore_replaces_a_crashed_store_without_replaying_its_wal(tmp_path: Path) -> None:
+    # The replaced store's WAL (a SIGKILLed process's commits) must not be replayed into the
+    # restored database, and its big messages' files go.
+    with QueueManager.open(tmp_path / "source") as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"from the backup", delivery=1))
+    backup(tmp_path / "source", tmp_path / "backup")
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CRASHING_WRITER, str(tmp_path / "qm"), ORDERS, str(BIG)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "sent"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert (tmp_path / "qm" / "pymsmq.db-wal").stat().st_size > 0
+    assert len(os.listdir(tmp_path / "qm" / "pymsmq.db.packets")) == 1
+    summary = restore(tmp_path / "backup", tmp_path / "qm", replace=True)
+    assert summary.messages == 1 and summary.packet_files == 0
+    assert os.listdir(tmp_path / "qm" / "pymsmq.db.packets") == []
+    with QueueManager.open(tmp_path / "qm") as qm:
+        assert [m.body for m in qm.queue(ORDERS).receive_many(100, timeout=0)] == [b"from the backup"]
