@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _serve import serving
 from click.testing import CliRunner, Result
 
 from pymsmq import Message, QueueManager
@@ -28,34 +26,8 @@ def run(*args: str) -> Result:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    data = tmp_path / "qm"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from pymsmq.cli import main; main()",
-            "serve",
-            "--data",
-            str(data),
-            "--port",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        match = re.search(r"client=([\d.]+):(\d+)", proc.stdout.readline())
-        assert match
-        yield data, f"msmq://{match.group(1)}:{match.group(2)}"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            assert proc.wait(timeout=10) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    with serving(tmp_path / "qm") as url:
+        yield tmp_path / "qm", url
 
 
 def test_a_backup_of_a_served_store_under_load_holds_a_prefix_of_the_sends(

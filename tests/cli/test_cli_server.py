@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _serve import serving
 from click.testing import CliRunner, Result
 
 from pymsmq.cli import main
@@ -24,39 +20,8 @@ TOKEN = "s3cret-token"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data = tmp_path_factory.mktemp("srv") / "qm"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from pymsmq.cli import main; main()",
-            "serve",
-            "--data",
-            str(data),
-            "--port",
-            "0",
-            "--token",
-            TOKEN,
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYMSMQ_TOKEN": ""},
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"client=([\d.]+):(\d+)", line)
-        assert match, f"unexpected server output {line!r}"
-        yield f"msmq://{match.group(1)}:{match.group(2)}"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            assert proc.wait(timeout=10) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    with serving(data, "--token", TOKEN, "--log-level", "warning", env={"PYMSMQ_TOKEN": ""}) as url:
+        yield url
 
 
 def run(url: str, *args: str, token: str | None = TOKEN, stdin: str | None = None) -> Result:

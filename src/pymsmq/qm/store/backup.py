@@ -35,6 +35,7 @@ from typing import Final
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
+from pymsmq.qm.store.sqlite import fsync_path
 from pymsmq.qm.store.store_lock import StoreLock
 
 __all__ = ["ATTEMPTS", "StoreSummary", "backup", "check", "restore"]
@@ -87,14 +88,6 @@ def _place(source: str, target: str) -> bool:
             raise
     shutil.copyfile(source, target)
     return True
-
-
-def _fsync(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _snapshot(source_db: str, target_db: str) -> None:
@@ -186,10 +179,10 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
         for name in placed - referenced:
             os.unlink(os.path.join(target_files, name))
         for name in copied & referenced:
-            _fsync(os.path.join(target_files, name))
-        _fsync(target_db)
-        _fsync(target_files)
-        _fsync(target_dir)
+            fsync_path(os.path.join(target_files, name))
+        fsync_path(target_db)
+        fsync_path(target_files)
+        fsync_path(target_dir)
         summary = check(target_dir)
     return StoreSummary(summary.queues, summary.messages, summary.packet_files, summary.bytes, snapshots)
 
@@ -255,9 +248,9 @@ def restore(
                 source_files = _packet_dir(source_db)
                 for name in referenced:
                     if _place(os.path.join(source_files, name), os.path.join(target_files, name)):
-                        _fsync(os.path.join(target_files, name))
-                _fsync(incoming)
-                _fsync(target_files)
+                        fsync_path(os.path.join(target_files, name))
+                fsync_path(incoming)
+                fsync_path(target_files)
             except BaseException:
                 for suffix in ("", "-journal", *_WAL_FILES):
                     if os.path.exists(incoming + suffix):
@@ -268,7 +261,7 @@ def restore(
                 if os.path.exists(target_db + suffix):
                     os.unlink(target_db + suffix)
             os.replace(incoming, target_db)
-            _fsync(target_dir)
+            fsync_path(target_dir)
             for name in set(os.listdir(target_files)) - referenced:
                 os.unlink(os.path.join(target_files, name))  # the replaced store's big messages
         finally:

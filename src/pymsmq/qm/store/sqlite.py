@@ -67,7 +67,7 @@ from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMe
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
-__all__ = ["BIG_PACKET", "CONVERT_LIVE_MAX", "SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["BIG_PACKET", "CONVERT_LIVE_MAX", "SCHEMA_VERSION", "SQLiteStore", "fsync_path"]
 
 #: Packets longer than this many bytes are stored in files beside the database, not in the rows.
 BIG_PACKET = 64 * 1024
@@ -248,7 +248,8 @@ def _write_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: str) -> None:
+def fsync_path(path: str) -> None:
+    """fsync the file or directory at ``path`` (a directory: the names in it are durable)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -395,7 +396,7 @@ class SQLiteStore:
         """Recovery: delete packet files that no committed row references."""
         if not os.path.isdir(self.packet_dir):
             os.makedirs(self.packet_dir, exist_ok=True)
-            _fsync_dir(os.path.dirname(os.path.abspath(self.packet_dir)))
+            fsync_path(os.path.dirname(os.path.abspath(self.packet_dir)))
             return
         names = set(os.listdir(self.packet_dir))
         if not names:
@@ -481,7 +482,7 @@ class SQLiteStore:
                 )
             if dir_dirty:
                 # The directory entries must be durable before a commit references them.
-                _fsync_dir(self.packet_dir)
+                fsync_path(self.packet_dir)
             for qid, last in batch.last_lookup_ids.items():
                 if type(last) is not int or not 0 <= last <= _U64_MAX:
                     raise _failed(f"last lookup id {last!r} is not an unsigned 64-bit integer")
