@@ -216,16 +216,11 @@ sys.stdin.read()
 """
 
 
-def test_restore_replaces_a_crashed_store_without_replaying_its_wal(tmp_path: Path) -> None:
-    # The replaced store's WAL (a SIGKILLed process's commits) must not be replayed into the
-    # restored database, and its big messages' files go.
-    with QueueManager.open(tmp_path / "source") as qm:
-        qm.create_queue(ORDERS).send(Message(body=b"from the backup", delivery=1))
-    backup(tmp_path / "source", tmp_path / "backup")
-    with QueueManager.open(tmp_path / "qm") as qm:
-        qm.create_queue(ORDERS)
+def _crash_after_writing(data: Path) -> None:
+    """A process sends 20 small recoverable messages and a big one to ORDERS in ``data``, then is
+    SIGKILLed: its commits are left in the WAL."""
     child = subprocess.Popen(
-        [sys.executable, "-c", _CRASHING_WRITER, str(tmp_path / "qm"), ORDERS, str(BIG)],
+        [sys.executable, "-c", _CRASHING_WRITER, str(data), ORDERS, str(BIG)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -234,6 +229,17 @@ def test_restore_replaces_a_crashed_store_without_replaying_its_wal(tmp_path: Pa
     assert child.stdout is not None and child.stdout.readline().strip() == "sent"
     child.send_signal(signal.SIGKILL)
     child.wait()
+
+
+def test_restore_replaces_a_crashed_store_without_replaying_its_wal(tmp_path: Path) -> None:
+    # The replaced store's WAL (a SIGKILLed process's commits) must not be replayed into the
+    # restored database, and its big messages' files go.
+    with QueueManager.open(tmp_path / "source") as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"from the backup", delivery=1))
+    backup(tmp_path / "source", tmp_path / "backup")
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS)
+    _crash_after_writing(tmp_path / "qm")
     assert (tmp_path / "qm" / "pymsmq.db-wal").stat().st_size > 0
     assert len(os.listdir(tmp_path / "qm" / "pymsmq.db.packets")) == 1
     summary = restore(tmp_path / "backup", tmp_path / "qm", replace=True)
@@ -241,3 +247,16 @@ def test_restore_replaces_a_crashed_store_without_replaying_its_wal(tmp_path: Pa
     assert os.listdir(tmp_path / "qm" / "pymsmq.db.packets") == []
     with QueueManager.open(tmp_path / "qm") as qm:
         assert [m.body for m in qm.queue(ORDERS).receive_many(100, timeout=0)] == [b"from the backup"]
+
+
+def test_a_backup_of_a_crashed_store_holds_what_its_wal_committed(tmp_path: Path) -> None:
+    # No process holds the store; its last commits are only in the WAL a SIGKILL left.
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS)
+    _crash_after_writing(tmp_path / "qm")
+    assert (tmp_path / "qm" / "pymsmq.db-wal").stat().st_size > 0
+    summary = backup(tmp_path / "qm", tmp_path / "backup")
+    assert summary.messages == 21 and summary.packet_files == 1
+    with QueueManager.open(tmp_path / "backup") as qm:
+        bodies = [m.body for m in qm.queue(ORDERS).receive_many(100, timeout=0)]
+    assert bodies == [b"old %d" % i for i in range(20)] + [b"o" * BIG]
