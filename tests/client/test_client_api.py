@@ -98,6 +98,18 @@ def test_queue_properties_get_set(qm: Any) -> None:
     assert hresult_of(qm.get_queue_properties, ".\\private$\\nope") == H.MQ_ERROR_QUEUE_NOT_FOUND
 
 
+def test_the_properties_of_journals_system_queues_and_subqueues_cannot_be_set(qm: Any) -> None:
+    # MQSetQueueProperties: "You cannot set the queue properties of a journal, dead-letter, or
+    # connector queue" (MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION); a subqueue has its queue's.
+    qm.create_queue(Q, label="a")
+    for name in (Q + ";journal", Q + ";poison", ".\\SYSTEM$;DEADLETTER", ".\\SYSTEM$;JOURNAL"):
+        assert (
+            hresult_of(qm.set_queue_properties, name, label="b")
+            == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        )
+    assert qm.get_queue_properties(Q).label == "a"
+
+
 def test_queue_properties_take_pymsmqs_constants(qm: Any) -> None:
     # QA 2026-11-27: a remote create_queue refused pymsmq.MQ_PRIV_LEVEL_BODY (an IntEnum) as "not a
     # valid VT_UI4 value", where the embedded one took it (and kept the enum member).

@@ -197,10 +197,15 @@ class QueueCatalog:
             )
         with self._lock:
             self._check_open()
-            state, _ = self._resolve(name)
-            if state.kind not in ("private", "public"):
+            state, subqueue = self._resolve(name)
+            if state.kind not in ("private", "public") or subqueue is not None:
+                # MQSetQueueProperties: "You cannot set the queue properties of a journal,
+                # dead-letter, or connector queue" (MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION); a
+                # subqueue has no properties of its own ([MS-MQMQ] 2.1: its queue's).
                 raise MSMQError(
-                    f"{quoted(name)}: properties of system queues are fixed", HResult.MQ_ERROR_ACCESS_DENIED
+                    f"{quoted(name)}: the properties of a journal, a system queue or a subqueue cannot be "
+                    "set (a journal's and a subqueue's are their queue's)",
+                    HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
                 )
             if state.kind != "public" and "base_priority" in changes:
                 # [MS-MQMQ] 2.3.1.6: "setting it on a private queue is silently ignored" (a value
