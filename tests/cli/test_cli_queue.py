@@ -1,4 +1,4 @@
-"""``pymsmq queue create|delete|list|info|purge`` against the embedded queue manager (CliRunner)."""
+"""``pymsmq queue create|set|delete|list|info|purge`` against the embedded queue manager (CliRunner)."""
 
 from __future__ import annotations
 
@@ -111,6 +111,78 @@ def test_create_malformed_path_exits_2(data: str) -> None:
     r = run(data, "queue", "create", r"no-backslash-at-all")
     assert r.exit_code == 2
     assert "MQ_ERROR_ILLEGAL_QUEUE_PATHNAME" in r.stderr
+
+
+def test_set_changes_only_the_properties_given(data: str) -> None:
+    guid = uuid.uuid4()
+    assert (
+        run(data, "queue", "create", ORDERS, "--transactional", "--label", "a", "--quota", "50").exit_code
+        == 0
+    )
+    assert (
+        run(data, "queue", "create", r".\private$\m", "--multicast-address", "234.1.1.1:8001").exit_code == 0
+    )
+    r = run(data, "queue", "set", ORDERS, "--label", "orders (EU)", "--journal", "--type-guid", str(guid))
+    assert r.exit_code == 0 and r.output.endswith(": set journal, label, service_type_guid\n"), r.output
+    with QueueManager.open(data) as qm:
+        p = qm.get_queue_properties(ORDERS)
+        assert (p.label, p.journal, p.quota, p.transactional, p.service_type_guid) == (
+            "orders (EU)",
+            True,
+            50,
+            True,
+            guid,
+        )
+    r = run(
+        data,
+        "queue",
+        "set",
+        ORDERS,
+        "--no-journal",
+        "--quota",
+        "infinite",
+        "--privacy-level",
+        "body",
+        "--json",
+    )
+    info = json.loads(r.output)
+    assert r.exit_code == 0 and (info["journal"], info["quota"], info["priv_level"], info["label"]) == (
+        False,
+        0xFFFFFFFF,
+        2,
+        "orders (EU)",
+    )
+    r = run(data, "queue", "set", r".\private$\m", "--multicast-address", "none", "--authenticate", "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["multicast_address"] is None
+    assert json.loads(r.output)["authenticate"] is True
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        ((), 2, "nothing to change"),
+        (("--quota", "lots"), 2, "not a number of kilobytes"),
+        (("--label", "x" * 200), 2, "MQ_ERROR_ILLEGAL_PROPERTY_VALUE"),
+        (("--multicast-address", "1.2.3.4:1"), 2, "invalid multicast address"),
+    ],
+)
+def test_set_bad_input_exits_2_and_changes_nothing(
+    data: str, args: tuple[str, ...], code: int, needle: str
+) -> None:
+    assert run(data, "queue", "create", ORDERS, "--label", "a").exit_code == 0
+    r = run(data, "queue", "set", ORDERS, *args)
+    assert r.exit_code == code and needle in r.output, r.output
+    with QueueManager.open(data) as qm:
+        assert qm.get_queue_properties(ORDERS).label == "a"
+
+
+def test_set_of_an_unknown_queue_a_journal_or_a_system_queue_is_an_msmq_error(data: str) -> None:
+    assert run(data, "queue", "create", ORDERS).exit_code == 0
+    r = run(data, "queue", "set", r".\private$\nope", "--label", "x")
+    assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.output
+    for name in (ORDERS + ";journal", ORDERS + ";poison", r".\SYSTEM$;DEADLETTER"):
+        r = run(data, "queue", "set", name, "--label", "x")
+        assert r.exit_code == 1 and r.output.count("MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION") == 1, r.output
 
 
 def test_delete_and_if_exists(data: str) -> None:

@@ -154,3 +154,15 @@ def test_subqueue_bytes_count_in_the_queue_on_a_server_as_embedded(server: str) 
     [row] = [q for q in stats["per_queue"] if q["path_name"].lower().endswith("private$\\subbytes")]
     assert (row["messages"], row["bytes"]) == (1, 10)
     assert run(server, "queue", "delete", name).exit_code == 0
+
+
+def test_queue_set_over_the_server(server: str) -> None:
+    name = r".\private$\settable"
+    assert run(server, "queue", "create", name, "--label", "a").exit_code == 0
+    r = run(server, "queue", "set", name, "--label", "b", "--quota", "64", "--journal", "--json")
+    assert r.exit_code == 0, r.output
+    info = json.loads(r.output)
+    assert (info["label"], info["quota"], info["journal"]) == ("b", 64, True)
+    r = run(server, "queue", "set", name + ";journal", "--label", "c")
+    assert r.exit_code == 1 and r.output.count("MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION") == 1
+    assert json.loads(run(server, "queue", "info", name, "--json").output)["label"] == "b"
