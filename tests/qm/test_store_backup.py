@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -76,6 +77,9 @@ def test_a_restored_backup_holds_every_queue_message_and_lookup_id(tmp_path: Pat
     assert check(tmp_path / "backup") == StoreSummary(
         *[getattr(summary, f) for f in ("queues", "messages", "packet_files", "bytes")]
     )
+    with sqlite3.connect(tmp_path / "backup" / "pymsmq.db") as db:  # one file: readable on read-only media
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    assert sorted(os.listdir(tmp_path / "backup")) == ["pymsmq.db", "pymsmq.db.packets"]
     with QueueManager.open(tmp_path / "backup") as served:  # a backup is a store: it can be served as it is
         assert _contents(served) == expected
     restored = restore(tmp_path / "backup", tmp_path / "restored")

@@ -101,6 +101,9 @@ def _snapshot(source_db: str, target_db: str) -> None:
         source.execute("PRAGMA query_only=1")
         with closing(sqlite3.connect(target_db)) as target:
             source.backup(target)  # pages=-1: the whole database in one step, one snapshot
+            # One self-contained file (no -wal/-shm to create when it is read, as on read-only
+            # media); a store opened on it goes back to WAL mode.
+            target.execute("PRAGMA journal_mode=DELETE")
 
 
 @contextmanager
