@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -20,6 +19,7 @@ from pymsmq.server import (
     ConfigError,
     DurableWrites,
     EventLoop,
+    PolicyFile,
     ServerConfig,
     run,
 )
@@ -49,7 +49,8 @@ log = logging.getLogger("pymsmq.server")
     "auth_file",
     type=click.Path(dir_okay=False, exists=True),
     default=None,
-    help="JSON policy: tokens -> identities, identities -> per-queue rights.",
+    help="JSON policy: tokens -> identities, identities -> per-queue rights.  Read again when it "
+    "changes (a revoked token's connections are closed; a bad file is logged and not used).",
 )
 @click.option(
     "--tls-cert", type=click.Path(dir_okay=False, exists=True), default=None, help="TLS certificate (PEM)."
@@ -146,19 +147,13 @@ def serve(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    policy_file = None if auth_file is None else PolicyFile(auth_file, token)
     try:
-        if auth_file is not None:
-            mode = os.stat(auth_file).st_mode & 0o777
-            if mode & 0o077:  # the tokens of every identity are in it
-                log.warning(
-                    "the --auth file %s may be read by other users (mode %o): chmod 600 it", auth_file, mode
-                )
-            policy = AccessPolicy.from_json(Path(auth_file).read_text(), token)
-        else:
-            policy = AccessPolicy.single_token(token)
+        policy = AccessPolicy.single_token(token) if policy_file is None else policy_file.load()
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"bad --auth file: {exc}") from None
     config = ServerConfig(
+        policy_file=policy_file,
         host=host,
         port=port,
         policy=policy,

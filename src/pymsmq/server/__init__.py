@@ -9,6 +9,7 @@ from __future__ import annotations
 from pymsmq.server.access import AccessPolicy, parse_rights, queue_key
 from pymsmq.server.app import DEFAULT_PORT, ConfigError, Server, ServerConfig, is_loopback, run
 from pymsmq.server.event_loop import EVENT_LOOPS, EventLoop
+from pymsmq.server.policy_file import PolicyFile
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites
 from pymsmq.server.stats import QueueCounters, ServerStats
 
@@ -20,6 +21,7 @@ __all__ = [
     "ConfigError",
     "DurableWrites",
     "EventLoop",
+    "PolicyFile",
     "QueueCounters",
     "Server",
     "ServerConfig",

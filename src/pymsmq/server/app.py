@@ -34,6 +34,7 @@ from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_fa
 from pymsmq.server.failed_logins import FailedLogins
 from pymsmq.server.metrics import MetricsEndpoint
 from pymsmq.server.metrics import available as metrics_available
+from pymsmq.server.policy_file import PolicyFile
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
@@ -155,6 +156,9 @@ class ServerConfig:
     #: endpoint) and address (``pymsmq.server.metrics``).
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
+    #: The file ``policy`` was read from (``--auth``): read again when it changes
+    #: (``pymsmq.server.policy_file``); None: the policy is fixed.
+    policy_file: PolicyFile | None = None
 
     def validate(self) -> None:
         """Raise ``ConfigError`` for an unsafe or impossible configuration."""
@@ -290,6 +294,32 @@ class Server:
         log.info("metrics on %s:%d/metrics", *endpoint.address)
         return endpoint
 
+    def use_policy(self, policy: AccessPolicy) -> bool:
+        """Put ``policy`` in force (``pymsmq.server.policy_file``): the connections whose token it
+        no longer gives the same identity are closed.  False (and nothing changes) when it gives
+        no tokens while the server listens beyond loopback."""
+        if not policy.requires_token and not is_loopback(self.config.host):
+            log.error(
+                "a policy without tokens is refused while listening on %s: the policy in force stays",
+                self.config.host,
+            )
+            return False
+        self.policy = self.config.policy = policy
+        revoked = 0
+        for session in list(self.sessions):
+            session.policy = policy
+            if session.identity and policy.authenticate(session.token) != session.identity:
+                revoked += 1
+                session.goodbye(HResult.MQ_ERROR_ACCESS_DENIED, "the token of this connection was revoked")
+        log.warning(
+            "access policy changed: %d tokens, %d identities with rights; "
+            "%d connections closed (token revoked)",
+            len(policy.tokens),
+            len(policy.rights),
+            revoked,
+        )
+        return True
+
     def authenticated_count(self) -> int:
         """Connections past their CLIENT_HELLO (what ``max_connections`` limits at the hello)."""
         return len(self.sessions) - len(self.unauthenticated)
@@ -396,6 +426,10 @@ class Server:
             await asyncio.sleep(1.0)
             self.stats.sample()
             self._forget_failed_tls_handshakes()
+            if cfg.policy_file is not None:
+                changed = cfg.policy_file.changed()
+                if changed is not None:
+                    self.use_policy(changed)
             now = time.monotonic()
             for s in list(self.sessions):
                 if s.conn.state in _HANDSHAKING and now - s.opened_at > cfg.slow_timeout:

@@ -110,6 +110,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.conn = ServerConnection()
         self.transport: asyncio.Transport | None = None
         self.identity = ""
+        #: The token it authenticated with (a policy change closes the connection if it is revoked).
+        self.token = b""
         self.peer = "?"
         #: The client's address without its port (what ``Server.failed_logins`` counts by).
         self.address = "?"
@@ -462,6 +464,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             return
         assert identity is not None and version is not None
         self.identity = identity
+        self.token = bytes(hello.token)
         server.unauthenticated.pop(self, None)
         cfg = server.config
         self._write(
