@@ -122,7 +122,7 @@ def test_a_bad_or_missing_file_is_logged_and_the_policy_in_force_stays(
         _eventually(lambda: "is not used" in caplog.text)
         assert not _refused(server.url, "old-t")
         policy_path.unlink()
-        _eventually(lambda: "cannot read the --auth file" in caplog.text)
+        _eventually(lambda: f"cannot read {policy_path}" in caplog.text)
         assert not _refused(server.url, "old-t")
     assert caplog.text.count("is not used") == 1  # once per change, not once a second
     _write(policy_path, _policy({"admin-t": "admin"}))

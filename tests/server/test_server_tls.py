@@ -225,3 +225,38 @@ def test_failed_tls_handshakes_are_logged(
         assert sum(int(n) for n in pattern.findall(caplog.text)) == 2
     finally:
         server.stop()
+
+
+def test_a_renewed_certificate_is_used_by_new_connections_without_a_restart(
+    server: ThreadServer, ca: trustme.CA, cert_files: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    # Certificates are renewed (often every 60-90 days): the files are replaced, the server loads
+    # them again at its next look (once a second); connections already open keep theirs.
+    chain, key, _ = cert_files
+    url = f"msmqs://127.0.0.1:{server.port}"
+    before = connect(url, token=TOKEN, tls=_trusting(ca))
+    renewed_ca = trustme.CA()
+    renewed = renewed_ca.issue_cert("127.0.0.1", "localhost")
+    # The key first, then the certificate, each by a rename: in between the pair does not match.
+    new_key, new_chain = tmp_path / "key.new", tmp_path / "chain.new"
+    renewed.private_key_pem.write_to_path(str(new_key))
+    new_key.replace(key)
+    time.sleep(1.5)  # the mismatched pair is looked at, refused, and the old certificate stays
+    assert connect(url, token=TOKEN, tls=_trusting(ca)).ping(b"old") == b"old"
+    new_chain.write_bytes(b"".join(blob.bytes() for blob in renewed.cert_chain_pems))
+    new_chain.replace(chain)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            after = connect(url, token=TOKEN, tls=_trusting(renewed_ca), timeout=5)
+            break
+        except MSMQError:
+            assert time.monotonic() < deadline, "the renewed certificate was not used"
+            time.sleep(0.2)
+    assert after.ping(b"new") == b"new"
+    with pytest.raises(MSMQError) as old_ca:
+        connect(url, token=TOKEN, tls=_trusting(ca), timeout=5)
+    assert old_ca.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    assert before.ping(b"kept") == b"kept"
+    before.close()
+    after.close()

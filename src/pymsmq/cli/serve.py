@@ -53,7 +53,10 @@ log = logging.getLogger("pymsmq.server")
     "changes (a revoked token's connections are closed; a bad file is logged and not used).",
 )
 @click.option(
-    "--tls-cert", type=click.Path(dir_okay=False, exists=True), default=None, help="TLS certificate (PEM)."
+    "--tls-cert",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="TLS certificate (PEM); loaded again when it or the key changes (renewals need no restart).",
 )
 @click.option(
     "--tls-key", type=click.Path(dir_okay=False, exists=True), default=None, help="TLS private key (PEM)."

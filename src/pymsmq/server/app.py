@@ -38,6 +38,7 @@ from pymsmq.server.policy_file import PolicyFile
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
+from pymsmq.server.tls_files import CertificateFiles
 from pymsmq.server.workers import WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
@@ -193,12 +194,17 @@ class ServerConfig:
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The server TLS context, or None."""
-        if self.tls_cert is None:
+        files = self.certificate_files()
+        return None if files is None else files.context
+
+    def certificate_files(self) -> CertificateFiles | None:
+        """The certificate and key loaded into a new server TLS context (loaded again when they
+        change: ``pymsmq.server.tls_files``), or None without TLS."""
+        if self.tls_cert is None or self.tls_key is None:
             return None
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(self.tls_cert, self.tls_key)
-        return ctx
+        return CertificateFiles(self.tls_cert, self.tls_key, ctx)
 
 
 class Server:
@@ -223,6 +229,8 @@ class Server:
         self.failed_logins = FailedLogins(self.config.max_failed_logins, self.config.failed_login_window)
         #: The server side of TLS (``--tls-cert``), once started; None: plain TCP.
         self.tls_context: ssl.SSLContext | None = None
+        #: Its certificate and key, loaded again when they change; None: plain TCP.
+        self.certificates: CertificateFiles | None = None
         self.closing = False
         self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
         self.work_pool = WorkPool(self.loop, self.config.work_threads)
@@ -242,7 +250,8 @@ class Server:
         """Bind and start accepting; returns the bound (host, port) pairs."""
         self.loop = self.work_pool.loop = self.send_batcher.loop = asyncio.get_running_loop()
         cfg = self.config
-        context = self.tls_context = cfg.ssl_context()
+        self.certificates = cfg.certificate_files()
+        context = self.tls_context = None if self.certificates is None else self.certificates.context
         # A TLS handshake is part of the connection's handshake: the same 10 s (docs/protocol.md
         # 11), not asyncio's 60 s default.
         self._server = await self.loop.create_server(
@@ -426,6 +435,8 @@ class Server:
             await asyncio.sleep(1.0)
             self.stats.sample()
             self._forget_failed_tls_handshakes()
+            if self.certificates is not None:
+                self.certificates.reload_if_changed()
             if cfg.policy_file is not None:
                 changed = cfg.policy_file.changed()
                 if changed is not None:
