@@ -35,6 +35,7 @@ class _Main(click.Group):
         "import": ("pymsmq.cli.transfer", "import_"),
         "stats": ("pymsmq.cli.stats", "stats"),
         "backup": ("pymsmq.cli.backup", "backup"),
+        "ping": ("pymsmq.cli.ping", "ping"),
         "restore": ("pymsmq.cli.backup", "restore"),
         "serve": ("pymsmq.cli.serve", "serve"),
         "pipeline": ("pymsmq.cli.pipeline", "pipeline"),

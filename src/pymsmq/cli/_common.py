@@ -45,6 +45,7 @@ __all__ = [
     "Target",
     "Terminated",
     "bad_data_directory",
+    "connect_url",
     "describe_hresult",
     "emit_json",
     "error_line",
@@ -273,7 +274,7 @@ class Target:
 
     def _open(self) -> QueueManager:
         if self.url is not None:
-            return _connect(self.url, self.token)
+            return connect_url(self.url, self.token)
         from pymsmq.qm.queue_manager import QueueManager
 
         assert self.data is not None
@@ -300,7 +301,9 @@ class Target:
                 signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
-def _connect(url: str, token: str | None) -> QueueManager:
+def connect_url(url: str, token: str | None, timeout: float | None = None) -> QueueManager:
+    """The client of the server at ``url`` (``--url``): bad URLs are exit 2, an unreachable server
+    exit 1; ``timeout``: ``pymsmq.connect``'s (its default when None)."""
     if not url.lower().startswith(("msmq://", "msmqs://")):
         raise BadInput(f"--url must look like msmq://host:port (msmqs:// for TLS), not {url!r}")
     try:
@@ -311,7 +314,8 @@ def _connect(url: str, token: str | None) -> QueueManager:
     if connect is None:
         raise BadInput("this pymsmq has no remote client (pymsmq.client.connect); use --data DIR")
     try:
-        qm = connect(url, token=token) if token else connect(url)
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        qm = connect(url, token=token, **options) if token else connect(url, **options)
     except ValueError as exc:  # a URL the client cannot parse
         raise BadInput(f"bad --url {url!r}: {exc}") from exc
     except MSMQError as exc:
