@@ -264,3 +264,36 @@ def test_a_backup_of_a_crashed_store_holds_what_its_wal_committed(tmp_path: Path
     with QueueManager.open(tmp_path / "backup") as qm:
         bodies = [m.body for m in qm.queue(ORDERS).receive_many(100, timeout=0)]
     assert bodies == [b"old %d" % i for i in range(20)] + [b"o" * BIG]
+
+
+_RESTORE = """
+import sys
+from pymsmq.qm.store.backup import restore
+print(restore(sys.argv[1], sys.argv[2]).messages)
+"""
+
+
+def test_a_backup_on_read_only_media_is_checked_and_restored(tmp_path: Path) -> None:
+    # A read-only bind mount in a user and mount namespace (as tests/small_disk.py): the backup's
+    # database is one file (nothing to create beside it to read it) and it has no lock to take.
+    from small_disk import need_small_disk
+
+    need_small_disk()
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send(Message(body=b"small", delivery=1))
+        q.send(Message(body=b"b" * BIG, delivery=1))
+    backup(tmp_path / "qm", tmp_path / "backup")
+    restore_there = [sys.executable, "-c", _RESTORE, str(tmp_path / "backup"), str(tmp_path / "restored")]
+    mount_read_only = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && exec "$@"'
+    namespace = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", mount_read_only]
+    result = subprocess.run(
+        [*namespace, str(tmp_path / "backup"), "(argument 1, shifted)", *restore_there],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+        timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "2", result.stderr
+    with QueueManager.open(tmp_path / "restored") as qm:
+        assert [len(m.body) for m in qm.queue(ORDERS).receive_many(10, timeout=0)] == [5, BIG]

@@ -237,7 +237,7 @@ def restore(
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
     os.makedirs(target_dir, exist_ok=True)
-    source_lock = StoreLock(source_db)  # a backup served as a store: not while it is in use
+    source_lock = _lock_unless_read_only(source_db)  # a backup served as a store: not while in use
     try:
         target_lock = StoreLock(target_db)
         try:
@@ -270,5 +270,18 @@ def restore(
         finally:
             target_lock.release()
     finally:
-        source_lock.release()
+        if source_lock is not None:
+            source_lock.release()
     return check(target_dir)
+
+
+def _lock_unless_read_only(database: str) -> StoreLock | None:
+    # A backup on read-only media (or a directory this user may not write) has no lock file to
+    # take: nobody can be serving it either, as a queue manager needs that lock file too.
+    try:
+        return StoreLock(database)
+    except MSMQError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, OSError) and cause.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return None
+        raise
