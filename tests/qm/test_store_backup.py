@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +298,40 @@ def test_a_backup_on_read_only_media_is_checked_and_restored(tmp_path: Path) -> 
     assert result.returncode == 0 and result.stdout.strip() == "2", result.stderr
     with QueueManager.open(tmp_path / "restored") as qm:
         assert [len(m.body) for m in qm.queue(ORDERS).receive_many(10, timeout=0)] == [5, BIG]
+
+
+_BACKUP = """
+import sys
+from pymsmq.qm.store.backup import backup
+print("started", flush=True)
+backup(sys.argv[1], sys.argv[2])
+print("done", flush=True)
+"""
+
+
+def test_a_backup_killed_part_way_is_never_taken_for_a_store(tmp_path: Path) -> None:
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send_many([Message(body=b"%d" % i * 50, delivery=1) for i in range(3000)])
+        q.send_many([Message(body=bytes([i]) * BIG, delivery=1) for i in range(30)])
+    outcomes = []
+    for i, delay in enumerate((0.0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8)):
+        target = tmp_path / f"backup{i}"
+        child = subprocess.Popen(
+            [sys.executable, "-c", _BACKUP, str(tmp_path / "qm"), str(target)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+        )
+        assert child.stdout is not None and child.stdout.readline().strip() == "started"
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        if (target / "pymsmq.db").exists():  # it finished first: a whole backup
+            assert check(target).messages == 3030
+            outcomes.append("whole")
+        else:
+            with pytest.raises(MSMQError, match="holds no pymsmq store"):
+                restore(target, tmp_path / f"restored{i}")
+            outcomes.append("cut")
+    assert "cut" in outcomes, outcomes

@@ -15,8 +15,9 @@ restart.  That is what ``backup`` makes, while a queue manager (or server) works
 3. each file the snapshot references and step 1 did not place (written since) is placed now; if
    one was deleted meanwhile (its message removed after the snapshot), the snapshot is taken again
    (files already placed stay) -- at most ``ATTEMPTS`` times;
-4. files the snapshot does not reference are removed, everything is fsynced, and the copy is
-   checked (``PRAGMA quick_check``, every referenced file present).
+4. files the snapshot does not reference are removed, everything is fsynced, the database takes
+   its name (``pymsmq.db``: until then a backup cut short is no store), and the copy is checked
+   (``PRAGMA quick_check``, every referenced file present).
 
 ``restore`` puts a backup in place of a stopped store (refused while a queue manager holds it).
 """
@@ -165,11 +166,14 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
         if os.path.isdir(source_files):
             for name in os.listdir(source_files):
                 place(name)
+        # The database gets its name last: a backup cut short (a kill, a full disk) has no
+        # pymsmq.db, so it is never taken for a store ("holds no pymsmq store").
+        partial_db = target_db + ".partial"
         snapshots = 0
         while True:
             snapshots += 1
-            _snapshot(source_db, target_db)
-            with closing(sqlite3.connect(target_db)) as copy:
+            _snapshot(source_db, partial_db)
+            with closing(sqlite3.connect(partial_db)) as copy:
                 referenced = _referenced(copy)
             missing = [name for name in referenced - placed if not place(name)]
             if not missing:
@@ -183,8 +187,9 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
             os.unlink(os.path.join(target_files, name))
         for name in copied & referenced:
             fsync_path(os.path.join(target_files, name))
-        fsync_path(target_db)
+        fsync_path(partial_db)
         fsync_path(target_files)
+        os.replace(partial_db, target_db)
         fsync_path(target_dir)
         summary = check(target_dir)
     return StoreSummary(summary.queues, summary.messages, summary.packet_files, summary.bytes, snapshots)
