@@ -327,3 +327,55 @@ def test_a_receive_waiting_in_a_transaction_another_thread_ends_takes_nothing(tm
             assert q.receive(timeout=1, transaction=t3).body == b"late"
     finally:
         qm.close()
+
+
+def test_a_transaction_let_go_of_without_commit_or_abort_is_aborted(qm: QueueManager) -> None:
+    # MSMQ: "If you release the transaction object without calling Commit or Abort, the transaction
+    # is aborted for you."  It kept the message it received invisible until the queue manager
+    # closed (an outside QA run, 2026-11-27), and every dropped one stayed in memory.
+    import gc
+
+    from pymsmq.qm.transaction import Transaction
+
+    q = qm.create_queue(r".\private$\dropped", transactional=True)
+    q.send(Message(body=b"only one", delivery=1), MQ_SINGLE_MESSAGE)
+    tx = qm.begin_transaction()
+    assert q.receive(timeout=0, transaction=tx).body == b"only one"
+    del tx  # its last reference: the abort follows on the events thread
+    back = q.receive(timeout=10, transaction=MQ_SINGLE_MESSAGE)
+    assert back.body == b"only one" and back.abort_count == 1
+    for _ in range(2000):  # sends that are never committed
+        qm.begin_transaction()  # (a transaction nobody keeps)
+        dropped = qm.begin_transaction()
+        q.send(Message(body=b"never", delivery=1), dropped)
+        del dropped
+
+    class Cycle:  # one held in a reference cycle goes with the garbage collection
+        def __init__(self, tx: Transaction) -> None:
+            self.tx = tx
+            self.me = self
+
+    holder = Cycle(qm.begin_transaction())
+    q.send(Message(body=b"cycle", delivery=1), MQ_SINGLE_MESSAGE)
+    assert q.receive(timeout=0, transaction=holder.tx).body == b"cycle"
+    del holder
+    gc.collect()
+    assert q.receive(timeout=10, transaction=MQ_SINGLE_MESSAGE).body == b"cycle"
+    assert sum(isinstance(o, Transaction) for o in gc.get_objects()) == 0
+    assert q.message_count == 0
+    with pytest.raises(MSMQError):
+        q.receive(timeout=0.2, transaction=MQ_SINGLE_MESSAGE)  # none of the 2,000 sends came in
+
+
+def test_a_transaction_let_go_of_after_its_queue_manager_closed_is_nothing(tmp_path: Path) -> None:
+    qm = QueueManager.open(tmp_path / "qm")
+    q = qm.create_queue(r".\private$\q", transactional=True)
+    q.send(Message(body=b"kept", delivery=1), MQ_SINGLE_MESSAGE)
+    tx = qm.begin_transaction()
+    q.receive(timeout=0, transaction=tx)
+    qm.close()
+    del tx
+    time.sleep(0.2)
+    with QueueManager.open(tmp_path / "qm") as again:  # never received: it was not committed
+        back = again.queue(r".\private$\q").receive(timeout=0, transaction=MQ_SINGLE_MESSAGE)
+        assert back.body == b"kept"

@@ -57,7 +57,6 @@ class Entry:
         "size",
         "state",
         "subqueue",
-        "tx",
     )
 
     def __init__(
@@ -84,7 +83,6 @@ class Entry:
         self.allow_peek = False
         # [MS-MQDMPR] 3.1.1.11 PurgePending: purged while locked; deleted when its transaction ends.
         self.purge_pending = False
-        self.tx: object | None = None
         # The message's UserMessage packet as a receive on its queue's handle answers it, when the
         # sender kept one (send_batch.send_express); None: encode the message.
         self.packet: bytes | None = None
@@ -288,7 +286,6 @@ class MessageIndex:
         entry.subqueue = ""
         entry.allow_peek = False
         entry.purge_pending = False
-        entry.tx = None
         entry.packet = None
         # ``add`` inlined; a new lookup id is normally the largest of its priority: append.
         lst = self._lists[priority]

@@ -83,6 +83,10 @@ Seek = Callable[["MessageIndex"], "Entry | None"]
 #: race, grew by that much per wait for as long as the waits' timeouts.
 PRUNE_ENDED_MIN: Final = 1024
 
+#: Seconds between the dispatcher thread's looks at jobs handed over without waking it
+#: (``Dispatcher.hand_over``).
+HANDED_LOOK: Final = 1.0
+
 
 class WatchedCondition(threading.Condition):
     """A queue's condition that also re-checks the queue's armed notifications on ``notify_all``."""
@@ -281,6 +285,8 @@ class Dispatcher:
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
         self._jobs: deque[Callable[[], object]] = deque()
+        #: Jobs of ``hand_over`` (appended without a lock).
+        self._handed: deque[Callable[[], object]] = deque()
         self._deadlines: list[tuple[float, int, Notification]] = []
         #: How many deadlines of ``_deadlines`` belong to notifications that ended (an upper bound:
         #: one that ends as its deadline comes due is counted too).
@@ -295,6 +301,19 @@ class Dispatcher:
             self._jobs.append(job)
             self._start()
             self._cond.notify()
+
+    def hand_over(self, job: Callable[[], object]) -> None:
+        """``submit`` for code that may run while any lock is held, this dispatcher's included (a
+        finalizer, which a garbage collection runs wherever it happens): no lock is waited for,
+        and the thread runs ``job`` soon (within ``HANDED_LOOK`` seconds when it could not be
+        woken at once)."""
+        self._handed.append(job)  # atomic
+        if self._cond.acquire(blocking=False):
+            try:
+                self._start()
+                self._cond.notify()
+            finally:
+                self._cond.release()
 
     def add_deadline(self, deadline: float, notification: Notification) -> None:
         """Call ``notification.expire()`` at monotonic time ``deadline`` unless it fired before."""
@@ -336,11 +355,14 @@ class Dispatcher:
                 while True:
                     now = time.monotonic()
                     due = self._deadlines and self._deadlines[0][0] <= now
-                    if self._jobs or due or self._stop:
+                    if self._jobs or self._handed or due or self._stop:
                         break
-                    cond.wait(self._deadlines[0][0] - now if self._deadlines else None)
+                    wait = self._deadlines[0][0] - now if self._deadlines else HANDED_LOOK
+                    cond.wait(min(wait, HANDED_LOOK))
                 jobs = list(self._jobs)
                 self._jobs.clear()
+                while self._handed:
+                    jobs.append(self._handed.popleft())
                 expired: list[Notification] = []
                 while self._deadlines and self._deadlines[0][0] <= now:
                     expired.append(heapq.heappop(self._deadlines)[2])

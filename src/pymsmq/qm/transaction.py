@@ -8,13 +8,20 @@
 * Commit is one ``store.apply(batch)``: durable and atomic; nothing of an uncommitted
   transaction is ever written, so a crash rolls it back and releases its locks by construction.
 * Commit or abort of a finished transaction: MQ_ERROR_TRANSACTION_SEQUENCE ([MC-MQAC] 3.8.4.1).
+* A transaction let go of without commit or abort (its last reference dropped) is aborted: "If you
+  release the transaction object without calling Commit or Abort, the transaction is aborted for
+  you" (MSMQ, Aborting the Transaction).  Its locks went with the process only; a long-running one
+  kept the messages it received invisible, and its sends in memory, until the queue manager
+  closed.  The abort runs on the queue manager's events thread (``_abort_dropped``), soon after.
 
 ``with qm.begin_transaction() as tx:`` commits on normal exit and aborts on an exception.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
+import weakref
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
@@ -31,6 +38,8 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue_state import QueueState
 
 __all__ = ["Transaction"]
+
+log = logging.getLogger("pymsmq.qm")
 
 SEND: Final = 0
 RECEIVE: Final = 1
@@ -76,6 +85,14 @@ def land_move(qm: QueueManager, queue: QueueState, entry: Entry, target: str | N
     qm._life.check_available(queue, entry)
 
 
+class _Progress:
+    # A transaction's state, apart from the Transaction (what aborts a dropped one needs of it).
+    __slots__ = ("state",)
+
+    def __init__(self) -> None:
+        self.state = ACTIVE
+
+
 class Transaction:
     """An internal transaction of one queue manager (``qm.begin_transaction()``)."""
 
@@ -83,8 +100,11 @@ class Transaction:
         self._qm = qm
         #: [MS-MQDMPR] 3.1.1.14 Transaction.Identifier.
         self.id = uuid.uuid4()
-        self.state = ACTIVE
+        self._progress = _Progress()
         self._ops: list[_Operation] = []
+        # Nothing of the queue manager refers to a transaction (its operations refer to entries,
+        # not back): dropped by its user, it is aborted (the module docstring).
+        weakref.finalize(self, _abort_dropped, qm, self._progress, self._ops)
         # TransactionalMessageSequenceIdentifier of the messages it sends (assigned on first send).
         self._xact_id: ObjectId | None = None
         # Windows TTBR mode (QueueManager.windows_transaction_ttbr): the first message's TTBR.
@@ -92,6 +112,15 @@ class Transaction:
 
     def __repr__(self) -> str:
         return f"<Transaction {self.id} {self.state}, {len(self._ops)} operations>"
+
+    @property
+    def state(self) -> str:
+        """ "active", "committing", "committed" or "aborted"."""
+        return self._progress.state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self._progress.state = value
 
     @property
     def active(self) -> bool:
@@ -112,7 +141,6 @@ class Transaction:
     def _add(
         self, kind: int, queue: QueueState, index: MessageIndex, entry: Entry, target: str | None = None
     ) -> None:
-        entry.tx = self
         self._ops.append(_Operation(kind, queue, index, entry, target))
 
     # --- commit ([MS-MQDMPR] 3.1.4.3 Prepare + 3.1.4.4 Commit)
@@ -166,7 +194,6 @@ class Transaction:
         with qm._lock:
             for op in self._ops:
                 entry = op.entry
-                entry.tx = None
                 entry.allow_peek = False
                 if op.kind == SEND and (op.queue.deleted or id(op) in late):
                     # Bad destination (queue deleted before commit) or TimeToReachQueue passed.
@@ -204,33 +231,8 @@ class Transaction:
     # --- abort ([MS-MQDMPR] 3.1.4.5)
     def abort(self) -> None:
         """Drop every send; return every received or moved message in place (abort count + 1)."""
-        qm = self._qm
-        batch = Batch()
-        with qm._lock:
-            if self.state != ACTIVE:
-                raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
-            self.state = ABORTED
-            for op in self._ops:
-                entry = op.entry
-                entry.tx = None
-                entry.allow_peek = False
-                if op.queue.deleted:
-                    continue
-                if op.kind == SEND:
-                    op.index.remove(entry)
-                    continue
-                if not entry.purge_pending:  # (a purged one is deleted: no count to keep)
-                    message = qm._message_of(entry)
-                    message.abort_count += 1
-                    if entry.durable:
-                        key = MessageKey(op.queue.queue_id, entry.lookup_id)
-                        batch.update.append(MessageUpdate(key, abort_count=message.abort_count))
-                qm._put_back(op.queue, op.index, entry, batch)
-            self._ops.clear()
-        if batch:
-            qm._apply(batch)
-        with qm._lock:
-            qm._sweep()
+        if not _abort(self._qm, self._progress, self._ops):
+            raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
 
     def __enter__(self) -> Transaction:
         return self
@@ -244,3 +246,49 @@ class Transaction:
             self.commit()
         else:
             self.abort()
+
+
+def _abort(qm: QueueManager, progress: _Progress, ops: list[_Operation]) -> bool:
+    # Transaction.abort, of a transaction's state and operations; False if it was not active.
+    batch = Batch()
+    with qm._lock:
+        if progress.state != ACTIVE:
+            return False
+        progress.state = ABORTED
+        for op in ops:
+            entry = op.entry
+            entry.allow_peek = False
+            if op.queue.deleted:
+                continue
+            if op.kind == SEND:
+                op.index.remove(entry)
+                continue
+            if not entry.purge_pending:  # (a purged one is deleted: no count to keep)
+                message = qm._message_of(entry)
+                message.abort_count += 1
+                if entry.durable:
+                    key = MessageKey(op.queue.queue_id, entry.lookup_id)
+                    batch.update.append(MessageUpdate(key, abort_count=message.abort_count))
+            qm._put_back(op.queue, op.index, entry, batch)
+        ops.clear()
+    if batch:
+        qm._apply(batch)
+    with qm._lock:
+        qm._sweep()
+    return True
+
+
+def _abort_dropped(qm: QueueManager, progress: _Progress, ops: list[_Operation]) -> None:
+    # The finalizer of a Transaction: it may run in any thread, in the middle of anything (a
+    # garbage collection), so it takes no lock; the abort is handed to the events thread.
+    if progress.state == ACTIVE and not qm.closed:
+        qm._dispatcher.hand_over(lambda: _abort_when_open(qm, progress, ops))
+
+
+def _abort_when_open(qm: QueueManager, progress: _Progress, ops: list[_Operation]) -> None:
+    # On the events thread: a queue manager closed meanwhile wrote nothing of the transaction.
+    if not qm.closed:
+        try:
+            _abort(qm, progress, ops)
+        except MSMQError as exc:  # closed between the look and the abort, or a store failure
+            log.warning("abort of a transaction its user let go of failed: %s", exc)
