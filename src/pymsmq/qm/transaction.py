@@ -104,7 +104,7 @@ class Transaction:
         self._ops: list[_Operation] = []
         # Nothing of the queue manager refers to a transaction (its operations refer to entries,
         # not back): dropped by its user, it is aborted (the module docstring).
-        weakref.finalize(self, _abort_dropped, qm, self._progress, self._ops)
+        weakref.finalize(self, _abort_dropped, qm, self._progress, self._ops).atexit = False
         # TransactionalMessageSequenceIdentifier of the messages it sends (assigned on first send).
         self._xact_id: ObjectId | None = None
         # Windows TTBR mode (QueueManager.windows_transaction_ttbr): the first message's TTBR.
