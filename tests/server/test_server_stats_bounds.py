@@ -5,8 +5,10 @@ about 17,500 deleted queues every STATS failed until the server restarted)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+import pytest
 from _pymsmq_server import ThreadServer
 
 from pymsmq import Message
@@ -64,6 +66,44 @@ def test_subqueues_that_hold_nothing_leave_the_statistics_and_the_server(tmp_pat
         assert s.server is not None
         state, _ = s.server.qm._resolve(q.format_name)
         assert state.subqueues == {}
+    finally:
+        client.close()
+        s.stop()
+
+
+def test_counters_of_gone_queues_go_without_a_stats_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # QA 2026-11-27: the counters of gone subqueues and deleted queues' journals went only when a
+    # client asked for STATS (3,200 entries after 2,400 subqueue names and 800 journals, none).
+    from pymsmq import MQ_SINGLE_MESSAGE
+    from pymsmq.server import app
+
+    monkeypatch.setattr(app, "COUNTERS_LOOK_MIN", 40)
+    s = ThreadServer(tmp_path / "qm").start()
+    client = connect(s.url)
+    try:
+        q = client.create_queue(".\\private$\\retries", transactional=True)
+        for i in range(60):
+            q.send(Message(body=b"%d" % i), MQ_SINGLE_MESSAGE)
+            q.move(q.peek(0).lookup_id, f"retry{i}", MQ_SINGLE_MESSAGE)
+            sub = client.queue(q.format_name + f";retry{i}")
+            sub.receive(0, transaction=MQ_SINGLE_MESSAGE)
+            sub.close()
+        for i in range(30):
+            name = f".\\private$\\temp{i}"
+            t = client.create_queue(name, journal=True)
+            t.send(Message(body=b"t"))
+            t.receive(0)
+            t.journal.receive(0)
+            t.close()
+            client.delete_queue(name)
+        assert s.server is not None
+        counters = s.server.stats.queues
+        # Looked at once they grow past twice what the last look left and COUNTERS_LOOK_MIN more:
+        # bounded by the live queues, not by every name ever used (120 entries before).
+        time.sleep(2.5)
+        assert q.format_name in counters and len(counters) <= 40 + 2, sorted(counters)
     finally:
         client.close()
         s.stop()

@@ -115,6 +115,11 @@ def _authority(host: str, port: int) -> str:
     return f"{f'[{host}]' if ':' in host else host}:{port}"
 
 
+#: Counters of this many queues more than twice as many as the last look found make the server
+#: look for gone ones without a STATS (``Server._housekeeping``): constant time per counter.
+COUNTERS_LOOK_MIN: Final = 1024
+
+
 @dataclass(slots=True)
 class ServerConfig:
     """Everything ``pymsmq serve`` can set."""
@@ -239,6 +244,8 @@ class Server:
         )
         self._server: asyncio.Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
+        #: How many queues had counters after the last look for gone ones (``_forget_deleted_queues``).
+        self._counters_after_look = 0
         self._background: set[asyncio.Future[Any]] = set()
         self.addresses: list[tuple[str, int]] = []
         #: ``GET /metrics``, once started with ``ServerConfig.metrics_port``.
@@ -413,6 +420,7 @@ class Server:
                     gone = exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND
             if gone:
                 self.stats.forget(name)
+        self._counters_after_look = len(self.stats.queues)
 
     def snapshot(self) -> dict[str, Any]:
         """Statistics as a JSON-ready dict (STATS and ``pymsmq stats``)."""
@@ -435,6 +443,10 @@ class Server:
             await asyncio.sleep(1.0)
             self.stats.sample()
             self._forget_failed_tls_handshakes()
+            if len(self.stats.queues) > 2 * self._counters_after_look + COUNTERS_LOOK_MIN:
+                # The counters of queues, journals and subqueues that went (deleted queues, one
+                # subqueue name per retry) are forgotten by STATS; with no STATS, once they double.
+                self._forget_deleted_queues(queue_sizes(self.qm))
             if self.certificates is not None:
                 self.certificates.reload_if_changed()
             if cfg.policy_file is not None:
