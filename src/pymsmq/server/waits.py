@@ -46,9 +46,10 @@ class Cancels:
 
     def forget(self, rid: int, stop: Callable[[], None]) -> None:
         """Read ``rid`` no longer waits: its entry goes, unless another ``stop`` took it over (a wait
-        handed on to a pool thread)."""
+        handed on to a pool thread).  ``stop`` compares equal (``==``): a bound method is a new
+        object at each look, and one kept on its own object would make a reference cycle."""
         entry = self._reads.get(rid)
-        if entry is not None and entry[1] is stop:
+        if entry is not None and entry[1] == stop:
             del self._reads[rid]
 
     def take_all(self) -> list[Callable[[], None]]:
@@ -87,7 +88,6 @@ class ArrivalWait:
     """One parked request; ``attempt()`` (on the loop) returns True once the request is dealt with."""
 
     __slots__ = (
-        "_stop",
         "attempt",
         "deadline",
         "exclusive",
@@ -139,8 +139,7 @@ class ArrivalWait:
         self.over = False
         session.pending += 1
         session.waits.add(self)
-        self._stop: Callable[[], None] = self._cancel_request
-        session.cancels.add(rid, handle, self._stop)
+        session.cancels.add(rid, handle, self._cancel_request)
         self._arm()
 
     def _remaining(self) -> float | None:
@@ -226,7 +225,7 @@ class ArrivalWait:
         session = self.session
         session.pending -= 1
         session.waits.discard(self)
-        session.cancels.forget(self.rid, self._stop)
+        session.cancels.forget(self.rid, self._cancel_request)
 
     def _cancel_request(self) -> None:
         # CANCEL_RECEIVE ([MS-MQRR] 3.1.4.8): answered MQ_ERROR_OPERATION_CANCELLED.

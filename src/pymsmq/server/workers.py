@@ -71,6 +71,9 @@ class WorkPool:
                 wake = not self._wake_due
                 self._wake_due = True
                 self._idle += 1
+            # An idle thread keeps nothing of its last call (a 4 MB answer, a dead connection's
+            # transactions) while it waits for the next one.
+            del job, fn, fut, result, error
             if wake:
                 try:
                     self.loop.call_soon_threadsafe(self._drain)
