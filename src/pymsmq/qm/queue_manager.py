@@ -139,12 +139,20 @@ class QueueManager(QueueCatalog):
             # as they pile up (none of them is garbage): it waits until all are in.
             collecting = gc.isenabled()
             gc.disable()
+            unreadable: list[str] = []
             try:
                 for sm in snapshot.messages:
-                    self._restore(sm)
+                    self._restore(sm, unreadable)
             finally:
                 if collecting:
                     gc.enable()
+            if unreadable:
+                log.error(
+                    "%d stored message(s) could not be read and are left in the store, not loaded "
+                    "(a restored or copied store missing big message files?); the first: %s",
+                    len(unreadable),
+                    "; ".join(unreadable[:3]),
+                )
             if batch:
                 self._apply(batch)
             if isinstance(clock, FakeClock):
@@ -502,12 +510,20 @@ class QueueManager(QueueCatalog):
             batch.upsert_queues.append(journal.row())
         return state
 
-    def _restore(self, sm: StoredMessage) -> None:
+    def _restore(self, sm: StoredMessage, unreadable: list[str]) -> None:
         state = self._by_id.get(sm.queue_id)
         if state is None:
             return
-        packet = sm.packet or self._store.read_packet(sm.key)
-        message = restore_message(packet)
+        # A message whose packet is missing or damaged is left in the store and not loaded (it
+        # is named in the log): the others are served.  One such message stopped the whole
+        # queue manager from opening with a KeyError (QA 2026-11-27).
+        try:
+            packet = sm.packet or self._store.read_packet(sm.key)
+            message = restore_message(packet)
+        except (KeyError, MSMQError) as exc:
+            reason = "its packet file is missing" if isinstance(exc, KeyError) else str(exc)
+            unreadable.append(f"{state.props.path_name} lookup id {sm.lookup_id}: {reason}")
+            return
         message.lookup_id = sm.lookup_id
         message.arrived_time = sm.arrived_time
         # Zero counts stay the class defaults: nothing stored in the instance (memory per message).

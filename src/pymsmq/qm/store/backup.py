@@ -2,9 +2,9 @@
 Windows queue manager's message files).
 
 A store is a directory: ``pymsmq.db`` (queues, messages, lookup ids, the machine's identity) and
-``pymsmq.db.packets/`` (one file per packet over 64 KiB, named by its row; files are written
-before the commit that references them, never changed, and unlinked after the commit that deletes
-their message).  The store only ever holds committed state (sqlite.py, "Recovery has nothing to
+``pymsmq.db.packets/`` (one file per packet over 64 KiB, under a unique name its row keeps; files
+are written before the commit that references them, never changed, and unlinked after the commit
+that deletes their message).  The store only ever holds committed state (sqlite.py, "Recovery has nothing to
 roll back"), so a copy of the database taken in ONE read transaction, with every packet file its
 rows reference, is exactly the store a crash at that instant would have left: opening it is a
 restart.  That is what ``backup`` makes, while a queue manager (or server) works on the store:
@@ -19,19 +19,27 @@ restart.  That is what ``backup`` makes, while a queue manager (or server) works
    its name (``pymsmq.db``: until then a backup cut short is no store), and the copy is checked
    (``PRAGMA quick_check``, every referenced file present).
 
-``restore`` puts a backup in place of a stopped store (refused while a queue manager holds it).
+``restore`` puts a backup in place of a stopped store (refused while a queue manager holds it):
+the restored database is built beside the store (``pymsmq.db.restoring``), the old store's WAL is
+checkpointed into its database, and only then does the restored one take the name, so a restore
+cut short leaves the old store whole.  Over the same queue manager (``--replace``, one machine
+GUID) the restored store takes the old one's counters where they are further on, so it issues no
+message id, lookup id or queue id twice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
+import struct
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
@@ -77,8 +85,8 @@ def _referenced(connection: sqlite3.Connection) -> set[str]:
 
 
 def _place(source: str, target: str) -> bool:
-    """Hard-link ``source`` as ``target`` (a copy on another file system); False if it is gone.
-    True: ``target`` was copied (to be fsynced) -- a link shares the store's synced file."""
+    """Hard-link ``source`` as ``target`` (a copy on another file system; ``FileNotFoundError`` if
+    ``source`` is gone).  True: ``target`` is a copy, synced; a link shares the store's synced file."""
     try:
         os.link(source, target)
         return False
@@ -87,7 +95,20 @@ def _place(source: str, target: str) -> bool:
     except OSError as exc:
         if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
             raise
-    shutil.copyfile(source, target)
+    # A copy is written under another name and renamed once whole and synced: a copy cut short
+    # (a kill, a full disk) is never taken for the message's packet (QA: a truncated copy was).
+    partial = target + ".partial"
+    with open(source, "rb") as src:
+        try:
+            with open(partial, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+                dst.flush()
+                os.fsync(dst.fileno())
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise OSError(exc.errno, exc.strerror, target) from exc  # the file that could not be made
+    os.replace(partial, target)
     return True
 
 
@@ -117,6 +138,14 @@ def _new_directory(path: str) -> Iterator[None]:
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
     os.makedirs(path, exist_ok=True)
+    # Claimed by creating its packets directory (exclusive): of two backups into one new
+    # directory, the second is refused before it writes anything, and nothing of the first goes.
+    try:
+        os.mkdir(_packet_dir(_database(path)))
+    except FileExistsError:
+        raise MSMQError(
+            f"{quoted(path)} is being written by another backup", HResult.MQ_ERROR_INVALID_PARAMETER
+        ) from None
     try:
         yield
     except BaseException:
@@ -139,6 +168,19 @@ def _source_database(directory: str) -> str:
     return database
 
 
+def _sqlite_errors(operation: Callable[..., StoreSummary]) -> Callable[..., StoreSummary]:
+    # SQLite's errors (a database that is not one, a full disk) as MSMQError, one line for the CLI.
+    @functools.wraps(operation)
+    def wrapper(*args: Any, **kwargs: Any) -> StoreSummary:
+        try:
+            return operation(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise _failed(f"{operation.__name__} failed: {exc}") from exc
+
+    return wrapper
+
+
+@_sqlite_errors
 def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> StoreSummary:
     """Copy the store in directory ``source`` into the new directory ``destination`` (which must not
     exist or be empty), while a queue manager may be working on it; see the module docstring.
@@ -147,17 +189,23 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
     source_dir, target_dir = os.fspath(source), os.fspath(destination)
     source_db = _source_database(source_dir)
     source_files = _packet_dir(source_db)
+    if not target_dir:
+        raise MSMQError("no destination directory given", HResult.MQ_ERROR_INVALID_PARAMETER)
+    inside = os.path.commonpath([os.path.realpath(source_dir), os.path.realpath(target_dir)])
+    if inside == os.path.realpath(source_dir):
+        raise MSMQError(
+            f"{quoted(target_dir)} is inside the store {quoted(source_dir)}: a backup there would go "
+            "with the store (and its packets directory is the store's); choose a directory outside",
+            HResult.MQ_ERROR_INVALID_PARAMETER,
+        )
     with _new_directory(target_dir):
         target_db = _database(target_dir)
-        target_files = _packet_dir(target_db)
-        os.makedirs(target_files)
-        copied: set[str] = set()
+        target_files = _packet_dir(target_db)  # made by _new_directory
         placed: set[str] = set()
 
         def place(name: str) -> bool:
             try:
-                if _place(os.path.join(source_files, name), os.path.join(target_files, name)):
-                    copied.add(name)
+                _place(os.path.join(source_files, name), os.path.join(target_files, name))
             except FileNotFoundError:
                 return False
             placed.add(name)
@@ -185,8 +233,6 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
                 )
         for name in placed - referenced:
             os.unlink(os.path.join(target_files, name))
-        for name in copied & referenced:
-            fsync_path(os.path.join(target_files, name))
         fsync_path(partial_db)
         fsync_path(target_files)
         os.replace(partial_db, target_db)
@@ -219,10 +265,39 @@ def check(directory: str | os.PathLike[str]) -> StoreSummary:
             f"{quoted(where)}: {len(absent)} big message packet file(s) missing from "
             f"{quoted(files)} (first: {absent[0]}): not a complete store"
         )
+    for name in sorted(referenced):
+        problem = _packet_file_problem(os.path.join(files, name))
+        if problem is not None:
+            raise _failed(
+                f"{quoted(where)}: the big message packet file {name} {problem}: not a complete store"
+            )
     size = os.path.getsize(database) + sum(os.path.getsize(os.path.join(files, n)) for n in referenced)
     return StoreSummary(int(queues), int(messages), len(referenced), size)
 
 
+#: [MS-MQMQ] 2.2.19.1 BaseHeader: VersionNumber, Reserved, Flags, Signature, PacketSize, TTRQ.
+_BASE_HEADER: Final = struct.Struct("<BBHIII")
+_SESSION_HEADER_FLAG: Final = 0x0010  # BaseHeader.Flags.SH: a 16-byte SessionHeader follows
+_SESSION_HEADER_SIZE: Final = 16
+
+
+def _packet_file_problem(path: str) -> str | None:
+    """Why the packet file at ``path`` is not a whole UserMessage packet (its BaseHeader's
+    PacketSize, with the SessionHeader it announces, against the file's size), or None.  The
+    contents are not checked (the store keeps no checksums)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(_BASE_HEADER.size)
+    if len(head) < _BASE_HEADER.size:
+        return f"holds {size} bytes, less than a packet's header"
+    _version, _reserved, flags, _signature, packet_size, _ttrq = _BASE_HEADER.unpack(head)
+    expected = packet_size + (_SESSION_HEADER_SIZE if flags & _SESSION_HEADER_FLAG else 0)
+    if size != expected:
+        return f"holds {size} bytes where its packet header says {expected}"
+    return None
+
+
+@_sqlite_errors
 def restore(
     backup_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str], replace: bool = False
 ) -> StoreSummary:
@@ -233,6 +308,11 @@ def restore(
     gone: the restored store is what the backup holds).  The backup itself is left as it is."""
     source_dir, target_dir = os.fspath(backup_dir), os.fspath(data_dir)
     source_db = _source_database(source_dir)
+    if os.path.isdir(target_dir) and os.path.samefile(source_dir, target_dir):
+        raise MSMQError(
+            f"{quoted(source_dir)} is both the backup and the store to restore into",
+            HResult.MQ_ERROR_INVALID_PARAMETER,
+        )
     check(source_dir)
     target_db = _database(target_dir)
     if os.path.exists(target_db) and not replace:
@@ -255,8 +335,8 @@ def restore(
                     referenced = _referenced(copy)
                 source_files = _packet_dir(source_db)
                 for name in referenced:
-                    if _place(os.path.join(source_files, name), os.path.join(target_files, name)):
-                        fsync_path(os.path.join(target_files, name))
+                    _place(os.path.join(source_files, name), os.path.join(target_files, name))
+                _carry_identifiers_forward(target_db, incoming)
                 fsync_path(incoming)
                 fsync_path(target_files)
             except BaseException:
@@ -264,7 +344,10 @@ def restore(
                     if os.path.exists(incoming + suffix):
                         os.unlink(incoming + suffix)
                 raise
-            # The old store's WAL would be replayed into the restored database: it goes first.
+            # The old store's WAL would be replayed into the restored database: its commits go
+            # into its database first (a restore cut short leaves the old store whole), then the
+            # WAL goes, then the restored database takes the name.
+            _checkpoint(target_db)
             for suffix in _WAL_FILES:
                 if os.path.exists(target_db + suffix):
                     os.unlink(target_db + suffix)
@@ -278,6 +361,50 @@ def restore(
         if source_lock is not None:
             source_lock.release()
     return check(target_dir)
+
+
+def _checkpoint(database: str) -> None:
+    # The commits in the WAL of the store at ``database`` (a server killed, a crash) into the
+    # database itself; a database SQLite cannot read has nothing to keep.
+    if not os.path.exists(database + "-wal"):
+        return
+    try:
+        with closing(sqlite3.connect(database, timeout=30)) as old:
+            old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.DatabaseError:
+        pass
+
+
+#: What the restored store has issued, from the meta table: message id ordinals and queue ids.
+_ISSUED: Final = ("ordinal_reserved", "next_queue_id")
+
+
+def _carry_identifiers_forward(replaced_db: str, restored_db: str) -> None:
+    """Give the restored database the replaced store's counters where they are further on: a
+    store restored over its own later self (the same machine GUID) issues no message id, lookup
+    id or queue id the replaced store already issued (QA: consumers that drop duplicates by
+    message id dropped new messages)."""
+    if not os.path.exists(replaced_db):
+        return
+    try:
+        with closing(sqlite3.connect(replaced_db, timeout=30)) as old:
+            old_meta = dict(old.execute("SELECT key, value FROM meta"))
+            old_last = dict(old.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids"))
+    except sqlite3.DatabaseError:
+        return  # not a readable store: nothing it issued can be known
+    with closing(sqlite3.connect(restored_db)) as new:
+        meta = dict(new.execute("SELECT key, value FROM meta"))
+        if meta.get("qm_guid") != old_meta.get("qm_guid"):
+            return  # another queue manager's backup: its own identifiers
+        for key in _ISSUED:
+            if key in old_meta and int(old_meta[key]) > int(meta.get(key, "0")):
+                new.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, old_meta[key]))
+        new.executemany(
+            "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT (queue_id) "
+            "DO UPDATE SET last_lookup_id = max(last_lookup_id, excluded.last_lookup_id)",
+            list(old_last.items()),
+        )
+        new.commit()
 
 
 def _lock_unless_read_only(database: str) -> StoreLock | None:

@@ -306,6 +306,7 @@ class SQLiteStore:
         # One queue manager per store (store_lock.py): refused here, before anything is read.
         self._owner = StoreLock(self.path)
         try:
+            self._left_by_backup_or_restore()
             self._writer = self._connect()
             version = self._writer.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
@@ -385,6 +386,22 @@ class SQLiteStore:
                 live,
                 time.monotonic() - started,
             )
+
+    def _left_by_backup_or_restore(self) -> None:
+        # Under the store's lock, before SQLite opens (or creates) the database: a backup cut
+        # short left only ``<db>.partial`` (no store: refused, not opened as a new empty one with
+        # a new identity); a restore cut short left ``<db>.restoring`` (the store is whole: the
+        # copy goes).  pymsmq.qm.store.backup.
+        if not os.path.exists(self.path) and os.path.exists(self.path + ".partial"):
+            raise MSMQError(
+                f"{os.path.dirname(self.path) or '.'} holds a backup that was cut short "
+                f"({os.path.basename(self.path)}.partial), not a store: make the backup again",
+                HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+            )
+        for leftover in (self.path + ".restoring", self.path + ".restoring-journal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+                log.info("removed %s, left by a restore that was cut short", leftover)
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves.  check_same_thread=False: the write
