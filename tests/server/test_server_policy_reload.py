@@ -158,3 +158,22 @@ def test_pymsmq_serve_reads_its_auth_file_again(tmp_path: Path) -> None:
         _eventually(lambda: not _refused(srv.url, "later-t"))
     finally:
         assert srv.terminate() == 0
+
+
+def test_a_reload_to_a_policy_without_tokens_is_refused_on_loopback_too(
+    server: ThreadServer, policy_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # QA: emptying the file to revoke every token made every local client the owner.
+    with caplog.at_level(logging.ERROR, logger="pymsmq.server"):
+        _write(policy_path, json.dumps({"owner": "admin"}))
+        _eventually(lambda: "would let every client in as the owner" in caplog.text)
+    assert _refused(server.url, "")
+    assert not _refused(server.url, "old-t")
+
+
+def test_a_chmod_that_lets_others_read_the_file_is_warned_about(
+    server: ThreadServer, policy_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="pymsmq.server"):
+        os.chmod(policy_path, 0o644)
+        _eventually(lambda: "may be read by other users" in caplog.text)

@@ -8,6 +8,7 @@ away with MQ_ERROR_SERVICE_NOT_AVAILABLE and the server goes on serving.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import signal
 import socket
@@ -86,7 +87,7 @@ def test_untrusted_and_plain_clients_are_turned_away(server: ThreadServer, ca: t
     with pytest.raises(MSMQError) as untrusted:  # the system's CAs do not know this one
         connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, timeout=5)
     assert untrusted.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
-    assert "TLS handshake failed" in str(untrusted.value)
+    assert "TLS handshake failed" in str(untrusted.value) and "SSL_CERT_FILE" in str(untrusted.value)
     with pytest.raises(MSMQError) as plain:  # no TLS at all
         connect(f"msmq://127.0.0.1:{server.port}", token=TOKEN, timeout=5)
     assert plain.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
@@ -260,3 +261,44 @@ def test_a_renewed_certificate_is_used_by_new_connections_without_a_restart(
     assert before.ping(b"kept") == b"kept"
     before.close()
     after.close()
+
+
+def test_a_tls_client_of_a_plain_server_is_told_to_use_msmq(tmp_path: Path) -> None:
+    s = ThreadServer(tmp_path / "qm").start()
+    try:
+        with pytest.raises(MSMQError) as e:
+            connect(f"msmqs://127.0.0.1:{s.port}", timeout=5)
+        assert e.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE and "use msmq://" in str(e.value)
+    finally:
+        s.stop()
+
+
+def test_a_renewed_key_with_a_passphrase_is_refused_without_a_prompt(
+    server: ThreadServer,
+    ca: trustme.CA,
+    cert_files: tuple[Path, Path, Path],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # QA: OpenSSL asked for the passphrase on the terminal and the whole server waited there.
+    from cryptography.hazmat.primitives import serialization
+
+    chain, key, _ = cert_files
+    renewed = trustme.CA().issue_cert("127.0.0.1")
+    private = serialization.load_pem_private_key(renewed.private_key_pem.bytes(), password=None)
+    locked = private.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b"secret"),
+    )
+    with caplog.at_level(logging.ERROR, logger="pymsmq.server"):
+        (chain.parent / "chain.new").write_bytes(b"".join(blob.bytes() for blob in renewed.cert_chain_pems))
+        (chain.parent / "key.new").write_bytes(locked)
+        (chain.parent / "key.new").replace(key)
+        (chain.parent / "chain.new").replace(chain)
+        deadline = time.monotonic() + 10
+        while "is not used" not in caplog.text:
+            assert time.monotonic() < deadline, "the reload was not refused"
+            time.sleep(0.1)
+    client = connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, tls=_trusting(ca), timeout=5)
+    assert client.ping(b"old certificate") == b"old certificate"
+    client.close()

@@ -271,6 +271,19 @@ def _hand_over(on_abandon: Callable[[object], None], done: asyncio.Future[Any]) 
             on_abandon(done.result())
 
 
+def _tls_hint(exc: BaseException) -> str:
+    """What to do about a failed TLS handshake, when the error tells."""
+    text = str(exc)
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return (
+            " (the server's certificate is not trusted here: pass tls=ssl.SSLContext trusting its CA,"
+            " or set SSL_CERT_FILE to the CA's PEM file)"
+        )
+    if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
+        return " (a plain server? use msmq://)"
+    return ""
+
+
 class Transport:
     """One connection: handshake at construction, then ``submit``/``wait`` from any thread."""
 
@@ -303,7 +316,7 @@ class Transport:
             except (OSError, ssl.SSLError) as exc:
                 sock.close()
                 raise MSMQError(
-                    f"TLS handshake failed: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                    f"TLS handshake failed: {exc}{_tls_hint(exc)}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                 ) from None
         self._sock = sock
         #: Receive buffer (only the reading thread uses it).

@@ -314,10 +314,12 @@ class Server:
         """Put ``policy`` in force (``pymsmq.server.policy_file``): the connections whose token it
         no longer gives the same identity are closed.  False (and nothing changes) when it gives
         no tokens while the server listens beyond loopback."""
-        if not policy.requires_token and not is_loopback(self.config.host):
+        if not policy.requires_token and (self.policy.requires_token or not is_loopback(self.config.host)):
+            # No tokens: every client would be the owner.  Not by a reload (emptying the file to
+            # revoke every token did the opposite); nor beyond loopback (ServerConfig.validate).
             log.error(
-                "a policy without tokens is refused while listening on %s: the policy in force stays",
-                self.config.host,
+                "a policy without tokens would let every client in as the owner: not used; the "
+                "policy in force stays"
             )
             return False
         self.policy = self.config.policy = policy

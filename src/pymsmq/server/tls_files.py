@@ -35,8 +35,11 @@ class CertificateFiles:
         try:
             # Tried on a context of its own first: a pair that fails (a key that does not match
             # its certificate) can leave a context without a certificate on some OpenSSL versions.
-            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.cert, self.key)
-            self.context.load_cert_chain(self.cert, self.key)
+            # No passphrase prompt: OpenSSL would ask on the terminal and the whole server would
+            # wait there (a key that needs one is refused; it is asked for at start only).
+            probe = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            probe.load_cert_chain(self.cert, self.key, password=_no_passphrase)
+            self.context.load_cert_chain(self.cert, self.key, password=_no_passphrase)
         except (OSError, ssl.SSLError) as exc:
             log.error(
                 "the changed TLS certificate %s or key is not used (%s): the one in force stays",
@@ -46,3 +49,7 @@ class CertificateFiles:
             return False
         log.warning("TLS certificate loaded again from %s: new connections use it", self.cert)
         return True
+
+
+def _no_passphrase() -> bytes:
+    raise ssl.SSLError("the key is protected by a passphrase, which a reload cannot ask for")

@@ -1,6 +1,7 @@
 """Files the server reads at start and again when they change (the ``--auth`` policy, the TLS
-certificate and key): a change is seen by each file's modification time, size and inode, so an
-editor or a certificate tool that writes a new file and renames it over the old one counts."""
+certificate and key): a change is seen by each file's modification time, size, inode and mode, so
+an editor or a certificate tool that writes a new file and renames it over the old one counts, and
+so does a chmod (the policy file's "readable by others" warning)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ class WatchedFiles:
         signature: list[int] = []
         for path in self.paths:
             st = os.stat(path)
-            signature += (st.st_mtime_ns, st.st_size, st.st_ino)
+            signature += (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
         return tuple(signature)
 
     def mark(self) -> None:
