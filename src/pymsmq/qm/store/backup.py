@@ -35,17 +35,24 @@ import functools
 import os
 import shutil
 import sqlite3
-import struct
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pymsmq.errors import MSMQError, quoted
+from pymsmq.errors import MSMQError, WireError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
-from pymsmq.qm.store.sqlite import fsync_path
+from pymsmq.qm.store.sqlite import (
+    PACKETS_SUFFIX,
+    PARTIAL_SUFFIX,
+    RESTORING_SUFFIX,
+    fsync_path,
+    referenced_files,
+)
 from pymsmq.qm.store.store_lock import StoreLock
+from pymsmq.wire.base_header import BASE_HEADER_SIZE, BaseHeader
+from pymsmq.wire.session_header import SESSION_HEADER_SIZE
 
 __all__ = ["ATTEMPTS", "StoreSummary", "backup", "check", "restore"]
 
@@ -77,27 +84,23 @@ def _database(directory: str) -> str:
 
 
 def _packet_dir(database: str) -> str:
-    return database + ".packets"
+    return database + PACKETS_SUFFIX
 
 
-def _referenced(connection: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in connection.execute("SELECT external FROM messages WHERE external IS NOT NULL")}
-
-
-def _place(source: str, target: str) -> bool:
-    """Hard-link ``source`` as ``target`` (a copy on another file system; ``FileNotFoundError`` if
-    ``source`` is gone).  True: ``target`` is a copy, synced; a link shares the store's synced file."""
+def _place(source: str, target: str) -> None:
+    """Hard-link ``source`` as ``target``, sharing the store's synced file (a copy, synced, on
+    another file system; ``FileNotFoundError`` if ``source`` is gone)."""
     try:
         os.link(source, target)
-        return False
+        return
     except FileExistsError:
-        return False
+        return
     except OSError as exc:
         if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
             raise
     # A copy is written under another name and renamed once whole and synced: a copy cut short
     # (a kill, a full disk) is never taken for the message's packet (QA: a truncated copy was).
-    partial = target + ".partial"
+    partial = target + PARTIAL_SUFFIX
     with open(source, "rb") as src:
         try:
             with open(partial, "wb") as dst:
@@ -109,7 +112,6 @@ def _place(source: str, target: str) -> bool:
                 os.unlink(partial)
             raise OSError(exc.errno, exc.strerror, target) from exc  # the file that could not be made
     os.replace(partial, target)
-    return True
 
 
 def _snapshot(source_db: str, target_db: str) -> None:
@@ -216,13 +218,13 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
                 place(name)
         # The database gets its name last: a backup cut short (a kill, a full disk) has no
         # pymsmq.db, so it is never taken for a store ("holds no pymsmq store").
-        partial_db = target_db + ".partial"
+        partial_db = target_db + PARTIAL_SUFFIX
         snapshots = 0
         while True:
             snapshots += 1
             _snapshot(source_db, partial_db)
             with closing(sqlite3.connect(partial_db)) as copy:
-                referenced = _referenced(copy)
+                referenced = referenced_files(copy)
             missing = [name for name in referenced - placed if not place(name)]
             if not missing:
                 break
@@ -255,7 +257,7 @@ def check(directory: str | os.PathLike[str]) -> StoreSummary:
                 raise _failed(f"{quoted(where)}: the database is damaged: {'; '.join(verdict[:5])}")
             queues = connection.execute("SELECT count(*) FROM queues").fetchone()[0]
             messages = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
-            referenced = _referenced(connection)
+            referenced = referenced_files(connection)
     except sqlite3.DatabaseError as exc:
         raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}") from exc
     files = _packet_dir(database)
@@ -275,23 +277,20 @@ def check(directory: str | os.PathLike[str]) -> StoreSummary:
     return StoreSummary(int(queues), int(messages), len(referenced), size)
 
 
-#: [MS-MQMQ] 2.2.19.1 BaseHeader: VersionNumber, Reserved, Flags, Signature, PacketSize, TTRQ.
-_BASE_HEADER: Final = struct.Struct("<BBHIII")
-_SESSION_HEADER_FLAG: Final = 0x0010  # BaseHeader.Flags.SH: a 16-byte SessionHeader follows
-_SESSION_HEADER_SIZE: Final = 16
-
-
 def _packet_file_problem(path: str) -> str | None:
     """Why the packet file at ``path`` is not a whole UserMessage packet (its BaseHeader's
     PacketSize, with the SessionHeader it announces, against the file's size), or None.  The
     contents are not checked (the store keeps no checksums)."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
-        head = f.read(_BASE_HEADER.size)
-    if len(head) < _BASE_HEADER.size:
+        head = f.read(BASE_HEADER_SIZE)
+    if len(head) < BASE_HEADER_SIZE:
         return f"holds {size} bytes, less than a packet's header"
-    _version, _reserved, flags, _signature, packet_size, _ttrq = _BASE_HEADER.unpack(head)
-    expected = packet_size + (_SESSION_HEADER_SIZE if flags & _SESSION_HEADER_FLAG else 0)
+    try:
+        header = BaseHeader.decode(head)
+    except WireError as exc:
+        return f"does not begin with a packet header ({exc})"
+    expected = header.packet_size + (SESSION_HEADER_SIZE if header.session_header else 0)
     if size != expected:
         return f"holds {size} bytes where its packet header says {expected}"
     return None
@@ -328,11 +327,11 @@ def restore(
         try:
             target_files = _packet_dir(target_db)
             os.makedirs(target_files, exist_ok=True)
-            incoming = target_db + ".restoring"
+            incoming = target_db + RESTORING_SUFFIX
             try:
                 _snapshot(source_db, incoming)
                 with closing(sqlite3.connect(incoming)) as copy:
-                    referenced = _referenced(copy)
+                    referenced = referenced_files(copy)
                 source_files = _packet_dir(source_db)
                 for name in referenced:
                     _place(os.path.join(source_files, name), os.path.join(target_files, name))

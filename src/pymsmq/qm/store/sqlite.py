@@ -67,7 +67,17 @@ from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMe
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
-__all__ = ["BIG_PACKET", "CONVERT_LIVE_MAX", "SCHEMA_VERSION", "SQLiteStore", "fsync_path"]
+__all__ = [
+    "BIG_PACKET",
+    "CONVERT_LIVE_MAX",
+    "PACKETS_SUFFIX",
+    "PARTIAL_SUFFIX",
+    "RESTORING_SUFFIX",
+    "SCHEMA_VERSION",
+    "SQLiteStore",
+    "fsync_path",
+    "referenced_files",
+]
 
 #: Packets longer than this many bytes are stored in files beside the database, not in the rows.
 BIG_PACKET = 64 * 1024
@@ -248,6 +258,24 @@ def _write_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+#: Beside a store's database ``<db>``: its big packets' files (``<db>.packets/``), a backup's
+#: database until it takes the name ``<db>`` and a restore's until it takes the store's place
+#: (``pymsmq.qm.store.backup``; the store refuses the first alone and removes the second).
+PACKETS_SUFFIX: Final = ".packets"
+PARTIAL_SUFFIX: Final = ".partial"
+RESTORING_SUFFIX: Final = ".restoring"
+
+
+def referenced_files(connection: sqlite3.Connection) -> set[str]:
+    """The names of the packet files the messages of ``connection``'s store database refer to."""
+    return {
+        r[0]
+        for r in connection.execute(
+            "SELECT external FROM messages INDEXED BY messages_external WHERE external IS NOT NULL"
+        )
+    }
+
+
 def fsync_path(path: str) -> None:
     """fsync the file or directory at ``path`` (a directory: the names in it are durable)."""
     fd = os.open(path, os.O_RDONLY)
@@ -271,7 +299,7 @@ class SQLiteStore:
         drained ("A full disk" above); None: ``$PYMSMQ_DISK_RESERVE`` or 32 MiB; 0: none.
         """
         self.path = os.fspath(path)
-        self.packet_dir = self.path + ".packets"
+        self.packet_dir = self.path + PACKETS_SUFFIX
         #: SQLite commits (each one fsync of the WAL) and batches committed so far.
         self.commits = 0
         self.batches = 0
@@ -392,13 +420,14 @@ class SQLiteStore:
         # short left only ``<db>.partial`` (no store: refused, not opened as a new empty one with
         # a new identity); a restore cut short left ``<db>.restoring`` (the store is whole: the
         # copy goes).  pymsmq.qm.store.backup.
-        if not os.path.exists(self.path) and os.path.exists(self.path + ".partial"):
+        if not os.path.exists(self.path) and os.path.exists(self.path + PARTIAL_SUFFIX):
             raise MSMQError(
                 f"{os.path.dirname(self.path) or '.'} holds a backup that was cut short "
-                f"({os.path.basename(self.path)}.partial), not a store: make the backup again",
+                f"({os.path.basename(self.path)}{PARTIAL_SUFFIX}), not a store: make the backup again",
                 HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
             )
-        for leftover in (self.path + ".restoring", self.path + ".restoring-journal"):
+        restoring = self.path + RESTORING_SUFFIX
+        for leftover in (restoring, restoring + "-journal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
                 log.info("removed %s, left by a restore that was cut short", leftover)
@@ -418,13 +447,7 @@ class SQLiteStore:
         names = set(os.listdir(self.packet_dir))
         if not names:
             return
-        referenced = {
-            r[0]
-            for r in self._writer.execute(
-                "SELECT external FROM messages INDEXED BY messages_external WHERE external IS NOT NULL"
-            )
-        }
-        for name in names - referenced:
+        for name in names - referenced_files(self._writer):
             os.unlink(os.path.join(self.packet_dir, name))
 
     # -- writing ---------------------------------------------------------------------------------
