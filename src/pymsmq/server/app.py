@@ -197,11 +197,6 @@ class ServerConfig:
         except ValueError as exc:  # not one of EVENT_LOOPS
             raise ConfigError(str(exc)) from None
 
-    def ssl_context(self) -> ssl.SSLContext | None:
-        """The server TLS context, or None."""
-        files = self.certificate_files()
-        return None if files is None else files.context
-
     def certificate_files(self) -> CertificateFiles | None:
         """The certificate and key loaded into a new server TLS context (loaded again when they
         change: ``pymsmq.server.tls_files``), or None without TLS."""
@@ -219,7 +214,6 @@ class Server:
         self.qm = qm
         self.config = config or ServerConfig()
         self.config.validate()
-        self.policy = self.config.policy
         self.stats = ServerStats()
         self.sessions: set[Session] = set()
         #: Connections accepted whose TLS handshake runs (asyncio calls a Session's
@@ -232,9 +226,8 @@ class Server:
         self.unauthenticated: dict[Session, None] = {}
         #: Bad tokens by client address (``ServerConfig.max_failed_logins``).
         self.failed_logins = FailedLogins(self.config.max_failed_logins, self.config.failed_login_window)
-        #: The server side of TLS (``--tls-cert``), once started; None: plain TCP.
-        self.tls_context: ssl.SSLContext | None = None
-        #: Its certificate and key, loaded again when they change; None: plain TCP.
+        #: The server's TLS certificate and key (``--tls-cert``), once started, loaded again when
+        #: they change; None: plain TCP.
         self.certificates: CertificateFiles | None = None
         self.closing = False
         self.loop: asyncio.AbstractEventLoop = asyncio.get_event_loop()
@@ -258,7 +251,7 @@ class Server:
         self.loop = self.work_pool.loop = self.send_batcher.loop = asyncio.get_running_loop()
         cfg = self.config
         self.certificates = cfg.certificate_files()
-        context = self.tls_context = None if self.certificates is None else self.certificates.context
+        context = self.tls_context
         # A TLS handshake is part of the connection's handshake: the same 10 s (docs/protocol.md
         # 11), not asyncio's 60 s default.
         self._server = await self.loop.create_server(
@@ -310,10 +303,16 @@ class Server:
         log.info("metrics on %s:%d/metrics", *endpoint.address)
         return endpoint
 
+    @property
+    def policy(self) -> AccessPolicy:
+        """The access policy in force (``config.policy``; ``use_policy`` replaces it)."""
+        return self.config.policy
+
     def use_policy(self, policy: AccessPolicy) -> bool:
         """Put ``policy`` in force (``pymsmq.server.policy_file``): the connections whose token it
         no longer gives the same identity are closed.  False (and nothing changes) when it gives
-        no tokens while the server listens beyond loopback."""
+        no tokens: every client would be the owner (refused beyond loopback at start, and by any
+        reload of a policy that had tokens)."""
         if not policy.requires_token and (self.policy.requires_token or not is_loopback(self.config.host)):
             # No tokens: every client would be the owner.  Not by a reload (emptying the file to
             # revoke every token did the opposite); nor beyond loopback (ServerConfig.validate).
@@ -322,10 +321,9 @@ class Server:
                 "policy in force stays"
             )
             return False
-        self.policy = self.config.policy = policy
+        self.config.policy = policy
         revoked = 0
         for session in list(self.sessions):
-            session.policy = policy
             if session.identity and policy.authenticate(session.token) != session.identity:
                 revoked += 1
                 session.goodbye(HResult.MQ_ERROR_ACCESS_DENIED, "the token of this connection was revoked")
@@ -337,6 +335,11 @@ class Server:
             revoked,
         )
         return True
+
+    @property
+    def tls_context(self) -> ssl.SSLContext | None:
+        """The server side of TLS, once started; None: plain TCP."""
+        return None if self.certificates is None else self.certificates.context
 
     def authenticated_count(self) -> int:
         """Connections past their CLIENT_HELLO (what ``max_connections`` limits at the hello)."""

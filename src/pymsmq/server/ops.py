@@ -124,7 +124,6 @@ class OpsMixin:
     """``op_*`` implementations for ``Session``."""
 
     qm: QueueManager
-    policy: AccessPolicy
     stats: ServerStats
     identity: str
     handles: dict[int, Handle]
@@ -138,6 +137,9 @@ class OpsMixin:
     _next_cursor: int
 
     if TYPE_CHECKING:
+
+        @property
+        def policy(self) -> AccessPolicy: ...
 
         def handle(self, number: int) -> Handle: ...
         def off_loop(self, rid: int, fn: Callable[[], pm.Response], handle: Handle | None = None) -> None: ...

@@ -3,12 +3,11 @@ once a second, ``watched_files``): tokens can be added, rotated and revoked, and
 without a restart.
 
 A changed file that cannot be read or parsed is logged once and the policy in force stays; so does
-one that gives no tokens while the server listens beyond loopback (``ServerConfig.validate``'s
-rule).  What a new policy changes for the connections already there (``Server.use_policy``): a
-connection whose token no longer names the same identity is closed (GOODBYE
-MQ_ERROR_ACCESS_DENIED); rights apply to every request checked after the change, and a queue handle
-keeps the access it was opened with, as MSMQ checks a queue's security descriptor when the queue is
-opened ([MS-MQDMPR] 3.1.7.1.5 Open Queue).
+one that gives no tokens (every client would be the owner: ``Server.use_policy``).  What a new
+policy changes for the connections already there (``Server.use_policy``): a connection whose token
+no longer names the same identity is closed (GOODBYE MQ_ERROR_ACCESS_DENIED); rights apply to every
+request checked after the change, and a queue handle keeps the access it was opened with, as MSMQ
+checks a queue's security descriptor when the queue is opened ([MS-MQDMPR] 3.1.7.1.5 Open Queue).
 """
 
 from __future__ import annotations

@@ -51,10 +51,12 @@ class SendMixin:
     loop: asyncio.AbstractEventLoop
     pending: int
     qm: QueueManager
-    policy: AccessPolicy
     identity: str
 
     if TYPE_CHECKING:
+
+        @property
+        def policy(self) -> AccessPolicy: ...
 
         def handle(self, number: int) -> Handle: ...
         def check(self, h: Handle, needed: int, what: str) -> None: ...

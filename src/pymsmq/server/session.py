@@ -44,7 +44,7 @@ from pymsmq.protocol.codes import Op
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server import batches
-from pymsmq.server.access import handle_key
+from pymsmq.server.access import AccessPolicy, handle_key
 from pymsmq.server.holds import Holds, release_all
 from pymsmq.server.ops import OpsMixin
 from pymsmq.server.receive import ReceiveMixin
@@ -101,11 +101,16 @@ class Handle:
 class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     """The server side of one client connection."""
 
+    @property
+    def policy(self) -> AccessPolicy:
+        """The access policy in force: the server's (a reload of ``--auth`` changes it for every
+        connection)."""
+        return self.server.policy
+
     def __init__(self, server: Server) -> None:
         self.server = server
         self.qm = server.qm
         self.stats = server.stats
-        self.policy = server.policy
         self.loop = server.loop
         self.conn = ServerConnection()
         self.transport: asyncio.Transport | None = None
