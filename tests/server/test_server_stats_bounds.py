@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pymsmq_server import ThreadServer
@@ -46,21 +47,29 @@ def test_deleted_queues_leave_the_statistics(tmp_path: Path) -> None:
         s.stop()
 
 
+def _retried_through_subqueues(client: Any, count: int) -> Any:
+    """A transactional queue whose ``count`` messages each went through a subqueue of its own
+    (``retry0``...), as a retry loop does, and were received from it."""
+    from pymsmq import MQ_SINGLE_MESSAGE
+
+    q = client.create_queue(".\\private$\\retries", transactional=True)
+    for i in range(count):
+        q.send(Message(body=b"%d" % i), MQ_SINGLE_MESSAGE)
+        q.move(q.peek(0).lookup_id, f"retry{i}", MQ_SINGLE_MESSAGE)
+        sub = client.queue(q.format_name + f";retry{i}")
+        assert sub.receive(0, transaction=MQ_SINGLE_MESSAGE).body == b"%d" % i
+        sub.close()
+    return q
+
+
 def test_subqueues_that_hold_nothing_leave_the_statistics_and_the_server(tmp_path: Path) -> None:
     # QA 2026-11-27: a subqueue name per retry kept an index and a zero-valued STATS entry each, for
     # the life of the server (4,005 entries and +6 MB after 3,000 names).
-    from pymsmq import MQ_SINGLE_MESSAGE
 
     s = ThreadServer(tmp_path / "qm").start()
     client = connect(s.url)
     try:
-        q = client.create_queue(".\\private$\\retries", transactional=True)
-        for i in range(40):
-            q.send(Message(body=b"%d" % i), MQ_SINGLE_MESSAGE)
-            q.move(q.peek(0).lookup_id, f"retry{i}", MQ_SINGLE_MESSAGE)
-            sub = client.queue(q.format_name + f";retry{i}")
-            assert sub.receive(0, transaction=MQ_SINGLE_MESSAGE).body == b"%d" % i
-            sub.close()
+        q = _retried_through_subqueues(client, 40)
         names = client.server_stats()["queues"]
         assert not [n for n in names if ";retry" in n], sorted(names)
         assert s.server is not None
@@ -76,20 +85,13 @@ def test_counters_of_gone_queues_go_without_a_stats_request(
 ) -> None:
     # QA 2026-11-27: the counters of gone subqueues and deleted queues' journals went only when a
     # client asked for STATS (3,200 entries after 2,400 subqueue names and 800 journals, none).
-    from pymsmq import MQ_SINGLE_MESSAGE
     from pymsmq.server import app
 
     monkeypatch.setattr(app, "COUNTERS_LOOK_MIN", 40)
     s = ThreadServer(tmp_path / "qm").start()
     client = connect(s.url)
     try:
-        q = client.create_queue(".\\private$\\retries", transactional=True)
-        for i in range(60):
-            q.send(Message(body=b"%d" % i), MQ_SINGLE_MESSAGE)
-            q.move(q.peek(0).lookup_id, f"retry{i}", MQ_SINGLE_MESSAGE)
-            sub = client.queue(q.format_name + f";retry{i}")
-            sub.receive(0, transaction=MQ_SINGLE_MESSAGE)
-            sub.close()
+        q = _retried_through_subqueues(client, 60)
         for i in range(30):
             name = f".\\private$\\temp{i}"
             t = client.create_queue(name, journal=True)
