@@ -714,6 +714,27 @@ def test_transaction_context_aborts_on_error(qm: Any) -> None:
     assert tq.peek(0).body == b"keep"
 
 
+def test_a_transaction_let_go_of_is_aborted_while_the_connection_stays(qm: Any) -> None:
+    # "If you release the transaction object without calling Commit or Abort, the transaction is
+    # aborted for you": a remote one was aborted only when its connection closed, so a long-lived
+    # connection kept the message invisible.  Remote, the abort goes with the next request.
+    tq = qm.create_queue(TQ, transactional=True)
+    tq.send(Message(body=b"only one"), 3)
+    tx = qm.begin_transaction()
+    assert tq.receive(0, tx).body == b"only one"
+    del tx
+    gc.collect()
+    back = tq.receive(10, transaction=3)
+    assert (back.body, back.abort_count) == (b"only one", 1)
+    done = qm.begin_transaction()  # one finished before it is let go of is not aborted again
+    tq.send(Message(body=b"committed"), done)
+    done.commit()
+    del done
+    gc.collect()
+    assert tq.receive(10, transaction=3).body == b"committed"
+    assert tq.message_count == 0
+
+
 def test_transaction_usage_errors(qm: Any) -> None:
     q = qm.create_queue(Q)
     tx = qm.begin_transaction()

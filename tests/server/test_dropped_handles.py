@@ -45,7 +45,7 @@ def test_a_closed_handle_is_not_closed_twice(server: ThreadServer) -> None:
         q.close()
         del q
         gc.collect()
-        assert qm._t.handles_to_close == []
+        assert qm._t.dropped_requests == []
         other = qm.queue(Q)
         other.send(Message(body=b"x"))
         assert other.receive(timeout=1).body == b"x"
@@ -108,3 +108,26 @@ def test_a_long_lived_connection_keeps_nothing_of_the_handles_it_closed(server: 
         with qm.queue(Q) as q:  # holds still work: a two-phase receive, acknowledged
             assert q.receive(0).body == b"0"
         assert len(session.holds) == 0
+
+
+def test_dropped_transactions_are_aborted_on_the_server(server: ThreadServer) -> None:
+    # A RemoteTransaction let go of stayed active on the server, with the messages it received
+    # locked, until the connection closed: 300 of them held 300 messages, and the 1,025th
+    # BEGIN_TRANSACTION of a connection was MQ_ERROR_INSUFFICIENT_RESOURCES.
+    with connect(server.url) as qm:
+        q = qm.create_queue(Q, transactional=True)
+        q.send_many([Message(body=b"%d" % i) for i in range(300)], transaction=3)
+        for _ in range(300):
+            tx = qm.begin_transaction()
+            q.receive(timeout=0, transaction=tx)
+            del tx
+        gc.collect()
+        assert q.message_count == 300  # one more request: the last ABORT_TRANSACTION goes with it
+        assert server.server is not None
+        [session] = list(server.server.sessions)
+        assert sum(tx.active for tx in session.transactions.values()) <= 1
+        for _ in range(1100):  # more than max_transactions (1,024) let go of, one after another
+            qm.begin_transaction()
+        got = q.receive_many(300, transaction=3)
+        assert sorted(m.body for m in got) == sorted(b"%d" % i for i in range(300))
+        assert qm._t.dropped_requests == []

@@ -57,7 +57,7 @@ class RemoteCursor:
         # CLOSE_CURSOR goes out with the connection's next request (no I/O here).
         number = getattr(self, "_id", 0)
         if number and not self._queue._closed:
-            self._queue._t.handles_to_close.append(-number)
+            self._queue._t.dropped_requests.append(pm.CloseCursorRequest(number))
 
     def _check_open(self) -> None:
         if self._closed:

@@ -244,7 +244,7 @@ class RemoteQueue:
         # CLOSE_QUEUE goes out with the connection's next request (no I/O here: this may run in
         # the garbage collector, in any thread).
         if not getattr(self, "_closed", True):
-            self._t.handles_to_close.append(self._handle)
+            self._t.dropped_requests.append(pm.CloseQueueRequest(self._handle))
 
     def __enter__(self) -> RemoteQueue:
         return self

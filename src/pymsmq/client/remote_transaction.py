@@ -55,6 +55,18 @@ class RemoteTransaction:
             raise
         self.state = state
 
+    def __del__(self) -> None:
+        # MSMQ: "If you release the transaction object without calling Commit or Abort, the
+        # transaction is aborted for you" (as the embedded queue manager's Transaction is).  The
+        # server aborted it only when the connection closed: a long-lived connection kept the
+        # messages it received invisible.  The ABORT_TRANSACTION goes out with the connection's
+        # next request (no I/O here: this may run in the garbage collector, in any thread).
+        if getattr(self, "state", None) == "active":
+            self.state = "aborted"
+            transport = self._qm._t
+            if not transport.closed:
+                transport.dropped_requests.append(pm.AbortTransactionRequest(self.id))
+
     def __enter__(self) -> RemoteTransaction:
         return self
 

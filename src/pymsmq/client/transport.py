@@ -334,11 +334,12 @@ class Transport:
         self._orphans: list[tuple[Callable[[object], None], object]] = []
         #: What ``abandon`` noted, for the reader to take in (appended without a lock).
         self._to_abandon: list[tuple[int, OnAbandon]] = []
-        #: Handles dropped without ``close`` (appended by ``RemoteQueue.__del__`` and
-        #: ``RemoteCursor.__del__``, in any thread, without a lock): queue handles as they are,
-        #: cursor handles negated; their CLOSE_QUEUE or CLOSE_CURSOR goes out with the next
-        #: request written.
-        self.handles_to_close: list[int] = []
+        #: What objects dropped without ``close`` (or commit/abort) leave to do on the server,
+        #: appended by ``RemoteQueue.__del__``, ``RemoteCursor.__del__`` and
+        #: ``RemoteTransaction.__del__``, in any thread, without a lock: CLOSE_QUEUE, CLOSE_CURSOR
+        #: and ABORT_TRANSACTION requests, which go out with the next request written (their
+        #: answers abandoned).
+        self.dropped_requests: list[pm.Request] = []
         self._reading = False
         #: The token of the thread that became the reader (``_drop_reader``), None between readers.
         self._reader_token: object | None = None
@@ -419,7 +420,7 @@ class Transport:
                     raise MSMQError(str(exc), HResult.MQ_ERROR_INVALID_PARAMETER) from None
                 if self._abandoned:
                     self._abandoned.pop(rid, None)  # a request id used again: its old entry is stale
-                if self.handles_to_close:
+                if self.dropped_requests:
                     data = self._close_dropped() + data
                 try:
                     self._write(data)
@@ -443,7 +444,7 @@ class Transport:
                     raise self._error
                 # At most _CHUNK requests per write: the server starts on the first ones while this
                 # thread encodes the next (client and server overlap on two cores).
-                if self.handles_to_close:
+                if self.dropped_requests:
                     chunk.append(self._close_dropped())
                 room = min(self._conn.max_in_flight - len(self._conn.in_flight), _CHUNK)
                 while room > 0 and i < len(requests):
@@ -492,16 +493,13 @@ class Transport:
             _release_signals(held)
 
     def _close_dropped(self) -> bytes:
-        # Under ``_send_lock``: CLOSE_QUEUE (CLOSE_CURSOR) frames for the queue (cursor) handles
-        # dropped without ``close`` (as many
-        # as the window leaves room for beside one more request), their answers abandoned.
+        # Under ``_send_lock``: the frames of ``dropped_requests`` (as many as the window leaves
+        # room for beside one more request), their answers abandoned.
         frames: list[bytes] = []
-        todo = self.handles_to_close
+        todo = self.dropped_requests
         conn = self._conn
         while todo and len(conn.in_flight) < conn.max_in_flight - 1:
-            number = todo.pop()
-            closing = pm.CloseCursorRequest(-number) if number < 0 else pm.CloseQueueRequest(number)
-            rid, data = conn.send_request(closing)
+            rid, data = conn.send_request(todo.pop())
             if self._abandoned:
                 self._abandoned.pop(rid, None)
             self._to_abandon.append((rid, None))
@@ -528,7 +526,7 @@ class Transport:
             rid, data = framed
             if self._abandoned:
                 self._abandoned.pop(rid, None)
-            if self.handles_to_close:
+            if self.dropped_requests:
                 data = self._close_dropped() + data
             try:
                 self._write(data)
