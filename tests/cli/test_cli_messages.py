@@ -345,6 +345,9 @@ def test_move_to_subqueue_by_lookup_id_and_back(data: str) -> None:
     assert [m.body for m in peek_all(data)] == [b"a"]
     poison = peek_all(data, ORDERS + ";poison")
     assert [(m.body, m.lookup_id, m.move_count) for m in poison] == [(b"b", 2, 1), (b"c", 3, 1)]
+    assert all(m.last_move_time is not None for m in poison)
+    r = run(data, "peek", ORDERS + ";poison", "--json")  # the JSON of a message has it too
+    assert r.exit_code == 0 and json.loads(r.stdout.splitlines()[0])["last_move_time"] is not None
     r = run(data, "move", ORDERS + ";poison", ORDERS, "--all")
     assert r.exit_code == 0 and r.stdout.strip() == "moved 2 messages"
     assert [(m.body, m.lookup_id, m.move_count) for m in peek_all(data)] == [

@@ -69,6 +69,7 @@ messages = st.builds(
     received_authentication_level=st.integers(0, 0xFFFF),
     abort_count=u32,
     move_count=u32,
+    last_move_time=times,
     soap_envelope=opt_text,
     compound_message=opt_bytes,
 )

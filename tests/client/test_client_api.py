@@ -797,6 +797,46 @@ def test_transactional_move(qm: Any) -> None:
     assert tq.subqueue("later").receive(0, 3).body == b"m"
 
 
+def test_a_move_sets_the_last_move_time(qm: Any) -> None:
+    # PROPID_M_LAST_MOVE_TIME ([MS-MQRR] 2.2.5.3 SubqueueHeader.LastMoveTime): when the message last
+    # moved to or from a subqueue; it was always 0.  What WCF-style retry cycles read to know when a
+    # message in a retry subqueue may go back.  Every read path carries it (a receive, a peek, a
+    # cursor, a RECEIVE_MANY batch, a READ_RANGE batch); a message never moved has None.
+    from pymsmq.client.range_read import read_range
+
+    tq = qm.create_queue(TQ, transactional=True)
+    tq.send_many([Message(body=b"%d" % i) for i in range(3)], transaction=3)
+    first = tq.peek(0)
+    assert first.last_move_time is None and first.move_count == 0
+    before = time.time()
+    tq.move(first.lookup_id, "retry", transaction=3)
+    with qm.begin_transaction() as tx:  # a transactional move: the time of its commit
+        tq.move(tq.peek(0).lookup_id, "retry", tx)
+        time.sleep(0.01)
+    after = time.time()
+    retry = tq.subqueue("retry")
+    moved = retry.peek(0)
+    assert moved.move_count == 1 and moved.last_move_time is not None
+    assert int(before) <= moved.last_move_time <= after + 1  # remote: whole seconds (VT_UI4)
+    with retry.cursor() as c:
+        assert [m.last_move_time is not None for m in (c.peek_current(0), c.peek_next(0))] == [True, True]
+    batch = read_range(retry, 0, 0)
+    assert [m.last_move_time is not None for m in batch.messages()] == [True, True]
+    assert read_range(tq, 0, 0).messages()[0].last_move_time is None  # the one never moved
+    # A transaction that aborts its move leaves the time alone.
+    with contextlib.suppress(RuntimeError), qm.begin_transaction() as tx:
+        retry.move(moved.lookup_id, None, tx)
+        raise RuntimeError("abort")
+    assert retry.peek(0).last_move_time == moved.last_move_time
+    time.sleep(1.05)  # whole seconds remotely: the next move is later
+    retry.move(moved.lookup_id, None, transaction=3)
+    back = [m for m in tq.receive_many(3, transaction=3) if m.lookup_id == moved.lookup_id]
+    assert back[0].move_count == 2 and back[0].last_move_time > moved.last_move_time
+    # A received message sent again starts as never moved.
+    tq.send(back[0], transaction=3)
+    assert tq.receive(0, transaction=3).last_move_time is None
+
+
 # ---------------------------------------------------------------------------- system queues
 
 

@@ -74,6 +74,7 @@ def _stored(draw: Any) -> Message:
     m.arrived_time = float(draw(st.integers(0, 0xFFFFFFFF)))
     m.abort_count = draw(st.integers(0, 0xFFFFFFFF))
     m.move_count = draw(st.integers(0, 0xFFFFFFFF))
+    m.last_move_time = draw(st.none() | st.integers(1, 0xFFFFFFFF).map(float))
     if draw(st.booleans()):
         m.id = draw(_ids)
         m.sent_time = float(draw(st.integers(0, 0xFFFFFFFF)))

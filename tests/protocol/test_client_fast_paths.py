@@ -296,16 +296,22 @@ def test_trusted_builders_equal_the_checked_constructors() -> None:
 
 
 @given(
-    st.integers(0, 2**64 - 1), st.none() | st.floats(-10.0, 2.0**33), st.integers(0, 2**33), st.integers(0, 9)
+    st.integers(0, 2**64 - 1),
+    st.none() | st.floats(-10.0, 2.0**33),
+    st.integers(0, 2**33),
+    st.integers(0, 9),
+    st.none() | st.floats(-10.0, 2.0**33),
 )
 def test_client_fact_array_equals_the_general_one(
-    lookup_id: int, arrived: float | None, aborts: int, moves: int
+    lookup_id: int, arrived: float | None, aborts: int, moves: int, moved: float | None
 ) -> None:
     m = Message(body=b"x")
     m.lookup_id, m.arrived_time, m.abort_count, m.move_count = lookup_id, arrived, aborts, moves
+    m.last_move_time = moved
     general = tuple((pid, pv) for pid in CLIENT_RECEIVE_PROPIDS if (pv := _fact(m, pid)) is not None)
     assert fact_properties(m, CLIENT_RECEIVE_PROPIDS) == general
-    assert [pid for pid, _ in general] == [60, 32, 69, 70]  # lookup id, arrived time, abort and move counts
+    # lookup id, arrived time, abort and move counts, last move time
+    assert [pid for pid, _ in general] == [60, 32, 69, 70, 75]
 
 
 @given(
@@ -386,10 +392,10 @@ def test_fact_shapes_equal_the_generic_codec(
         assert hot.PAYLOAD_READERS[cls](generic) == value
 
 
-@given(st.integers(0, 3), st.binary(min_size=44, max_size=44), st.binary(min_size=48, max_size=48))
-def test_fact_shape_readers_on_arbitrary_bytes(count_pick: int, raw44: bytes, raw48: bytes) -> None:
+@given(st.integers(0, 3), st.binary(min_size=44, max_size=44), st.binary(min_size=58, max_size=58))
+def test_fact_shape_readers_on_arbitrary_bytes(count_pick: int, raw44: bytes, raw58: bytes) -> None:
     # Arbitrary bytes of exactly the shape sizes, with the expected count (so the shape check runs).
-    for raw, count in ((raw44, 2), (raw48, 4)):
+    for raw, count in ((raw44, 2), (raw58, 5)):
         data = struct.pack("<I", count if count_pick else count_pick) + raw[4:]
         for cls, payload in ((SendResponse, data), (ReceiveResponse, b"\x00\x00\x00\x00" + data)):
             fast = hot.PAYLOAD_READERS[cls](payload)

@@ -102,6 +102,7 @@ def test_round_trip(m: Message) -> None:
 @given(packet_messages, st.integers(1, 2**63), st.integers(0, 2**31), st.integers(0, 9))
 def test_facts_round_trip(m: Message, lookup_id: int, arrived: int, count: int) -> None:
     m.lookup_id, m.arrived_time, m.abort_count, m.move_count = lookup_id, float(arrived), count, count + 1
+    m.last_move_time = float(arrived + 1) if count else None
     m.id, m.source_machine_guid, m.sent_time = ObjectId(GUID, 77), GUID, 1234.0
     packet, extra = encode_message(m)
     back = decode_message(packet, fact_properties(m, DEFAULT_RECEIVE_PROPIDS) + extra)

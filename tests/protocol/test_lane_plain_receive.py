@@ -32,15 +32,19 @@ plain = st.builds(
     sent_time=st.none() | st.integers(0, 0xFFFFFFFF).map(float),
 )
 facts = st.tuples(
-    st.integers(0, (1 << 64) - 1), st.integers(0, 0xFFFFFFFF), st.integers(0, 1000), st.integers(0, 1000)
+    st.integers(0, (1 << 64) - 1),
+    st.integers(0, 0xFFFFFFFF),
+    st.integers(0, 1000),
+    st.integers(0, 1000),
+    st.none() | st.integers(1, 0xFFFFFFFF).map(float),
 )
 
 
-def _answer(m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int]) -> bytes:
+def _answer(m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int, float | None]) -> bytes:
     m.source_machine_guid = source
     m.id = ObjectId(source, unique) if unique else None
     m.validate()
-    m.lookup_id, arrived, m.abort_count, m.move_count = f
+    m.lookup_id, arrived, m.abort_count, m.move_count, m.last_move_time = f
     m.arrived_time = float(arrived)
     body = receive_answer_body(encode_packet(m, "DIRECT=OS:host\\private$\\q"), m)
     assert body is not None
@@ -54,7 +58,7 @@ def _general(body: bytes) -> Message:
 
 @given(plain, st.uuids(), st.integers(0, 0xFFFFFFFF), facts)
 def test_plain_receive_answer_equals_the_general_decoder(
-    m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int]
+    m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int, float | None]
 ) -> None:
     body = _answer(m, source, unique, f)
     size = int.from_bytes(body[:4], "little")
@@ -70,7 +74,11 @@ def test_plain_receive_answer_equals_the_general_decoder(
 
 @given(plain, st.uuids(), st.integers(1, 0xFFFFFFFF), facts, st.data())
 def test_damaged_plain_receive_answer_is_refused_or_decoded_as_the_general_path(
-    m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int], data: st.DataObject
+    m: Message,
+    source: uuid.UUID,
+    unique: int,
+    f: tuple[int, int, int, int, float | None],
+    data: st.DataObject,
 ) -> None:
     body = bytearray(_answer(m, source, unique, f))
     for _ in range(data.draw(st.integers(1, 3))):
@@ -86,7 +94,7 @@ def test_damaged_plain_receive_answer_is_refused_or_decoded_as_the_general_path(
 
 @given(plain, st.uuids(), st.integers(0, 0xFFFFFFFF), facts, st.booleans())
 def test_encode_packet_of_a_plain_message_is_the_simple_packet(
-    m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int], queued: bool
+    m: Message, source: uuid.UUID, unique: int, f: tuple[int, int, int, int, float | None], queued: bool
 ) -> None:
     # encode_packet tries encode_plain first: the bytes are encode_simple's (and the general mapping's).
     fmt = "DIRECT=OS:host\\private$\\q"

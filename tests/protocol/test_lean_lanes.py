@@ -63,6 +63,7 @@ facts = st.fixed_dictionaries(
         "arrived_time": st.none() | st.floats(0, 2.0**33),
         "abort_count": st.integers(0, 1 << 33),
         "move_count": st.integers(0, 1 << 33),
+        "last_move_time": st.none() | st.floats(0, 2.0**33),
     }
 )
 

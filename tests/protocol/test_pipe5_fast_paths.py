@@ -23,15 +23,17 @@ _GUID = uuid.UUID("12345678-1234-5678-1234-567812345678")
     arrived=st.none() | st.floats(0, 2.0**33, allow_nan=False) | st.integers(-5, 2**33),
     aborts=st.integers(-(2**33), 2**33),
     moves=st.integers(-(2**33), 2**33),
+    moved=st.none() | st.floats(0, 2.0**33, allow_nan=False) | st.integers(-5, 2**33),
 )
 def test_client_receive_facts_is_the_general_encoding(
-    lookup_id: int, arrived: float | int | None, aborts: int, moves: int
+    lookup_id: int, arrived: float | int | None, aborts: int, moves: int, moved: float | int | None
 ) -> None:
     m = Message(body=b"x")
     m.lookup_id = lookup_id
     m.arrived_time = arrived  # type: ignore[assignment]
     m.abort_count = aborts
     m.move_count = moves
+    m.last_move_time = moved  # type: ignore[assignment]
     general = _write_props(fact_properties(m, CLIENT_RECEIVE_PROPIDS))
     assert client_receive_facts(m) == general == receive_facts(m, CLIENT_RECEIVE_PROPIDS)
 

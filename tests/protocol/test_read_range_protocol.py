@@ -127,3 +127,39 @@ def test_truncated_and_extended_batches(cut: int, extra: bytes) -> None:
     if extra:
         with pytest.raises(WireError):
             split_batch(blob + extra)
+
+
+@given(
+    st.lists(
+        st.none() | st.floats(0, 2.0**40, allow_nan=False, allow_infinity=False),
+        max_size=6,
+    ),
+    st.booleans(),
+)
+def test_a_batch_carries_last_move_times_when_asked(times: list[float | None], asked: bool) -> None:
+    # RangeFlags.LAST_MOVE_TIME: a seventh column, an 8-byte float64 or null per message; without
+    # the flag (and from a server that predates it) six columns and every last_move_time None.
+    ms = []
+    for t in times:
+        m = pymsmq.Message(body=b"x")
+        m.last_move_time = t
+        ms.append(m)
+    blob = encode_batch(ms, last_move_time=asked)
+    assert struct.unpack_from("<I", blob, 4)[0] == (7 if asked else 6)
+    assert len(split_batch(blob).columns) == (7 if asked else 6)
+    assert [m.last_move_time for m in decode_batch(blob)] == (times if asked else [None] * len(times))
+
+
+def test_a_batch_with_a_bad_last_move_time_or_column_count_is_refused() -> None:
+    m = pymsmq.Message(body=b"x")
+    m.last_move_time = 5.0
+    blob = encode_batch([m], last_move_time=True)
+    assert blob.endswith(struct.pack("<Id", 8, 5.0))
+    bads = (struct.pack("<Id", 8, float("nan")), struct.pack("<Id", 8, -1.0), struct.pack("<IHxxxxxx", 6, 1))
+    for bad in bads:
+        with pytest.raises(WireError):
+            decode_batch(blob[:-12] + bad)
+    for columns in (5, 8):
+        with pytest.raises(WireError, match="not 6 or 7"):
+            split_batch(struct.pack("<II", 0, columns))
+    assert RangeFlags.LAST_MOVE_TIME == 0x20

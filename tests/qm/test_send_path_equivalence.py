@@ -150,8 +150,9 @@ def _reference_receive(sent: Message, before: Message, qm: QueueManager, fmt: st
     if m.transaction_id is not None or m.is_first_in_transaction or m.is_last_in_transaction:
         m.transaction_id = None
         m.is_first_in_transaction = m.is_last_in_transaction = False
-    if m.abort_count or m.move_count:
+    if m.abort_count or m.move_count or m.last_move_time is not None:
         m.abort_count = m.move_count = 0
+        m.last_move_time = None
     if INFINITE != m.max_time_to_reach_queue > m.max_time_to_receive:
         m.max_time_to_receive = m.max_time_to_reach_queue
     m.lookup_id = lid

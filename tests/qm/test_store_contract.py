@@ -72,6 +72,7 @@ def full_state(s: Store) -> tuple[dict[str, str], list[QueueRow], dict[int, int]
                 m.abort_count,
                 m.move_count,
                 m.expires_at,
+                m.last_move_time,
             )
         )
     return snap.meta, snap.queues, snap.last_lookup_ids, messages
@@ -151,9 +152,35 @@ def test_updates_change_only_given_fields(store: Store) -> None:
     store.apply(Batch(update=[MessageUpdate(MessageKey(1, 1), subqueue="", move_count=5)]))
     (m,) = store.load().messages
     assert (m.subqueue, m.abort_count, m.move_count, m.priority, m.packet) == ("", 2, 5, 4, b"packet 1/1")
+    assert m.last_move_time is None
+    store.apply(Batch(update=[MessageUpdate(MessageKey(1, 1), last_move_time=1234.5)]))
+    (m,) = store.load().messages
+    assert (m.subqueue, m.move_count, m.last_move_time) == ("", 5, 1234.5)
+    store.apply(Batch(update=[MessageUpdate(MessageKey(1, 1), abort_count=0)]))  # kept when not given
+    assert next(iter(store.load().messages)).last_move_time == 1234.5
     # An update or delete of an absent message is a no-op.
     store.apply(Batch(update=[MessageUpdate(MessageKey(1, 2), abort_count=9)], delete=[MessageKey(3, 3)]))
     assert [m.key for m in store.load().messages] == [MessageKey(1, 1)]
+    with pytest.raises(MSMQError) as nan:
+        store.apply(Batch(update=[MessageUpdate(MessageKey(1, 1), last_move_time=float("nan"))]))
+    assert storage_failed(nan)
+
+
+def test_a_moved_message_is_stored_with_its_last_move_time(store: Store) -> None:
+    # A message inserted already moved (a move to another queue keeps nothing, but a restore or
+    # an import of a store row does): the row form with every value, big packets too.
+    big = b"m" * (BIG_PACKET + 1)
+    store.apply(
+        Batch(
+            insert=[
+                msg(1, 1, priority=0, arrived_time=1.0, subqueue="retry", move_count=1, last_move_time=99.25),
+                msg(1, 2, big, priority=0, arrived_time=1.0, last_move_time=7.0, move_count=3),
+                msg(1, 3, priority=0, arrived_time=1.0),
+            ]
+        )
+    )
+    got = {m.lookup_id: (m.subqueue, m.move_count, m.last_move_time) for m in store.load().messages}
+    assert got == {1: ("retry", 1, 99.25), 2: ("", 3, 7.0), 3: ("", 0, None)}
 
 
 def test_delete_removes_only_the_given_messages(store: Store) -> None:

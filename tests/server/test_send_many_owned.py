@@ -117,7 +117,7 @@ def test_receive_many_answers_what_the_encoder_writes(server: ThreadServer) -> N
     for _ in range(count):
         (n,) = struct.unpack_from("<I", blob, pos)
         got.append(blob[pos + 4 : pos + 4 + n])
-        pos += 4 + n + 48  # the four facts of CLIENT_RECEIVE_PROPIDS
+        pos += 4 + n + 58  # the five facts of CLIENT_RECEIVE_PROPIDS
     assert len(got) == len(batch)
     for packet in got:
         m = decode_simple(packet)

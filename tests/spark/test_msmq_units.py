@@ -116,13 +116,19 @@ def messages(draw: Any) -> pymsmq.Message:
     m.sent_time = draw(st.none() | st.integers(0, 2**31).map(float))
     m.source_machine_guid = draw(st.none() | st.uuids())
     m.destination_queue = draw(st.none() | _TEXT)
+    m.last_move_time = draw(st.none() | st.floats(0, 2e9).map(lambda x: round(x, 6)))
     return m
 
 
-@given(st.lists(messages(), max_size=8))
-def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message]) -> None:
-    blob = encode_batch(ms)
+@given(st.lists(messages(), max_size=8), st.booleans())
+def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message], moves: bool) -> None:
+    # With the last_move_time column (RangeFlags.LAST_MOVE_TIME), and without (an older server's
+    # batch: the column is all null).
+    blob = encode_batch(ms, last_move_time=moves)
     back = decode_batch(blob)
+    if not moves:
+        for m in ms:
+            m.last_move_time = None
     rb = batch_to_arrow(blob, "Q")
     assert rb.schema == ARROW_SCHEMA and rb.num_rows == len(ms)
     for row, m, b in zip(rb.to_pylist(), ms, back, strict=True):
@@ -139,6 +145,9 @@ def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message]) -> None:
         )
         expected = None if m.arrived_time is None else round(m.arrived_time * 1e6)
         got = row["arrived_time"]
+        assert (None if got is None else round(got.timestamp() * 1e6)) == expected
+        expected = None if m.last_move_time is None else round(m.last_move_time * 1e6)
+        got = row["last_move_time"]
         assert (None if got is None else round(got.timestamp() * 1e6)) == expected
         assert row["destination_queue"] == m.destination_queue and row["queue"] == "Q"
 

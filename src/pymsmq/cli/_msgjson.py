@@ -42,7 +42,7 @@ _BYTES: Final = frozenset(
 )
 _IDS: Final = frozenset({"id", "correlation_id", "transaction_id"})
 _GUIDS: Final = frozenset({"connector_type_guid", "source_machine_guid"})
-_FLOATS: Final = frozenset({"sent_time", "arrived_time"})
+_FLOATS: Final = frozenset({"sent_time", "arrived_time", "last_move_time"})
 _BOOLS: Final = frozenset({"is_first_in_transaction", "is_last_in_transaction"})
 _OPT_STR: Final = frozenset(
     {
@@ -74,6 +74,7 @@ ASSIGNED_FIELDS: Final = frozenset(
         "received_authentication_level",
         "abort_count",
         "move_count",
+        "last_move_time",
     }
 )
 

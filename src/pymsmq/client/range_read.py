@@ -75,6 +75,8 @@ def _request(
         flags |= RangeFlags.UNTIL_HELD
     if past_pending:
         flags |= RangeFlags.PAST_PENDING
+    if not no_data:
+        flags |= RangeFlags.LAST_MOVE_TIME
     xact = _receive_xact(queue._qm, transaction) if receive else None
     if receive and xact is None and not no_data:
         flags |= RangeFlags.CONFIRM  # two-phase: recoverable messages removed once they are here
@@ -181,7 +183,7 @@ def read_range(
         until_held,
         past_pending,
     )
-    batch = b"" if no_data else encode_batch(r.messages)
+    batch = b"" if no_data else encode_batch(r.messages, last_move_time=True)
     return RangeBatch(
         len(r.messages),
         r.more,

@@ -11,8 +11,8 @@ enumerations and priorities, MQ_ERROR_LABEL_TOO_LONG for labels of 250 character
 MQ_ERROR_ILLEGAL_PROPERTY_SIZE for ids that are not 20 bytes.
 
 Properties the queue manager assigns (``id``, ``lookup_id``, ``sent_time``, ``arrived_time``,
-``source_machine_guid``, ``destination_queue``, transaction facts, ``abort_count``, ``move_count``)
-are overwritten by ``send`` and by the receiving queue manager; senders leave them alone.
+``source_machine_guid``, ``destination_queue``, transaction facts, ``abort_count``, ``move_count``,
+``last_move_time``) are overwritten by ``send`` and by the receiving queue manager; senders leave them alone.
 Times are POSIX seconds (floats); ``None`` means "not set" (MC-MQAC's 0xFFFFFFFF).
 """
 
@@ -162,6 +162,9 @@ class Message:
     received_authentication_level: int = 0
     abort_count: int = 0
     move_count: int = 0
+    #: PROPID_M_LAST_MOVE_TIME: when the message was last moved between its queue and a subqueue
+    #: (POSIX seconds; None: never moved).
+    last_move_time: float | None = None
     soap_envelope: str | None = None
     compound_message: bytes | None = None
 
@@ -258,7 +261,7 @@ class Message:
             value = getattr(self, name)
             if value is not None and type(value) is not uuid.UUID:
                 setattr(self, name, _opt_guid(value, name))
-        for name in ("sent_time", "arrived_time"):
+        for name in ("sent_time", "arrived_time", "last_move_time"):
             value = getattr(self, name)
             if value is not None and (type(value) not in (int, float) or value < 0):
                 raise _fail(name, value)
@@ -340,6 +343,7 @@ def _make_checks() -> dict[str, Callable[[object], bool]]:
         "extension": "type(v) is bytes",
         "sent_time": "v is None or (type(v) is float or type(v) is int) and v >= 0",
         "arrived_time": "v is None or (type(v) is float or type(v) is int) and v >= 0",
+        "last_move_time": "v is None or (type(v) is float or type(v) is int) and v >= 0",
         "is_first_in_transaction": "type(v) is bool",
         "is_last_in_transaction": "type(v) is bool",
     }

@@ -29,8 +29,8 @@ dead_letter_queue (a path name)     [MS-MQRR] 2.2.5.4 DeadLetterHeader (Extensio
 ==================================  =============================================================
 
 Not in the packet: the queue-manager facts ``lookup_id``, ``arrived_time``, ``abort_count``,
-``move_count`` (and the subqueue), which the store keeps beside the packet; and two facts a
-*receiving* queue manager derives and that no header holds: ``transaction_status_queue``
+``move_count``, ``last_move_time`` (and the subqueue), which the store keeps beside the packet; and
+two facts a *receiving* queue manager derives and that no header holds: ``transaction_status_queue``
 ([MS-MQDMPR] "set by QM; read-only to apps") and ``received_authentication_level`` (the result
 of verifying the signature).  Both decode as their defaults.
 

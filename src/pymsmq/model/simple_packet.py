@@ -39,8 +39,8 @@ _T_LM: Final = 0x8
 
 #: The simple message shape: the attributes a message may hold (an instance ``__dict__`` holds only
 #: the attributes set away from their class defaults) for the fast packet encoders here and in
-#: ``pymsmq.protocol.fast_packet``.  ``lookup_id``, ``arrived_time``, ``abort_count`` and
-#: ``move_count`` are queue-manager facts that travel beside the packet, not in it.
+#: ``pymsmq.protocol.fast_packet``.  ``lookup_id``, ``arrived_time``, ``abort_count``,
+#: ``move_count`` and ``last_move_time`` are queue-manager facts that travel beside the packet, not in it.
 SIMPLE_ATTRIBUTES: Final = frozenset(
     {
         "body",
@@ -65,6 +65,7 @@ SIMPLE_ATTRIBUTES: Final = frozenset(
         "arrived_time",
         "abort_count",
         "move_count",
+        "last_move_time",
         "destination_queue",
     }
 )

@@ -35,11 +35,18 @@ from pymsmq.protocol._payload import payload
 from pymsmq.protocol.batch_fast import decode_plain_at
 from pymsmq.protocol.codes import ManyFlags, Op
 from pymsmq.protocol.fast_packet import decode_simple_at
-from pymsmq.protocol.hot import _pv, _read_props, _write_props
+from pymsmq.protocol.hot import _RECEIVE_FACTS, _pv, _read_props, _write_props
 from pymsmq.protocol.message_codec import (
+    _FACTS_1,
+    _FACTS_2,
+    _FACTS_3,
+    _FACTS_4,
+    _FACTS_5,
+    _RECEIVE_FACT_RUNS,
     CLIENT_RECEIVE_PROPIDS,
     PROPID_M_ABORT_COUNT,
     PROPID_M_ARRIVEDTIME,
+    PROPID_M_LAST_MOVE_TIME,
     PROPID_M_LOOKUPID,
     PROPID_M_MOVE_COUNT,
     decode_message,
@@ -97,13 +104,6 @@ _VT_VECTOR_UI1: Final = 0x1011
 _VT_UI4: Final = 0x0013
 _ZERO_ID: Final = bytes(20)
 _VT_UI8: Final = 0x0015
-# A pymsmq RECEIVE answer's facts: PROPID_M_LOOKUPID VT_UI8, then three VT_UI4.
-_RECEIVE_FACTS: Final = struct.Struct("<IIHQIHIIHIIHI")
-_RECEIVE_FACT_RUNS: Final = struct.Struct("<10sQ6sI6sI6sI")
-_FACTS_1: Final = struct.pack("<IIH", 4, PROPID_M_LOOKUPID, _VT_UI8)
-_FACTS_2: Final = struct.pack("<IH", PROPID_M_ARRIVEDTIME, _VT_UI4)
-_FACTS_3: Final = struct.pack("<IH", PROPID_M_ABORT_COUNT, _VT_UI4)
-_FACTS_4: Final = struct.pack("<IH", PROPID_M_MOVE_COUNT, _VT_UI4)
 _VECTOR_UI1: Final = VarType.VT_VECTOR_UI1
 _UI4: Final = VarType.VT_UI4
 
@@ -299,17 +299,19 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
             stop = start + n
             if stop + facts_size <= end:
                 # _RECEIVE_FACTS with its constant (count, propid, type) runs read as bytes.
-                f1, lookup_id, f2, arrived, f3, aborts, f4, moves = unpack_runs(data, stop)
-                if f1 == _FACTS_1 and f2 == _FACTS_2 and f3 == _FACTS_3 and f4 == _FACTS_4:
+                f1, lookup_id, f2, arrived, f3, aborts, f4, moves, f5, moved = unpack_runs(data, stop)
+                if f1 == _FACTS_1 and f2 == _FACTS_2 and f3 == _FACTS_3 and f4 == _FACTS_4 and f5 == _FACTS_5:
                     m = decode_plain_at(data, start, n)
                     if m is None:
                         m = decode_simple_at(data, start, n)
                     if m is not None:
-                        # message_codec.apply_facts of these four values, without the property array.
+                        # message_codec.apply_facts of these five values, without the property array.
                         m.lookup_id = lookup_id
                         m.arrived_time = float(arrived)
                         m.abort_count = aborts
                         m.move_count = moves
+                        if moved:
+                            m.last_move_time = float(moved)
                         if destination is not None:
                             m.destination_queue = destination  # a simple packet carries none
                         append(m)
@@ -317,9 +319,10 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
                         continue
         packet, pos = _entry_packet(data, pos, end)
         if pos + facts_size <= end:
-            c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves = unpack_facts(data, pos)
+            facts = unpack_facts(data, pos)
+            c, p1, v1, lookup_id, p2, v2, arrived, p3, v3, aborts, p4, v4, moves, p5, v5, moved = facts
             if (
-                c == 4
+                c == 5
                 and p1 == PROPID_M_LOOKUPID
                 and v1 == _VT_UI8
                 and p2 == PROPID_M_ARRIVEDTIME
@@ -328,12 +331,16 @@ def decode_received(data: bytes, destination: str | None = None) -> list[Message
                 and v3 == _VT_UI4
                 and p4 == PROPID_M_MOVE_COUNT
                 and v4 == _VT_UI4
+                and p5 == PROPID_M_LAST_MOVE_TIME
+                and v5 == _VT_UI4
             ):
                 m = decode_packet_message(packet)
                 m.lookup_id = lookup_id
                 m.arrived_time = float(arrived)
                 m.abort_count = aborts
                 m.move_count = moves
+                if moved:
+                    m.last_move_time = float(moved)
                 if destination is not None and not m.destination_queue:
                     m.destination_queue = destination
                 append(m)
@@ -445,11 +452,12 @@ def receive_facts(message: Message, propids: tuple[int, ...]) -> bytes:
 
 
 def client_receive_facts(m: Message) -> bytes:
-    """``receive_facts(m, CLIENT_RECEIVE_PROPIDS)``: the four facts the pymsmq client asks for, in one pack.
+    """``receive_facts(m, CLIENT_RECEIVE_PROPIDS)``: the five facts the pymsmq client asks for, in one pack.
 
     [MS-MQCN] 2.2.3 PROPVALUE layouts: PROPID_M_LOOKUPID VT_UI8, then PROPID_M_ARRIVEDTIME,
-    PROPID_M_ABORT_COUNT and PROPID_M_MOVE_COUNT VT_UI4; the constant (count, propid, type) runs
-    are packed as bytes (``_RECEIVE_FACT_RUNS``, the same bytes as ``_RECEIVE_FACTS``).
+    PROPID_M_ABORT_COUNT, PROPID_M_MOVE_COUNT and PROPID_M_LAST_MOVE_TIME VT_UI4; the constant
+    (count, propid, type) runs are packed as bytes (``_RECEIVE_FACT_RUNS``, the same bytes as
+    ``_RECEIVE_FACTS``).
     """
     arrived = m.arrived_time
     # fact_properties' clamping, with the in-range case (always, from a queue manager) first.
@@ -462,8 +470,11 @@ def client_receive_facts(m: Message) -> bytes:
     moves = m.move_count
     if not 0 <= moves <= 0xFFFFFFFF:
         moves = min(max(moves, 0), 0xFFFFFFFF)
+    moved = m.last_move_time
+    last = 0 if moved is None else min(max(int(moved), 0), 0xFFFFFFFF)
+    lookup_id = m.lookup_id & 0xFFFFFFFFFFFFFFFF
     return _RECEIVE_FACT_RUNS.pack(
-        _FACTS_1, m.lookup_id & 0xFFFFFFFFFFFFFFFF, _FACTS_2, t, _FACTS_3, aborts, _FACTS_4, moves
+        _FACTS_1, lookup_id, _FACTS_2, t, _FACTS_3, aborts, _FACTS_4, moves, _FACTS_5, last
     )
 
 

@@ -137,6 +137,10 @@ class RangeFlags(IntFlag):
     #: Select past the high water (up to the last lookup id handed out; pending sends are not
     #: visible); ``high_water`` is then the queue's next lookup id.  A batch read's snapshot.
     PAST_PENDING = 0x00000010
+    #: With data: the MESSAGE_BATCH carries a seventh column, each message's last move time
+    #: (PROPID_M_LAST_MOVE_TIME; ``message_batch.VAR_COLUMNS_WITH_MOVES``).  A server that predates
+    #: the flag ignores it and sends six columns.
+    LAST_MOVE_TIME = 0x00000020
 
 
 class ManyFlags(IntFlag):

@@ -87,6 +87,7 @@ _PLAIN_ATTRIBUTES: Final = frozenset(
         "arrived_time",
         "abort_count",
         "move_count",
+        "last_move_time",
         "destination_queue",
     }
 )

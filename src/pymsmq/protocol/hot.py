@@ -80,15 +80,15 @@ _SIZED_HEAD: Final = struct.Struct("<IHI")
 
 # The two fact arrays on every SEND/RECEIVE answer ([MS-MQCN] 2.2.3 PROPVALUE layouts), each one
 # struct: a SEND answer's (MSGID VT_VECTOR_UI1 of 20 bytes, SENTTIME VT_UI4) and a pymsmq RECEIVE
-# answer's (LOOKUPID VT_UI8, then three VT_UI4).  Keyed by byte size (44 and 48 differ).
+# answer's (LOOKUPID VT_UI8, then four VT_UI4).  Keyed by byte size (44 and 58 differ).
 _VT_V = int(VarType.VT_VECTOR_UI1)
 _VT_4 = int(VarType.VT_UI4)
 _VT_8 = int(VarType.VT_UI8)
 _SEND_FACTS: Final = struct.Struct("<IIHI20sIHI")
-_RECEIVE_FACTS: Final = struct.Struct("<IIHQIHIIHIIHI")
-_FACT_SHAPES: Final[dict[int, tuple[struct.Struct, tuple[int, ...]]]] = {
-    _SEND_FACTS.size: (_SEND_FACTS, (2, -1, _VT_V, 20, -1, -1, _VT_4, -1)),
-    _RECEIVE_FACTS.size: (_RECEIVE_FACTS, (4, -1, _VT_8, -1, -1, _VT_4, -1, -1, _VT_4, -1, -1, _VT_4, -1)),
+_RECEIVE_FACTS: Final = struct.Struct("<IIHQIHIIHIIHIIHI")
+_FACT_SHAPES: Final[dict[int, tuple[struct.Struct, int]]] = {
+    _SEND_FACTS.size: (_SEND_FACTS, 2),
+    _RECEIVE_FACTS.size: (_RECEIVE_FACTS, 5),
 }
 
 
@@ -118,9 +118,9 @@ def _read_fact_shape(data: bytes, pos: int, end: int) -> tuple[Props, int] | Non
     shape = _FACT_SHAPES.get(end - pos)
     if shape is None:
         return None
-    st, expect = shape
+    st, count = shape
     values = st.unpack_from(data, pos)
-    if values[0] != expect[0]:
+    if values[0] != count:
         return None
     if values[0] == 2:
         if values[2] != _VT_V or values[3] != 20 or values[6] != _VT_4:
@@ -129,13 +129,14 @@ def _read_fact_shape(data: bytes, pos: int, end: int) -> tuple[Props, int] | Non
             (values[1], _pv(VarType.VT_VECTOR_UI1, values[4])),
             (values[5], _pv(VarType.VT_UI4, values[7])),
         ), end
-    if values[2] != _VT_8 or values[5] != _VT_4 or values[8] != _VT_4 or values[11] != _VT_4:
+    if values[2] != _VT_8 or not values[5] == values[8] == values[11] == values[14] == _VT_4:
         return None
     return (
         (values[1], _pv(VarType.VT_UI8, values[3])),
         (values[4], _pv(VarType.VT_UI4, values[6])),
         (values[7], _pv(VarType.VT_UI4, values[9])),
         (values[10], _pv(VarType.VT_UI4, values[12])),
+        (values[13], _pv(VarType.VT_UI4, values[15])),
     ), end
 
 
@@ -155,20 +156,37 @@ def _write_fact_shape(props: Props) -> bytes | None:
                 and len(v1.value) == 20
             ):
                 return _SEND_FACTS.pack(2, p1, _VT_V, 20, v1.value, p2, _VT_4, v2.value)
-        elif n == 4:
-            (p1, v1), (p2, v2), (p3, v3), (p4, v4) = props
+        elif n == 5:
+            (p1, v1), (p2, v2), (p3, v3), (p4, v4), (p5, v5) = props
             if (
                 type(v1) is PropVariant
                 and type(v2) is PropVariant
                 and type(v3) is PropVariant
                 and type(v4) is PropVariant
+                and type(v5) is PropVariant
                 and v1.vt is VarType.VT_UI8
                 and v2.vt is VarType.VT_UI4
                 and v3.vt is VarType.VT_UI4
                 and v4.vt is VarType.VT_UI4
+                and v5.vt is VarType.VT_UI4
             ):
                 return _RECEIVE_FACTS.pack(
-                    4, p1, _VT_8, v1.value, p2, _VT_4, v2.value, p3, _VT_4, v3.value, p4, _VT_4, v4.value
+                    5,
+                    p1,
+                    _VT_8,
+                    v1.value,
+                    p2,
+                    _VT_4,
+                    v2.value,
+                    p3,
+                    _VT_4,
+                    v3.value,
+                    p4,
+                    _VT_4,
+                    v4.value,
+                    p5,
+                    _VT_4,
+                    v5.value,
                 )
     except (struct.error, TypeError, ValueError):
         return None

@@ -5,12 +5,14 @@ fixed-size little-endian record per message, then six variable-length columns, s
 turn a batch into columns without a per-message loop (``pymsmq.spark`` maps it onto Arrow buffers)::
 
     u32 count            number of messages
-    u32 var_columns      number of variable-length columns that follow the records (6 in version 1)
+    u32 var_columns      number of variable-length columns that follow the records (6, or 7)
     count x RECORD       (RECORD_SIZE bytes each, layout RECORD_FIELDS)
     per var column:      count x u32 length (0xFFFFFFFF = null), then the concatenated values
 
 Variable-length columns, in order (``VAR_COLUMNS``): label (UTF-8), body, extension, destination_queue
-(UTF-8), response_queue (UTF-8), admin_queue (UTF-8).  Times are POSIX seconds as float64, NaN = not
+(UTF-8), response_queue (UTF-8), admin_queue (UTF-8); and when the READ_RANGE asked for it
+(``RangeFlags.LAST_MOVE_TIME``) a seventh, last_move_time (PROPID_M_LAST_MOVE_TIME: a float64 of
+POSIX seconds, 8 bytes, or null for a message never moved).  Times are POSIX seconds as float64, NaN = not
 set; absent 20-byte ids (``id``, ``correlation_id``, ``transaction_id``) and the source machine GUID
 are zero bytes with their presence bit clear in ``bits`` (``Bits``).  A label holding a lone
 surrogate (possible in MSMQ's UTF-16) is sent with U+FFFD in its place, because the column is UTF-8.
@@ -41,6 +43,7 @@ __all__ = [
     "RECORD_FIELDS",
     "RECORD_SIZE",
     "VAR_COLUMNS",
+    "VAR_COLUMNS_WITH_MOVES",
     "BatchParts",
     "Bits",
     "decode_batch",
@@ -92,9 +95,12 @@ RECORD_FIELDS: Final[tuple[tuple[str, str], ...]] = (
 RECORD: Final = struct.Struct("<" + "".join(code for _, code in RECORD_FIELDS))
 RECORD_SIZE: Final = RECORD.size
 VAR_COLUMNS: Final = ("label", "body", "extension", "destination_queue", "response_queue", "admin_queue")
+#: The columns of a batch that carries each message's last move time.
+VAR_COLUMNS_WITH_MOVES: Final = (*VAR_COLUMNS, "last_move_time")
 NULL_LENGTH: Final = 0xFFFFFFFF
 _HEAD: Final = struct.Struct("<II")
 _U64: Final = struct.Struct("<Q")
+_F64: Final = struct.Struct("<d")
 _NAN: Final = float("nan")
 _Z20: Final = bytes(20)
 _Z16: Final = bytes(16)
@@ -127,8 +133,9 @@ _LITTLE: Final = array("I", [1]).tobytes() == b"\x01\x00\x00\x00"
 _NULL_BYTES: Final = b"\xff\xff\xff\xff"
 
 
-def encode_batch(messages: Sequence[Message]) -> bytes:
-    """The MESSAGE_BATCH blob of ``messages`` (in the given order)."""
+def encode_batch(messages: Sequence[Message], last_move_time: bool = False) -> bytes:
+    """The MESSAGE_BATCH blob of ``messages`` (in the given order); with their last move times
+    (a seventh column) when ``last_move_time``."""
     pack = RECORD.pack
     u32 = _U32.pack
     guids: dict[uuid.UUID, bytes] = {}  # bytes_le per GUID: most ids share their queue manager's GUID
@@ -229,7 +236,10 @@ def encode_batch(messages: Sequence[Message]) -> bytes:
         dests.append(_text(m.destination_queue))
         responses.append(_text(m.response_queue))
         admins.append(_text(m.admin_queue))
-    out: list[bytes] = [_HEAD.pack(len(records), len(VAR_COLUMNS)), *records]
+    if last_move_time:
+        f64 = _F64.pack
+        cols.append([None if (t := m.last_move_time) is None else f64(t) for m in messages])
+    out: list[bytes] = [_HEAD.pack(len(records), len(cols)), *records]
     for col in cols:
         lengths = array("I", [NULL_LENGTH if v is None else len(v) for v in col])
         if not _LITTLE:  # pragma: no cover - big-endian host
@@ -246,7 +256,7 @@ class BatchParts:
     count: int
     #: (start, end) of the RECORD area in the blob.
     records: tuple[int, int]
-    #: Per VAR_COLUMNS entry: (lengths start, data start, data end) in the blob.
+    #: Per VAR_COLUMNS (or VAR_COLUMNS_WITH_MOVES) entry: (lengths start, data start, data end).
     columns: tuple[tuple[int, int, int], ...]
 
 
@@ -265,15 +275,19 @@ def split_batch(data: bytes | bytearray | memoryview) -> BatchParts:
     if size < _HEAD.size:
         raise WireError(f"MESSAGE_BATCH needs {_HEAD.size} header bytes, got {size}", 0)
     count, ncols = _HEAD.unpack_from(mv, 0)
-    if ncols != len(VAR_COLUMNS):
-        raise WireError(f"MESSAGE_BATCH has {ncols} variable columns, version 1 has {len(VAR_COLUMNS)}", 4)
+    if ncols == len(VAR_COLUMNS):
+        names: tuple[str, ...] = VAR_COLUMNS
+    elif ncols == len(VAR_COLUMNS_WITH_MOVES):
+        names = VAR_COLUMNS_WITH_MOVES
+    else:
+        raise WireError(f"MESSAGE_BATCH has {ncols} variable columns, not 6 or 7", 4)
     pos = _HEAD.size
-    if count > (size - pos) // (RECORD_SIZE + 4 * len(VAR_COLUMNS)):
+    if count > (size - pos) // (RECORD_SIZE + 4 * ncols):
         raise WireError(f"MESSAGE_BATCH count {count} does not fit in {size} bytes", 0)
     records = (pos, pos + count * RECORD_SIZE)
     pos = records[1]
     columns: list[tuple[int, int, int]] = []
-    for name in VAR_COLUMNS:
+    for name in names:
         if pos + 4 * count > size:
             raise WireError(f"MESSAGE_BATCH {name} lengths run past the end", pos)
         raw = bytes(mv[pos : pos + 4 * count])
@@ -327,7 +341,7 @@ def decode_batch(data: bytes | bytearray | memoryview) -> list[Message]:
     for i, rec in enumerate(RECORD.iter_unpack(mv[parts.records[0] : parts.records[1]])):
         (lid, sent, arrived, app, cls, btype, ttrq, ttbr, aborts, moves, prio, delivery, journal, ack,
          trace, bits, priv, auth, mid, corr, source, xact) = rec  # fmt: skip
-        label, body, ext, dest, resp, admin = (c[i] for c in cols)
+        label, body, ext, dest, resp, admin = (c[i] for c in cols[:6])
         try:
             m = Message(
                 body=body or b"",
@@ -361,6 +375,10 @@ def decode_batch(data: bytes | bytearray | memoryview) -> list[Message]:
         m.is_last_in_transaction = bool(bits & Bits.LAST_IN_TRANSACTION)
         m.abort_count = aborts
         m.move_count = moves
+        if len(cols) > 6 and (moved := cols[6][i]) is not None:
+            if len(moved) != 8 or not math.isfinite(t := _F64.unpack(moved)[0]) or t < 0:
+                raise WireError(f"MESSAGE_BATCH message {i} has a bad last_move_time {moved!r}")
+            m.last_move_time = t
         try:
             m.destination_queue = None if dest is None else dest.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -86,6 +86,7 @@ CLIENT_RECEIVE_PROPIDS: Final = (
     PROPID_M_ARRIVEDTIME,
     PROPID_M_ABORT_COUNT,
     PROPID_M_MOVE_COUNT,
+    PROPID_M_LAST_MOVE_TIME,
 )
 #: docs/protocol.md 5, RECEIVE: the properties a server returns when ``propids`` is empty.
 DEFAULT_RECEIVE_PROPIDS: Final = (
@@ -193,6 +194,9 @@ def apply_facts(m: Message, values: dict[int, object], ids: bool = True) -> None
     count = values.get(PROPID_M_MOVE_COUNT)
     if type(count) is int:
         m.move_count = count
+    moved = values.get(PROPID_M_LAST_MOVE_TIME)
+    if type(moved) is int and moved:  # 0: never moved
+        m.last_move_time = float(moved)
     if ids:
         msgid = values.get(PROPID_M_MSGID)
         if isinstance(msgid, bytes) and len(msgid) == 20:
@@ -212,6 +216,7 @@ def fact_properties(message: Message, propids: Iterable[int], blob: bool = False
             (PROPID_M_ARRIVEDTIME, _pv(_UI4, _u32(m.arrived_time))),
             (PROPID_M_ABORT_COUNT, _pv(_UI4, min(max(m.abort_count, 0), _INFINITE))),
             (PROPID_M_MOVE_COUNT, _pv(_UI4, min(max(m.move_count, 0), _INFINITE))),
+            (PROPID_M_LAST_MOVE_TIME, _pv(_UI4, _u32(m.last_move_time))),
         )
     out: list[tuple[int, PropVariant]] = []
     for pid in propids:
@@ -263,7 +268,7 @@ def _fact(m: Message, pid: int) -> PropVariant | None:
     if pid == PROPID_M_MOVE_COUNT:
         return _pv(VarType.VT_UI4, min(max(m.move_count, 0), _INFINITE))
     if pid == PROPID_M_LAST_MOVE_TIME:
-        return _pv(VarType.VT_UI4, 0)
+        return _pv(VarType.VT_UI4, _u32(m.last_move_time))
     if pid == PROPID_M_MSGID:
         return _pv(VarType.VT_VECTOR_UI1, bytes(m.id) if m.id is not None else _ZERO_ID)
     if pid == PROPID_M_SENTTIME:
@@ -306,7 +311,7 @@ def receive_answer_body(packet: bytes | None, message: Message) -> bytes | None:
     m = message
     try:
         facts = _RECEIVE_FACTS.pack(
-            4,
+            5,
             PROPID_M_LOOKUPID,
             _VT_8,
             m.lookup_id & _MASK64,
@@ -319,6 +324,9 @@ def receive_answer_body(packet: bytes | None, message: Message) -> bytes | None:
             PROPID_M_MOVE_COUNT,
             _VT_4,
             min(max(m.move_count, 0), _INFINITE),
+            PROPID_M_LAST_MOVE_TIME,
+            _VT_4,
+            _u32(m.last_move_time),
         )
     except (struct.error, TypeError):
         return None
@@ -344,14 +352,15 @@ def parse_send_answer(payload: bytes) -> tuple[bytes, int] | None:
     return msgid, sent
 
 
-# _RECEIVE_FACTS with its constant (count, propid, type) runs read as bytes: one 8-field unpack and
-# four compares ([MS-MQCN] 2.2.3 PROPVALUE array of CLIENT_RECEIVE_PROPIDS: VT_UI8 lookup id, VT_UI4
-# arrived time, abort count, move count).
-_RECEIVE_FACT_RUNS: Final = struct.Struct("<10sQ6sI6sI6sI")
-_FACTS_1: Final = struct.pack("<IIH", 4, PROPID_M_LOOKUPID, _VT_8)
+# _RECEIVE_FACTS with its constant (count, propid, type) runs read as bytes: one 10-field unpack and
+# five compares ([MS-MQCN] 2.2.3 PROPVALUE array of CLIENT_RECEIVE_PROPIDS: VT_UI8 lookup id, VT_UI4
+# arrived time, abort count, move count, last move time).
+_RECEIVE_FACT_RUNS: Final = struct.Struct("<10sQ6sI6sI6sI6sI")
+_FACTS_1: Final = struct.pack("<IIH", 5, PROPID_M_LOOKUPID, _VT_8)
 _FACTS_2: Final = struct.pack("<IH", PROPID_M_ARRIVEDTIME, _VT_4)
 _FACTS_3: Final = struct.pack("<IH", PROPID_M_ABORT_COUNT, _VT_4)
 _FACTS_4: Final = struct.pack("<IH", PROPID_M_MOVE_COUNT, _VT_4)
+_FACTS_5: Final = struct.pack("<IH", PROPID_M_LAST_MOVE_TIME, _VT_4)
 
 
 def parse_receive_answer(payload: bytes) -> Message | None:
@@ -366,8 +375,8 @@ def parse_receive_answer(payload: bytes) -> Message | None:
     # passes it (version, signature, no IN/SH flags, PacketSize = its length, at most 4 MiB).
     if n != end + _RECEIVE_FACTS.size or end == 4:
         return None
-    f1, lookup, f2, arrived, f3, aborts, f4, moves = _RECEIVE_FACT_RUNS.unpack_from(payload, end)
-    if f1 != _FACTS_1 or f2 != _FACTS_2 or f3 != _FACTS_3 or f4 != _FACTS_4:
+    f1, lookup, f2, arrived, f3, aborts, f4, moves, f5, moved = _RECEIVE_FACT_RUNS.unpack_from(payload, end)
+    if f1 != _FACTS_1 or f2 != _FACTS_2 or f3 != _FACTS_3 or f4 != _FACTS_4 or f5 != _FACTS_5:
         return None
     # The plain shape first (what the server writes for a plain queued message), in place.
     m = decode_plain_at(payload, 4, size) or decode_simple_at(payload, 4, size)
@@ -377,4 +386,6 @@ def parse_receive_answer(payload: bytes) -> Message | None:
     m.arrived_time = float(arrived)
     m.abort_count = aborts
     m.move_count = moves
+    if moved:
+        m.last_move_time = float(moved)
     return m

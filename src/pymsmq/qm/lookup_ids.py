@@ -179,9 +179,10 @@ class LookupIdOps:
             index.set_state(entry, LOCKED)
             durable = entry.durable
             move_count = entry.message.move_count + 1
+            now = qm._clock()
         if durable:
             try:
-                qm._apply(Batch(update=[moved_update(state, entry, target_name, move_count)]))
+                qm._apply(Batch(update=[moved_update(state, entry, target_name, move_count, now)]))
             except BaseException:
                 with qm._lock:
                     if index.get(lookup_id) is entry:
@@ -190,5 +191,5 @@ class LookupIdOps:
         with qm._lock:
             if not index.remove(entry) or state.deleted:
                 return
-            land_move(qm, state, entry, target_name, move_count)
+            land_move(qm, state, entry, target_name, move_count, now)
             state.cond.notify_all()

@@ -421,8 +421,10 @@ class Queue(LookupIdOps, MatchingReads):
             now // 1.0 if type(now) is float and 0.0 < now < 4503599627370496.0 else float(int(now))
         )
         m.arrived_time = now
-        if m.abort_count or m.move_count:  # a received message sent again starts from zero
+        if m.abort_count or m.move_count or m.last_move_time is not None:
+            # a received message sent again starts from zero (never moved)
             m.abort_count = m.move_count = 0
+            m.last_move_time = None
         # Step 12: TimeToReachQueue > TimeToBeReceived -> TimeToBeReceived = TimeToReachQueue.  The
         # default TimeToReachQueue (INFINITE, i.e. "not set") does not cancel a finite TimeToBeReceived.
         ttrq = m.max_time_to_reach_queue

@@ -265,6 +265,7 @@ class QueueManager(QueueCatalog):
             m.abort_count,
             m.move_count,
             entry.expires_at,
+            m.last_move_time,
         )
 
     def _message_of(self, entry: Entry) -> Message:
@@ -531,6 +532,8 @@ class QueueManager(QueueCatalog):
             message.abort_count = sm.abort_count
         if sm.move_count:
             message.move_count = sm.move_count
+        if sm.last_move_time is not None:
+            message.last_move_time = sm.last_move_time
         entry = Entry(
             sm.lookup_id, sm.priority, message, message_size(message), AVAILABLE, True, sm.expires_at
         )

@@ -49,7 +49,7 @@ __all__ = ["RangeResult", "read_range"]
 _RECEIVE: Final = 1  # MQ_RECEIVE_ACCESS
 _PEEK: Final = 0x20  # MQ_PEEK_ACCESS
 _NO_LIMIT: Final = 1 << 64
-_OVERHEAD: Final = 160  # MESSAGE_BATCH bytes per message besides its variable values
+_OVERHEAD: Final = 172  # MESSAGE_BATCH bytes per message besides its variable values (7 columns)
 
 
 @dataclass(slots=True)

@@ -328,8 +328,10 @@ def _enqueue_run(
         m.source_machine_guid = guid
         m.sent_time = sent
         m.arrived_time = now
-        if m.abort_count or m.move_count:  # a received message sent again starts from zero
+        if m.abort_count or m.move_count or m.last_move_time is not None:
+            # a received message sent again starts from zero (never moved)
             m.abort_count = m.move_count = 0
+            m.last_move_time = None
         ttrq = m.max_time_to_reach_queue
         ttbr = m.max_time_to_receive
         if INFINITE != ttrq > ttbr:

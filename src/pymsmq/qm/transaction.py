@@ -61,23 +61,30 @@ class _Operation:
     target: str | None = None
 
 
-def moved_update(queue: QueueState, entry: Entry, target: str | None, move_count: int) -> MessageUpdate:
-    """The stored facts of a message moved to ``target`` (a subqueue name, None: the queue)."""
+def moved_update(
+    queue: QueueState, entry: Entry, target: str | None, move_count: int, now: float
+) -> MessageUpdate:
+    """The stored facts of a message moved to ``target`` (a subqueue name, None: the queue) at ``now``."""
     key = MessageKey(queue.queue_id, entry.lookup_id)
-    return MessageUpdate(key, subqueue=target or "", abort_count=0, move_count=move_count)
+    return MessageUpdate(key, subqueue=target or "", abort_count=0, move_count=move_count, last_move_time=now)
 
 
-def land_move(qm: QueueManager, queue: QueueState, entry: Entry, target: str | None, move_count: int) -> None:
+def land_move(
+    qm: QueueManager, queue: QueueState, entry: Entry, target: str | None, move_count: int, now: float
+) -> None:
     """Under the lock: ``entry``, out of its source index, takes its place in ``target``.
 
     PROPID_M_ABORT_COUNT: "If a message is moved to or from a subqueue, its PROPID_M_ABORT_COUNT
-    property is reset to 0" (MoveCounter is never reset).  [MS-MQDMPR] 3.1.4.4: the new position
-    is Available; a purge that came while the move was under way (PurgePending, 3.1.7.1.7) ended
-    with the old position.  A deadline that passed meanwhile applies now.
+    property is reset to 0" (MoveCounter is never reset); PROPID_M_LAST_MOVE_TIME becomes ``now``
+    ([MS-MQRR] 2.2.5.3 SubqueueHeader: LastMoveTime, the time of the last move).  [MS-MQDMPR]
+    3.1.4.4: the new position is Available; a purge that came while the move was under way
+    (PurgePending, 3.1.7.1.7) ended with the old position.  A deadline that passed meanwhile
+    applies now.
     """
     message = qm._message_of(entry)
     message.move_count = move_count
     message.abort_count = 0
+    message.last_move_time = now
     entry.subqueue = target or ""
     entry.state = AVAILABLE  # already out of the source index's counters
     entry.purge_pending = False
@@ -179,7 +186,7 @@ class Transaction:
                         batch.delete.append(MessageKey(op.queue.queue_id, entry.lookup_id))
                 elif entry.durable:
                     batch.update.append(
-                        moved_update(op.queue, entry, op.target, qm._message_of(entry).move_count + 1)
+                        moved_update(op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
                     )
         if batch:
             try:
@@ -214,7 +221,7 @@ class Transaction:
                     qm._on_removed(op.queue, entry, effects)
                 else:
                     op.index.remove(entry)
-                    land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1)
+                    land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
             self.state = COMMITTED
             for op in self._ops:
                 if id(op.queue) in touched:

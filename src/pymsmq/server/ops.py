@@ -486,7 +486,7 @@ class OpsMixin:
         )
         more = int(r.more)
         try:
-            batch = b"" if no_data else encode_batch(r.messages)
+            batch = b"" if no_data else encode_batch(r.messages, bool(req.flags & RangeFlags.LAST_MOVE_TIME))
         except BaseException:
             if hold is not None:
                 hold.release()

@@ -60,6 +60,7 @@ MESSAGE_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("is_last_in_transaction", "boolean"),
     ("abort_count", "bigint"),
     ("move_count", "bigint"),
+    ("last_move_time", "timestamp"),
     ("priv_level", "int"),
     ("auth_level", "int"),
 )
@@ -145,6 +146,19 @@ def _times(values: np.ndarray, present: np.ndarray) -> pa.Array:
     return pa.array(micros, type=pa.int64(), mask=~ok).cast(pa.timestamp("us", tz="UTC"))
 
 
+def _move_times(blob: bytes, raw: np.ndarray, n: int, col: tuple[int, int, int] | None) -> pa.Array:
+    # The last_move_time column (8-byte float64 values or null); all null from a server without it.
+    if col is None:
+        return pa.nulls(n, pa.timestamp("us", tz="UTC"))
+    lengths = raw[col[0] : col[0] + 4 * n].view("<u4")
+    present = lengths != NULL_LENGTH
+    if (lengths[present] != 8).any():
+        raise WireError("MESSAGE_BATCH last_move_time values are not 8 bytes each")
+    values = np.zeros(n, dtype=np.float64)
+    values[present] = np.frombuffer(blob, dtype="<f8", count=int(present.sum()), offset=col[1])
+    return _times(values, present)
+
+
 def batch_to_arrow(blob: bytes, queue: str) -> pa.RecordBatch:
     """The record batch (``ARROW_SCHEMA``) of a MESSAGE_BATCH blob read from ``queue``."""
     parts = split_batch(blob)
@@ -157,8 +171,9 @@ def batch_to_arrow(blob: bytes, queue: str) -> pa.RecordBatch:
     bits = records["bits"]
     var = {
         name: _var(buf, raw, n, col, pa.string() if name in _STRINGS else pa.binary())
-        for name, col in zip(VAR_COLUMNS, parts.columns, strict=True)
+        for name, col in zip(VAR_COLUMNS, parts.columns[: len(VAR_COLUMNS)], strict=True)
     }
+    moved = parts.columns[len(VAR_COLUMNS)] if len(parts.columns) > len(VAR_COLUMNS) else None
 
     def u32(name: str) -> pa.Array:
         return pa.array(records[name].astype(np.int64))
@@ -200,6 +215,7 @@ def batch_to_arrow(blob: bytes, queue: str) -> pa.RecordBatch:
         "is_last_in_transaction": pa.array(has(Bits.LAST_IN_TRANSACTION)),
         "abort_count": u32("abort_count"),
         "move_count": u32("move_count"),
+        "last_move_time": _move_times(blob, raw, n, moved),
         "priv_level": u8("priv_level"),
         "auth_level": u8("auth_level"),
     }

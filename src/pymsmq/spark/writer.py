@@ -101,6 +101,7 @@ READ_ONLY_COLUMNS: Final = frozenset(
         "is_last_in_transaction",
         "abort_count",
         "move_count",
+        "last_move_time",
     }
 )
 

@@ -71,6 +71,9 @@ class StoredMessage(NamedTuple):
     move_count: int = 0
     # Absolute deadline (same clock as arrived_time) from TimeToBeReceived; None = infinite.
     expires_at: float | None = None
+    # PROPID_M_LAST_MOVE_TIME: when the message last moved to or from a subqueue (same clock as
+    # arrived_time); None = never moved.
+    last_move_time: float | None = None
 
     @property
     def key(self) -> MessageKey:
@@ -89,6 +92,7 @@ class MessageUpdate:
     subqueue: str | None = None
     abort_count: int | None = None
     move_count: int | None = None
+    last_move_time: float | None = None
 
 
 @dataclass(slots=True)

@@ -51,8 +51,12 @@ def _check_message(m: StoredMessage) -> None:
     _check_i64(m.priority, "priority")
     _check_i64(m.abort_count, "abort_count")
     _check_i64(m.move_count, "move_count")
-    if m.arrived_time != m.arrived_time or (m.expires_at is not None and m.expires_at != m.expires_at):
-        raise _failed("arrived_time and expires_at must not be NaN")
+    if (
+        m.arrived_time != m.arrived_time
+        or (m.expires_at is not None and m.expires_at != m.expires_at)
+        or (m.last_move_time is not None and m.last_move_time != m.last_move_time)
+    ):
+        raise _failed("arrived_time, expires_at and last_move_time must not be NaN")
     if not isinstance(m.packet, bytes | bytearray | memoryview):
         raise _failed("packet is not bytes")
 
@@ -129,6 +133,8 @@ class MemoryStore:
                 for v in (u.abort_count, u.move_count):
                     if v is not None:
                         _check_i64(v, "count")
+                if u.last_move_time is not None and u.last_move_time != u.last_move_time:
+                    raise _failed("last_move_time must not be NaN")
             for qid, last in batch.last_lookup_ids.items():
                 _check_i64(qid, "queue_id")
                 if type(last) is not int or not 0 <= last <= _U64_MAX:
@@ -153,6 +159,7 @@ class MemoryStore:
                         m.abort_count,
                         m.move_count,
                         m.expires_at,
+                        m.last_move_time,
                     )
                 self._messages.setdefault(m.queue_id, {})[m.lookup_id] = m
             for qid, last in batch.last_lookup_ids.items():
@@ -173,6 +180,7 @@ class MemoryStore:
                     old.abort_count if u.abort_count is None else u.abort_count,
                     old.move_count if u.move_count is None else u.move_count,
                     old.expires_at,
+                    old.last_move_time if u.last_move_time is None else u.last_move_time,
                 )
             for key in batch.delete:
                 q = self._messages.get(key.queue_id)

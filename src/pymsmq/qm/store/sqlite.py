@@ -81,8 +81,9 @@ __all__ = [
 
 #: Packets longer than this many bytes are stored in files beside the database, not in the rows.
 BIG_PACKET = 64 * 1024
-#: ``PRAGMA user_version`` of the schema below.
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version`` of the schema below.  Version 2 added ``messages.last_move_time``; a store
+#: of version 1 is brought to 2 when it is opened (``_MIGRATIONS``).
+SCHEMA_VERSION = 2
 #: A store made before ``auto_vacuum=INCREMENTAL`` is converted at open when it holds at most this
 #: much live data (a VACUUM of 64 MiB took 0.5 s on the 2026-11-26 test host).
 CONVERT_LIVE_MAX: Final = 64 * 1024 * 1024
@@ -126,23 +127,28 @@ CREATE TABLE IF NOT EXISTS messages (
     expires_at REAL,
     external TEXT,                        -- file name in <db>.packets/ for big packets, else NULL
     packet BLOB NOT NULL,                 -- the UserMessage packet (empty when external)
+    last_move_time REAL,                  -- PROPID_M_LAST_MOVE_TIME; NULL: never moved
     PRIMARY KEY (queue_id, lookup_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS messages_external ON messages (external) WHERE external IS NOT NULL;
 """
 
 _UPSERT_QUEUE = "INSERT OR REPLACE INTO queues (queue_id, path_name, properties) VALUES (?, ?, ?)"
-_INSERT = "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #: ``_INSERT`` of a message as it is first sent (in no subqueue, never aborted or moved, its packet
 #: in the row): the constant values written in the statement, fewer values bound per row.
-_INSERT_SENT = "INSERT INTO messages VALUES (?, ?, ?, ?, '', 0, 0, ?, NULL, ?)"
+_INSERT_SENT = "INSERT INTO messages VALUES (?, ?, ?, ?, '', 0, 0, ?, NULL, ?, NULL)"
+#: What brings a store of version ``v`` (the key) to ``v + 1``.  An added column costs no rewrite
+#: of the rows (SQLite reads the rows without it as NULL).
+_MIGRATIONS: Final = {1: "ALTER TABLE messages ADD COLUMN last_move_time REAL;"}
 _UPSERT_LAST = (
     "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT (queue_id) "
     "DO UPDATE SET last_lookup_id = max(last_lookup_id, excluded.last_lookup_id)"
 )
 _UPDATE = (
     "UPDATE messages SET subqueue = coalesce(?, subqueue), abort_count = coalesce(?, abort_count), "
-    "move_count = coalesce(?, move_count) WHERE queue_id = ? AND lookup_id = ?"
+    "move_count = coalesce(?, move_count), last_move_time = coalesce(?, last_move_time) "
+    "WHERE queue_id = ? AND lookup_id = ?"
 )
 _DELETE = "DELETE FROM messages WHERE queue_id = ? AND lookup_id = ? RETURNING external"
 #: Deletes of one queue go in statements of these many keys (largest first), so that a batch of n
@@ -157,7 +163,7 @@ _UPSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 _READ = "SELECT external, packet FROM messages WHERE queue_id = ? AND lookup_id = ?"
 _LOAD = (
     "SELECT queue_id, lookup_id, priority, arrived_time, subqueue, abort_count, move_count, expires_at, "
-    "packet FROM messages ORDER BY queue_id, lookup_id"
+    "packet, last_move_time FROM messages ORDER BY queue_id, lookup_id"
 )
 
 
@@ -346,13 +352,16 @@ class SQLiteStore:
             self._writer.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
             self._writer.execute("PRAGMA synchronous=FULL")
             self._writer.execute("PRAGMA cache_size=-65536")
-            if version not in (0, SCHEMA_VERSION):
+            if version != 0 and version != SCHEMA_VERSION and version not in _MIGRATIONS:
                 raise MSMQError(
-                    f"{self.path}: unknown store schema version {version}",
+                    f"{self.path}: unknown store schema version {version} (this pymsmq reads versions "
+                    f"{min(_MIGRATIONS)} to {SCHEMA_VERSION}; a newer pymsmq made it?)",
                     HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
                 )
             if version == 0:  # a new store: opening an existing one writes nothing (a full disk)
                 self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
+            elif version != SCHEMA_VERSION:
+                self._migrate(version)
             self._incremental = self._writer.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
             if not self._incremental:
                 self._make_incremental()
@@ -374,6 +383,20 @@ class SQLiteStore:
             self._owner.release()
             raise
         self._cursor = self._writer.cursor()
+
+    def _migrate(self, version: int) -> None:
+        """At open: bring a store of an older schema ``version`` to ``SCHEMA_VERSION``, in one
+        transaction (a crash or a full disk leaves it as it was; the next open tries again)."""
+        steps = "".join(_MIGRATIONS[v] for v in range(version, SCHEMA_VERSION))
+        try:
+            self._writer.executescript(
+                f"BEGIN IMMEDIATE; {steps} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
+            )
+        except sqlite3.Error:
+            if self._writer.in_transaction:
+                self._writer.rollback()
+            raise
+        log.info("%s: store schema brought from version %d to %d", self.path, version, SCHEMA_VERSION)
 
     def _make_incremental(self) -> None:
         """At open: convert a store made before ``auto_vacuum=INCREMENTAL`` when that is cheap.
@@ -500,13 +523,14 @@ class SQLiteStore:
                 p.queues.append((row.queue_id, row.path_name, props))
             dir_dirty = False
             sent = p.sent.append
-            for qid, lid, packet, priority, arrived, subqueue, aborts, moves, expires in batch.insert:
+            for qid, lid, packet, priority, arrived, subqueue, aborts, moves, expires, moved in batch.insert:
                 if type(lid) is not int or not 0 <= lid <= _U64_MAX:
                     raise _failed(f"lookup_id {lid!r} is not an unsigned 64-bit integer")
-                if arrived != arrived or (expires is not None and expires != expires):
-                    raise _failed("arrived_time and expires_at must not be NaN")  # SQLite stores NULL
+                if arrived != arrived or (expires is not None and expires != expires) or moved != moved:
+                    # SQLite stores NULL
+                    raise _failed("arrived_time, expires_at and last_move_time must not be NaN")
                 if len(packet) <= BIG_PACKET:
-                    if subqueue == "" and not aborts and not moves:
+                    if subqueue == "" and not aborts and not moves and moved is None:
                         sent((qid, lid - _OFF, priority, arrived, expires, packet))
                         continue
                     external = None
@@ -517,9 +541,8 @@ class SQLiteStore:
                     _write_file(full, packet)
                     dir_dirty = True
                     packet = b""
-                p.inserts.append(
-                    (qid, lid - _OFF, priority, arrived, subqueue, aborts, moves, expires, external, packet)
-                )
+                stored = (qid, lid - _OFF, priority, arrived, subqueue, aborts, moves, expires, external)
+                p.inserts.append((*stored, packet, moved))
             if dir_dirty:
                 # The directory entries must be durable before a commit references them.
                 fsync_path(self.packet_dir)
@@ -527,8 +550,18 @@ class SQLiteStore:
                 if type(last) is not int or not 0 <= last <= _U64_MAX:
                     raise _failed(f"last lookup id {last!r} is not an unsigned 64-bit integer")
                 p.lasts.append((qid, last - _OFF))
+            for u in batch.update:
+                if u.last_move_time is not None and u.last_move_time != u.last_move_time:
+                    raise _failed("last_move_time must not be NaN")
             p.updates = [
-                (u.subqueue, u.abort_count, u.move_count, u.key.queue_id, u.key.lookup_id - _OFF)
+                (
+                    u.subqueue,
+                    u.abort_count,
+                    u.move_count,
+                    u.last_move_time,
+                    u.key.queue_id,
+                    u.key.lookup_id - _OFF,
+                )
                 for u in batch.update
             ]
             p.deletes = [(k.queue_id, k.lookup_id - _OFF) for k in batch.delete]
@@ -917,7 +950,7 @@ def _stream(conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMes
     """Yield stored messages chunk by chunk; closes ``conn`` when done (or when discarded)."""
     try:
         while rows := cur.fetchmany(_FETCH):
-            for qid, lid, pri, arrived, sub, aborts, moves, expires, packet in rows:
-                yield StoredMessage(qid, lid + _OFF, packet, pri, arrived, sub, aborts, moves, expires)
+            for qid, lid, pri, arrived, sub, aborts, moves, expires, packet, moved in rows:
+                yield StoredMessage(qid, lid + _OFF, packet, pri, arrived, sub, aborts, moves, expires, moved)
     finally:
         conn.close()
