@@ -55,7 +55,7 @@ _ZERO4: Final = b"\x00\x00\x00\x00"
 _MAXU32: Final = 0xFFFFFFFF
 _XACT_NONE: Final = b"\x00"
 _NO_XACT_NO_PROPS: Final = b"\x00\x00\x00\x00\x00"  # XACT kind 0, then a property count of 0
-_U32X4: Final = struct.Struct("<4I")
+_U32X5: Final = struct.Struct("<5I")  # the pymsmq client's propids (CLIENT_RECEIVE_PROPIDS)
 _new: Final = object.__new__
 _set: Final = object.__setattr__
 
@@ -361,8 +361,8 @@ def _read_receive_request(data: bytes) -> ReceiveRequest | None:
     _set(req, "lookup_id", lookup_id)
     _set(req, "transaction", xact[0])
     _set(req, "flags", flags)
-    if count == 4:
-        propids = _U32X4.unpack_from(data, pos)
+    if count == 5:
+        propids = _U32X5.unpack_from(data, pos)
     else:
         propids = struct.unpack_from(f"<{count}I", data, pos) if count else ()
     _set(req, "propids", propids)
