@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,6 +13,7 @@ from pymsmq import Message, ObjectId
 from pymsmq.cli._msgjson import (
     ASSIGNED_FIELDS,
     MESSAGE_FIELDS,
+    MessageJSONError,
     body_text,
     message_from_json,
     message_to_json,
@@ -112,3 +114,14 @@ def test_body_text() -> None:
     assert body_text(Message(body=b"\xff\xfe")) is None
     assert body_text(Message(body="h\u00e9\x00".encode("utf-16-le"), body_type=8)) == "h\u00e9"
     assert body_text(Message(body=b"\x00\xd8", body_type=31)) is None  # lone surrogate
+
+
+def test_times_must_be_finite_seconds_not_below_zero() -> None:
+    # (Outside QA) an import file could give last_move_time (and sent_time) NaN, Infinity or a
+    # negative number; Python's json reads NaN and Infinity although JSON has neither.
+    for name in ("sent_time", "arrived_time", "last_move_time"):
+        for bad in (float("nan"), float("inf"), -1.0, -5):
+            with pytest.raises(MessageJSONError, match=name):
+                message_from_json(json.loads(json.dumps({name: bad})))
+        assert getattr(message_from_json({name: 1.5}), name) == 1.5
+        assert getattr(message_from_json({name: 1e308}), name) == 1e308  # finite: a number of seconds

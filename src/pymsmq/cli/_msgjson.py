@@ -131,6 +131,8 @@ def _decode_member(name: str, value: Any) -> Any:
     if name in _FLOATS:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise MessageJSONError(f"{name} must be a number")
+        if not 0 <= value < float("inf"):  # (NaN fails too) JSON has no NaN; Python's json reads it
+            raise MessageJSONError(f"{name} must be a finite number of seconds, not below 0: {value!r}")
         return value
     if name in _BOOLS:
         if not isinstance(value, bool):

@@ -55,6 +55,14 @@ class RemoteTransaction:
             raise
         self.state = state
 
+    def __copy__(self) -> RemoteTransaction:
+        # A handle to the server's transaction: a copy is the same transaction (a second object
+        # would abort it when let go of, while this one still says active).
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> RemoteTransaction:
+        return self
+
     def __del__(self) -> None:
         # MSMQ: "If you release the transaction object without calling Commit or Abort, the
         # transaction is aborted for you" (as the embedded queue manager's Transaction is).  The

@@ -123,6 +123,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.handles: dict[int, Handle] = {}
         self.cursors: dict[int, tuple[Cursor, int]] = {}
         self.transactions: dict[uuid.UUID, Transaction] = {}
+        #: Transactions whose COMMIT or ABORT was read and handed to the work pool: they do not
+        #: count against ``max_transactions`` (a dropped transaction's ABORT comes right before
+        #: the client's next BEGIN, which is answered at once).  Forgotten with the transaction.
+        self.ending: set[uuid.UUID] = set()
         self._next_handle = 1
         self._next_cursor = 1
         self._out: list[bytes] = []
@@ -412,6 +416,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.cursors.clear()
         active = [tx for tx in self.transactions.values() if tx.active]
         self.transactions.clear()
+        self.ending.clear()
         if active:
             log.info("%s went away with %d open transaction(s): aborting", self.peer, len(active))
             self.server.run_work(lambda: _abort_all(active))
@@ -504,6 +509,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             elif op in _BATCH_OPS:
                 _BATCH_OPS[op](self, rid, req)
             elif op in _WORK_OPS:
+                if op == Op.ABORT_TRANSACTION or op == Op.COMMIT_TRANSACTION:
+                    tid = req.transaction  # type: ignore[attr-defined]
+                    if tid in self.transactions:  # (never more ids than transactions)
+                        self.ending.add(tid)
                 fn = getattr(self, _WORK_OPS[op])
                 handle = self._ordered_handle(req)
                 self.off_loop(rid, lambda: fn(req), handle)
