@@ -471,3 +471,67 @@ def test_a_store_missing_a_big_message_file_opens_without_that_message(
     assert (
         "1 stored message(s) could not be read" in caplog.text and "its packet file is missing" in caplog.text
     )
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1 :]
+
+
+def test_a_damaged_packet_is_named_by_check_refused_by_restore_and_not_delivered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Bit rot (one bit flipped in a big message's file, and in a small message's packet in its
+    # database row) went unnoticed: a restore accepted it and the queue manager delivered the
+    # changed body.  Every packet is now stored with its CRC-32 (schema 3) and checked.
+    import logging
+
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send(Message(body=b"small one", delivery=1))
+        q.send(Message(body=b"s" * 300, label="rotten", delivery=1))
+        q.send(Message(body=b"b" * BIG, delivery=1))
+    assert check(tmp_path / "qm").messages == 3
+    backup(tmp_path / "qm", tmp_path / "backup")
+    (file,) = (tmp_path / "backup" / "pymsmq.db.packets").iterdir()
+    data = file.read_bytes()
+    file.unlink()  # (a hard link to the store's own file: damage the backup's copy alone)
+    file.write_bytes(_flip(data, BIG // 2))  # a body byte: the header still fits
+    with pytest.raises(MSMQError, match=f"its packet file {file.name} is damaged: its CRC-32") as e:
+        check(tmp_path / "backup")
+    assert e.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+    with pytest.raises(MSMQError, match="is damaged"):
+        restore(tmp_path / "backup", tmp_path / "restored")
+    assert not (tmp_path / "restored" / "pymsmq.db").exists()
+
+    # A bit flipped in a packet kept in its database row (SQLite's own checks do not see it).
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as conn:
+        [(lookup, packet)] = conn.execute("SELECT lookup_id, packet FROM messages WHERE length(packet) > 300")
+        conn.execute(
+            "UPDATE messages SET packet = ? WHERE lookup_id = ?", (_flip(packet, len(packet) - 5), lookup)
+        )
+    with pytest.raises(MSMQError, match=r"message \d+ of queue \d+: its packet is damaged"):
+        check(tmp_path / "qm")
+    with caplog.at_level(logging.ERROR, logger="pymsmq.qm"), QueueManager.open(tmp_path / "qm") as qm:
+        got = [m.body for m in qm.queue(ORDERS).receive_many(10, timeout=0)]
+    assert got == [b"small one", b"b" * BIG]  # the damaged one is left in the store, not delivered
+    assert "1 stored message(s) could not be read" in caplog.text and "its packet is damaged" in caplog.text
+
+
+def test_packets_stored_before_checksums_are_read_unchecked(tmp_path: Path) -> None:
+    # A store of schema 2 (no packet_crc column) brought to 3: its rows have no checksum (NULL),
+    # and check, restore and the queue manager read them as before; new messages get one.
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"old", delivery=1))
+    db = tmp_path / "qm" / "pymsmq.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executescript("BEGIN; ALTER TABLE messages DROP COLUMN packet_crc; PRAGMA user_version=2; COMMIT;")
+    conn.close()
+    assert check(tmp_path / "qm").messages == 1  # schema 2: nothing to compare
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.queue(ORDERS).send(Message(body=b"new", delivery=1))
+    with sqlite3.connect(db) as conn:
+        crcs = [row[0] for row in conn.execute("SELECT packet_crc FROM messages ORDER BY lookup_id")]
+    assert crcs[0] is None and isinstance(crcs[1], int)
+    assert check(tmp_path / "qm").messages == 2
+    with QueueManager.open(tmp_path / "qm") as qm:
+        assert [m.body for m in qm.queue(ORDERS).receive_many(5, timeout=0)] == [b"old", b"new"]

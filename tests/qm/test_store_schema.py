@@ -67,7 +67,7 @@ def test_a_schema_1_store_is_brought_to_the_current_schema_with_its_messages(tmp
     assert _version(db) == 1 and "last_move_time" not in _columns(db)
 
     qm = QueueManager.open(data)  # opens, migrates
-    assert _version(db) == SCHEMA_VERSION == 2 and _columns(db)[-1] == "last_move_time"
+    assert _version(db) == SCHEMA_VERSION == 3 and _columns(db)[-2:] == ["last_move_time", "packet_crc"]
     q = qm.queue(Q)
     retry = q.subqueue("retry")
     kept = retry.peek(0)

@@ -149,7 +149,8 @@ class QueueManager(QueueCatalog):
             if unreadable:
                 log.error(
                     "%d stored message(s) could not be read and are left in the store, not loaded "
-                    "(a restored or copied store missing big message files?); the first: %s",
+                    "(a big message's file missing from a copied store, or a packet damaged on "
+                    "disk); the first: %s",
                     len(unreadable),
                     "; ".join(unreadable[:3]),
                 )

@@ -47,6 +47,7 @@ from pymsmq.qm.store.sqlite import (
     PACKETS_SUFFIX,
     PARTIAL_SUFFIX,
     RESTORING_SUFFIX,
+    first_damage,
     fsync_path,
     referenced_files,
 )
@@ -245,8 +246,9 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
 
 def check(directory: str | os.PathLike[str]) -> StoreSummary:
     """Check the store (or backup) in ``directory`` without opening a queue manager on it:
-    SQLite's ``quick_check`` and every packet file its messages reference present.  MSMQError
-    (MQ_ERROR_MESSAGE_STORAGE_FAILED) naming what is wrong."""
+    SQLite's ``quick_check``, every packet file its messages reference present and whole, and every
+    packet (in the database or in its file) matching the checksum stored with it (stores of schema
+    3 on).  MSMQError (MQ_ERROR_MESSAGE_STORAGE_FAILED) naming what is wrong."""
     where = os.fspath(directory)
     database = _source_database(where)
     try:
@@ -273,6 +275,14 @@ def check(directory: str | os.PathLike[str]) -> StoreSummary:
             raise _failed(
                 f"{quoted(where)}: the big message packet file {name} {problem}: not a complete store"
             )
+    try:
+        with closing(sqlite3.connect(database, timeout=30)) as connection:
+            connection.execute("PRAGMA query_only=1")
+            damage = first_damage(connection, files)
+    except sqlite3.DatabaseError as exc:
+        raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}") from exc
+    if damage is not None:
+        raise _failed(f"{quoted(where)}: {damage}")
     size = os.path.getsize(database) + sum(os.path.getsize(os.path.join(files, n)) for n in referenced)
     return StoreSummary(int(queues), int(messages), len(referenced), size)
 
@@ -280,7 +290,7 @@ def check(directory: str | os.PathLike[str]) -> StoreSummary:
 def _packet_file_problem(path: str) -> str | None:
     """Why the packet file at ``path`` is not a whole UserMessage packet (its BaseHeader's
     PacketSize, with the SessionHeader it announces, against the file's size), or None.  The
-    contents are not checked (the store keeps no checksums)."""
+    contents are checked against their checksums by ``check``."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(BASE_HEADER_SIZE)

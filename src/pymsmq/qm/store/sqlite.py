@@ -43,6 +43,12 @@ again it takes the reserve back and accepts sends.  A store made before that mod
 converted when it is opened holding at most ``CONVERT_LIVE_MAX`` bytes of live data with room on its
 disk (a VACUUM: it rewrites the live pages), else at a later open.
 
+*Every packet has a checksum.*  A row keeps the CRC-32 (``zlib.crc32``) of its packet, whether
+the packet is in the row or in its file; it is checked when the packet is read back (``load``,
+``read_packet``) and by ``backup.check``, so a packet damaged on disk (a bit flipped in a file or in
+a database page, which neither the file system nor SQLite's own checks notice) is named, not
+delivered.  Rows written before schema 3 have none (NULL) and are read unchecked.
+
 *Lookup ids are unsigned 64-bit, SQLite integers signed.*  Columns hold ``lookup_id - 2**63``, a
 mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right over the whole range.
 """
@@ -58,6 +64,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
@@ -75,15 +82,18 @@ __all__ = [
     "RESTORING_SUFFIX",
     "SCHEMA_VERSION",
     "SQLiteStore",
+    "first_damage",
     "fsync_path",
+    "packet_damage",
     "referenced_files",
 ]
 
 #: Packets longer than this many bytes are stored in files beside the database, not in the rows.
 BIG_PACKET = 64 * 1024
-#: ``PRAGMA user_version`` of the schema below.  Version 2 added ``messages.last_move_time``; a store
-#: of version 1 is brought to 2 when it is opened (``_MIGRATIONS``).
-SCHEMA_VERSION = 2
+#: ``PRAGMA user_version`` of the schema below.  Version 2 added ``messages.last_move_time``, version
+#: 3 ``messages.packet_crc``; an older store is brought to the current version when it is opened
+#: (``_MIGRATIONS``).
+SCHEMA_VERSION = 3
 #: A store made before ``auto_vacuum=INCREMENTAL`` is converted at open when it holds at most this
 #: much live data (a VACUUM of 64 MiB took 0.5 s on the 2026-11-26 test host).
 CONVERT_LIVE_MAX: Final = 64 * 1024 * 1024
@@ -128,19 +138,23 @@ CREATE TABLE IF NOT EXISTS messages (
     external TEXT,                        -- file name in <db>.packets/ for big packets, else NULL
     packet BLOB NOT NULL,                 -- the UserMessage packet (empty when external)
     last_move_time REAL,                  -- PROPID_M_LAST_MOVE_TIME; NULL: never moved
+    packet_crc INTEGER,                   -- zlib.crc32 of the packet; NULL: written before schema 3
     PRIMARY KEY (queue_id, lookup_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS messages_external ON messages (external) WHERE external IS NOT NULL;
 """
 
 _UPSERT_QUEUE = "INSERT OR REPLACE INTO queues (queue_id, path_name, properties) VALUES (?, ?, ?)"
-_INSERT = "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #: ``_INSERT`` of a message as it is first sent (in no subqueue, never aborted or moved, its packet
 #: in the row): the constant values written in the statement, fewer values bound per row.
-_INSERT_SENT = "INSERT INTO messages VALUES (?, ?, ?, ?, '', 0, 0, ?, NULL, ?, NULL)"
+_INSERT_SENT = "INSERT INTO messages VALUES (?, ?, ?, ?, '', 0, 0, ?, NULL, ?, NULL, ?)"
 #: What brings a store of version ``v`` (the key) to ``v + 1``.  An added column costs no rewrite
 #: of the rows (SQLite reads the rows without it as NULL).
-_MIGRATIONS: Final = {1: "ALTER TABLE messages ADD COLUMN last_move_time REAL;"}
+_MIGRATIONS: Final = {
+    1: "ALTER TABLE messages ADD COLUMN last_move_time REAL;",
+    2: "ALTER TABLE messages ADD COLUMN packet_crc INTEGER;",
+}
 _UPSERT_LAST = (
     "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT (queue_id) "
     "DO UPDATE SET last_lookup_id = max(last_lookup_id, excluded.last_lookup_id)"
@@ -160,11 +174,23 @@ _DELETE_IN: Final = {
 }
 _QUEUE_FILES = "SELECT external FROM messages WHERE queue_id = ? AND external IS NOT NULL"
 _UPSERT_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
-_READ = "SELECT external, packet FROM messages WHERE queue_id = ? AND lookup_id = ?"
+_READ = "SELECT external, packet, packet_crc FROM messages WHERE queue_id = ? AND lookup_id = ?"
 _LOAD = (
     "SELECT queue_id, lookup_id, priority, arrived_time, subqueue, abort_count, move_count, expires_at, "
-    "packet, last_move_time FROM messages ORDER BY queue_id, lookup_id"
+    "packet, last_move_time, packet_crc FROM messages ORDER BY queue_id, lookup_id"
 )
+_crc32: Final = zlib.crc32
+
+
+def packet_damage(packet: bytes, crc: int | None) -> str | None:
+    """Why ``packet`` is not the one stored with checksum ``crc`` (None: it is, or no checksum)."""
+    return None if crc is None else _mismatch(_crc32(packet), crc)
+
+
+def _mismatch(actual: int, crc: int) -> str | None:
+    if actual == crc:
+        return None
+    return f"is damaged: its CRC-32 is {actual:08x}, {crc:08x} when it was stored"
 
 
 def _delete_statements(keys: list[tuple[int, int]]) -> Iterator[tuple[str, tuple[int, ...]]]:
@@ -280,6 +306,36 @@ def referenced_files(connection: sqlite3.Connection) -> set[str]:
             "SELECT external FROM messages INDEXED BY messages_external WHERE external IS NOT NULL"
         )
     }
+
+
+def first_damage(connection: sqlite3.Connection, packet_dir: str) -> str | None:
+    """The first message of ``connection``'s store database (its big packets' files in ``packet_dir``)
+    whose packet does not match its checksum, described; None when every one matches.  Reads every
+    packet.  A store from before schema 3 (no checksums) gives None."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(messages)")}
+    if "packet_crc" not in columns:
+        return None
+    rows = connection.execute(
+        "SELECT queue_id, lookup_id, external, packet, packet_crc FROM messages WHERE packet_crc IS NOT NULL"
+    )
+    for qid, lid, external, packet, crc in rows:
+        if external is None:
+            where, damage = "its packet", packet_damage(packet, crc)
+        else:
+            where = f"its packet file {external}"
+            damage = _file_damage(os.path.join(packet_dir, external), crc)
+        if damage is not None:
+            return f"message {lid + _OFF} of queue {qid}: {where} {damage}"
+    return None
+
+
+def _file_damage(path: str, crc: int) -> str | None:
+    # packet_damage of a file's contents, read a chunk at a time.
+    actual = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            actual = _crc32(chunk, actual)
+    return _mismatch(actual, crc)
 
 
 def fsync_path(path: str) -> None:
@@ -529,9 +585,10 @@ class SQLiteStore:
                 if arrived != arrived or (expires is not None and expires != expires) or moved != moved:
                     # SQLite stores NULL
                     raise _failed("arrived_time, expires_at and last_move_time must not be NaN")
+                crc = _crc32(packet)
                 if len(packet) <= BIG_PACKET:
                     if subqueue == "" and not aborts and not moves and moved is None:
-                        sent((qid, lid - _OFF, priority, arrived, expires, packet))
+                        sent((qid, lid - _OFF, priority, arrived, expires, packet, crc))
                         continue
                     external = None
                 else:
@@ -542,7 +599,7 @@ class SQLiteStore:
                     dir_dirty = True
                     packet = b""
                 stored = (qid, lid - _OFF, priority, arrived, subqueue, aborts, moves, expires, external)
-                p.inserts.append((*stored, packet, moved))
+                p.inserts.append((*stored, packet, moved, crc))
             if dir_dirty:
                 # The directory entries must be durable before a commit references them.
                 fsync_path(self.packet_dir)
@@ -840,14 +897,23 @@ class SQLiteStore:
         row = cur.execute(_READ, (key.queue_id, key.lookup_id - _OFF)).fetchone()
         if row is None:
             raise KeyError(key)
-        external, packet = row
+        external, packet, crc = row
         if external is None:
-            return bytes(packet)
-        try:
-            with open(os.path.join(self.packet_dir, external), "rb") as f:
-                return f.read()
-        except FileNotFoundError:  # deleted (and unlinked) after our row was read
-            raise KeyError(key) from None
+            packet = bytes(packet)
+        else:
+            try:
+                with open(os.path.join(self.packet_dir, external), "rb") as f:
+                    packet = f.read()
+            except FileNotFoundError:  # deleted (and unlinked) after our row was read
+                raise KeyError(key) from None
+        damage = packet_damage(packet, crc)
+        if damage is not None:
+            where = f"its packet file {external}" if external is not None else "its packet"
+            raise MSMQError(
+                f"message {key.lookup_id} of queue {key.queue_id}: {where} {damage}",
+                HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+            )
+        return packet
 
     def read_packet(self, key: MessageKey) -> bytes:
         """The packet of one committed message; ``KeyError`` when absent."""
@@ -950,7 +1016,9 @@ def _stream(conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMes
     """Yield stored messages chunk by chunk; closes ``conn`` when done (or when discarded)."""
     try:
         while rows := cur.fetchmany(_FETCH):
-            for qid, lid, pri, arrived, sub, aborts, moves, expires, packet, moved in rows:
+            for qid, lid, pri, arrived, sub, aborts, moves, expires, packet, moved, crc in rows:
+                if packet and crc is not None and _crc32(packet) != crc:
+                    packet = b""  # damaged: read_packet says so (as it does for a big one)
                 yield StoredMessage(qid, lid + _OFF, packet, pri, arrived, sub, aborts, moves, expires, moved)
     finally:
         conn.close()
