@@ -115,3 +115,32 @@ def test_backup_and_restore_bad_paths_give_one_line_and_exit_code_2(tmp_path: Pa
 def test_help_has_an_example(command: str) -> None:
     r = run(command, "--help")
     assert r.exit_code == 0 and "Example:" in r.output and "pymsmq restore" in r.output
+
+
+def test_damaged_messages_are_named_and_exit_4_after_a_whole_backup_and_restore(tmp_path: Path) -> None:
+    # A message damaged on disk no longer makes every backup fail (outside QA): the backup and
+    # the restore are done, the damage is named on stderr and the exit code (4) says so.
+    import sqlite3
+
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send(Message(body=b"good", delivery=1))
+        q.send(Message(body=b"rots", delivery=1))
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as conn:
+        [(lookup, packet)] = conn.execute(
+            "SELECT lookup_id, packet FROM messages WHERE instr(packet, CAST('rots' AS BLOB))"
+        )
+        conn.execute(
+            "UPDATE messages SET packet = ? WHERE lookup_id = ?", (packet.replace(b"rots", b"rats"), lookup)
+        )
+    r = run("backup", "--data", str(tmp_path / "qm"), str(tmp_path / "backup"))
+    assert r.exit_code == 4, r.output
+    assert "pymsmq: backed up 2 messages" in r.stdout
+    assert re.search(r"pymsmq: damaged: message \d+ of queue \d+: its packet is damaged", r.stderr)
+    assert "1 message(s) damaged on disk" in r.stderr and "a purge of their queue removes them" in r.stderr
+    r = run("restore", str(tmp_path / "backup"), "--data", str(tmp_path / "restored"))
+    assert r.exit_code == 4 and "pymsmq: restored 2 messages" in r.stdout and "damaged" in r.stderr
+    with QueueManager.open(tmp_path / "restored") as qm:
+        assert [m.body for m in qm.queue(ORDERS).receive_many(5, timeout=0)] == [b"good"]
+    r = run("backup", "--help")
+    assert "4 (backup, restore) done, with damaged messages named" in r.output

@@ -4,6 +4,7 @@ works is a store as a crash at one instant would leave it, big messages' files i
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -477,12 +478,14 @@ def _flip(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1 :]
 
 
-def test_a_damaged_packet_is_named_by_check_refused_by_restore_and_not_delivered(
+def test_a_damaged_packet_is_named_by_check_not_delivered_and_purged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Bit rot (one bit flipped in a big message's file, and in a small message's packet in its
     # database row) went unnoticed: a restore accepted it and the queue manager delivered the
-    # changed body.  Every packet is now stored with its CRC-32 (schema 3) and checked.
+    # changed body.  Every packet is now stored with its CRC-32 (schema 3) and checked.  A damaged
+    # message does not stop a backup or a restore (the store is whole): it is counted and named,
+    # never delivered, and a purge of its queue deletes it (outside QA: nothing could).
     import logging
 
     with QueueManager.open(tmp_path / "qm") as qm:
@@ -490,18 +493,20 @@ def test_a_damaged_packet_is_named_by_check_refused_by_restore_and_not_delivered
         q.send(Message(body=b"small one", delivery=1))
         q.send(Message(body=b"s" * 300, label="rotten", delivery=1))
         q.send(Message(body=b"b" * BIG, delivery=1))
-    assert check(tmp_path / "qm").messages == 3
+    assert check(tmp_path / "qm").damaged == 0
     backup(tmp_path / "qm", tmp_path / "backup")
     (file,) = (tmp_path / "backup" / "pymsmq.db.packets").iterdir()
     data = file.read_bytes()
     file.unlink()  # (a hard link to the store's own file: damage the backup's copy alone)
     file.write_bytes(_flip(data, BIG // 2))  # a body byte: the header still fits
-    with pytest.raises(MSMQError, match=f"its packet file {file.name} is damaged: its CRC-32") as e:
-        check(tmp_path / "backup")
-    assert e.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
-    with pytest.raises(MSMQError, match="is damaged"):
-        restore(tmp_path / "backup", tmp_path / "restored")
-    assert not (tmp_path / "restored" / "pymsmq.db").exists()
+    found = check(tmp_path / "backup")
+    assert (found.messages, found.damaged) == (3, 1)
+    assert f"its packet file {file.name} is damaged: its CRC-32" in found.damage[0]
+    restored = restore(tmp_path / "backup", tmp_path / "restored")
+    assert (restored.messages, restored.damaged, restored.damage) == (3, 1, found.damage)
+    with caplog.at_level(logging.ERROR, logger="pymsmq.qm"), QueueManager.open(tmp_path / "restored") as qm:
+        assert [m.body for m in qm.queue(ORDERS).receive_many(10, timeout=0)] == [b"small one", b"s" * 300]
+    assert "its packet file" in caplog.text and "is damaged" in caplog.text
 
     # A bit flipped in a packet kept in its database row (SQLite's own checks do not see it).
     with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as conn:
@@ -509,12 +514,43 @@ def test_a_damaged_packet_is_named_by_check_refused_by_restore_and_not_delivered
         conn.execute(
             "UPDATE messages SET packet = ? WHERE lookup_id = ?", (_flip(packet, len(packet) - 5), lookup)
         )
-    with pytest.raises(MSMQError, match=r"message \d+ of queue \d+: its packet is damaged"):
-        check(tmp_path / "qm")
+    found = check(tmp_path / "qm")
+    assert found.damaged == 1 and re.search(
+        r"message \d+ of queue \d+: its packet is damaged", found.damage[0]
+    )
+    caplog.clear()
     with caplog.at_level(logging.ERROR, logger="pymsmq.qm"), QueueManager.open(tmp_path / "qm") as qm:
-        got = [m.body for m in qm.queue(ORDERS).receive_many(10, timeout=0)]
-    assert got == [b"small one", b"b" * BIG]  # the damaged one is left in the store, not delivered
+        q = qm.queue(ORDERS)
+        assert [row[2] for row in _queue_contents(q)] == [b"small one", b"b" * BIG]
+        assert q.message_count == 2  # the damaged one is left in the store, not delivered
+        q.purge()
     assert "1 stored message(s) could not be read" in caplog.text and "its packet is damaged" in caplog.text
+    after = check(tmp_path / "qm")
+    assert (after.messages, after.damaged) == (0, 0)  # the purge deleted it with the others
+
+
+def test_rows_holding_values_of_the_wrong_types_are_damaged_messages(tmp_path: Path) -> None:
+    # (Outside QA) a checksum of another type, a packet that is not a blob, a priority that is
+    # text: the queue manager's open and check raised ValueError/TypeError.  Each is one damaged
+    # message; the others serve.  A packet and its checksum swapped between two rows is damage
+    # too: the checksum starts from the row's key.
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(6)])
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as conn:
+        rows = list(conn.execute("SELECT lookup_id, packet, packet_crc FROM messages ORDER BY lookup_id"))
+        (l0, _, _), (l1, _, _), (l2, p2, c2), (l3, p3, c3) = rows[:4]
+        conn.execute("UPDATE messages SET packet_crc = 'x' WHERE lookup_id = ?", (l0,))
+        conn.execute("UPDATE messages SET packet = 'text' WHERE lookup_id = ?", (l1,))
+        conn.execute("UPDATE messages SET packet = ?, packet_crc = ? WHERE lookup_id = ?", (p3, c3, l2))
+        conn.execute("UPDATE messages SET packet = ?, packet_crc = ? WHERE lookup_id = ?", (p2, c2, l3))
+        conn.execute("UPDATE messages SET priority = 'high' WHERE lookup_id = ?", (rows[4][0],))
+    found = check(tmp_path / "qm")
+    assert found.damaged == 4  # (the priority is not the checksum's business: the open refuses it)
+    assert any("checksum is not an integer" in d for d in found.damage)
+    assert any("packet is not a blob" in d for d in found.damage)
+    with QueueManager.open(tmp_path / "qm") as qm:
+        assert [m.body for m in qm.queue(ORDERS).receive_many(10, timeout=0)] == [b"5"]
 
 
 def test_packets_stored_before_checksums_are_read_unchecked(tmp_path: Path) -> None:

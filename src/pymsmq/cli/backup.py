@@ -8,7 +8,14 @@ from collections.abc import Callable
 
 import click
 
-from pymsmq.cli._common import EXIT_CODES_HELP, BadInput, MSMQFailure, error_line, msmq_command
+from pymsmq.cli._common import (
+    EXIT_CODES_HELP,
+    EXIT_DAMAGED,
+    BadInput,
+    MSMQFailure,
+    error_line,
+    msmq_command,
+)
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.backup import StoreSummary
@@ -23,6 +30,24 @@ _DATA_HELP = "The queue manager's directory (the store: pymsmq.db and pymsmq.db.
 def _held(summary: StoreSummary) -> str:
     messages = "message" if summary.messages == 1 else "messages"
     return f"{summary.messages} {messages} in {summary.queues} queues ({summary.bytes / 1e6:.1f} MB)"
+
+
+def _report_damage(summary: StoreSummary) -> None:
+    # Damaged messages do not stop a backup or a restore (the store is whole; its queue manager
+    # serves the rest): they are named on stderr, and the exit code is EXIT_DAMAGED.
+    if not summary.damaged:
+        return
+    for found in summary.damage:
+        click.echo(f"pymsmq: damaged: {found}", err=True)
+    more = summary.damaged - len(summary.damage)
+    click.echo(
+        f"pymsmq: {summary.damaged} message(s) damaged on disk"
+        + (f" ({more} more not named)" if more else "")
+        + ": copied as they are; a queue manager leaves them in the store and does not deliver"
+        " them (a purge of their queue removes them)",
+        err=True,
+    )
+    raise SystemExit(EXIT_DAMAGED)
 
 
 def _run_store_operation(what: str, operation: Callable[[], StoreSummary]) -> StoreSummary:
@@ -48,8 +73,9 @@ def backup(data: str, destination: str) -> None:
 
     The copy is the store as a crash at one instant would have left it: every committed message
     (big ones' files included), queue, lookup id and the machine's identity, nothing half done.
-    Serve it as it is (--data DESTINATION) or put it back with `pymsmq restore`.  Run it on the
-    machine that holds the store (a server's --url cannot be backed up from afar).
+    Every packet is compared with its CRC-32: messages damaged on disk are named and the exit
+    code is 4.  Serve it as it is (--data DESTINATION) or put it back with `pymsmq restore`.
+    Run it on the machine that holds the store (a server's --url cannot be backed up from afar).
 
     \b
     Example:
@@ -58,6 +84,7 @@ def backup(data: str, destination: str) -> None:
     """
     summary = _run_store_operation("backup", lambda: backup_store(data, destination))
     click.echo(f"pymsmq: backed up {_held(summary)} from {data} to {destination}")
+    _report_damage(summary)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -70,7 +97,8 @@ def restore(data: str, replace: bool, backup_dir: str) -> None:
 
     The queue manager of DIR must be stopped (refused while one holds it); a DIR that holds a
     store needs --replace.  BACKUP is checked first (SQLite's quick_check, every big message's
-    file) and left as it is.
+    file, every packet against its CRC-32: damaged messages are named, exit code 4) and left as
+    it is.
 
     \b
     Example:
@@ -81,3 +109,4 @@ def restore(data: str, replace: bool, backup_dir: str) -> None:
         raise BadInput(f"cannot restore into {data}: it is not a directory")
     summary = _run_store_operation("restore", lambda: restore_store(backup_dir, data, replace))
     click.echo(f"pymsmq: restored {_held(summary)} from {backup_dir} into {data}")
+    _report_damage(summary)

@@ -644,6 +644,11 @@ class Queue(LookupIdOps, MatchingReads):
                     life.removed(self._state, entry, NACK_Q_PURGED, batch)
                 elif entry.state == LOCKED:
                     entry.purge_pending = True
+            # And the stored messages of this queue (or subqueue) that could not be read at open:
+            # the only way to delete them short of deleting the queue (outside QA 2026-11-27).
+            queue_id = self._state.queue_id
+            for lookup_id in qm._unreadable.pop((queue_id, self._subqueue or ""), ()):
+                batch.delete.append(MessageKey(queue_id, lookup_id))
             if batch:
                 qm._apply(batch)
 

@@ -102,6 +102,10 @@ class QueueManager(QueueCatalog):
         self._dispatcher = Dispatcher()
         self._queues: dict[str, QueueState] = {}
         self._by_id: dict[int, QueueState] = {}
+        #: Stored messages that could not be read at open (a packet damaged on disk, a big
+        #: message's file missing), by (queue id, subqueue): left in the store, not delivered;
+        #: a purge of that queue (or subqueue) deletes them.
+        self._unreadable: dict[tuple[int, str], list[int]] = {}
         self._by_number: dict[int, QueueState] = {}
         self._system: dict[str, QueueState] = {}
         self._internal: dict[str, QueueState] = {}
@@ -150,7 +154,7 @@ class QueueManager(QueueCatalog):
                 log.error(
                     "%d stored message(s) could not be read and are left in the store, not loaded "
                     "(a big message's file missing from a copied store, or a packet damaged on "
-                    "disk); the first: %s",
+                    "disk; a purge of the queue removes them); the first: %s",
                     len(unreadable),
                     "; ".join(unreadable[:3]),
                 )
@@ -520,11 +524,16 @@ class QueueManager(QueueCatalog):
         # is named in the log): the others are served.  One such message stopped the whole
         # queue manager from opening with a KeyError (QA 2026-11-27).
         try:
+            _check_stored(sm)
             packet = sm.packet or self._store.read_packet(sm.key)
             message = restore_message(packet)
-        except (KeyError, MSMQError) as exc:
+        except (KeyError, MSMQError, ValueError, TypeError, IndexError) as exc:
+            # (ValueError, TypeError: a row holding values of the wrong types, outside QA 2026-11-27;
+            # UnicodeDecodeError is a ValueError)
             reason = "its packet file is missing" if isinstance(exc, KeyError) else str(exc)
             unreadable.append(f"{state.props.path_name} lookup id {sm.lookup_id}: {reason}")
+            if type(sm.lookup_id) is int and type(sm.subqueue) is str:
+                self._unreadable.setdefault((sm.queue_id, sm.subqueue), []).append(sm.lookup_id)
             return
         message.lookup_id = sm.lookup_id
         message.arrived_time = sm.arrived_time
@@ -688,3 +697,23 @@ class QueueManager(QueueCatalog):
     def total_bytes(self) -> int:
         """Bytes of all messages the queue manager holds (what the machine quota limits)."""
         return self._bytes.value  # kept by every queue's indexes (index.ByteTotal)
+
+
+def _check_stored(sm: StoredMessage) -> None:
+    """ValueError unless the facts stored beside a packet have their types and ranges (a row the
+    store's schema declares can still hold other values: SQLite's columns are not typed)."""
+    number = (int, float)
+    if not (
+        type(sm.lookup_id) is int
+        and 0 <= sm.lookup_id < 1 << 64
+        and type(sm.priority) is int
+        and 0 <= sm.priority <= 7
+        and type(sm.arrived_time) in number
+        and type(sm.subqueue) is str
+        and type(sm.abort_count) is int
+        and type(sm.move_count) is int
+        and (sm.expires_at is None or type(sm.expires_at) in number)
+        and (sm.last_move_time is None or type(sm.last_move_time) in number)
+        and isinstance(sm.packet, bytes)
+    ):
+        raise ValueError(f"its stored facts are not of their types: {sm._replace(packet=b'')!r}")

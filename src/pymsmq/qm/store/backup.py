@@ -30,6 +30,7 @@ message id, lookup id or queue id twice.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import functools
 import os
@@ -47,7 +48,7 @@ from pymsmq.qm.store.sqlite import (
     PACKETS_SUFFIX,
     PARTIAL_SUFFIX,
     RESTORING_SUFFIX,
-    first_damage,
+    damaged_packets,
     fsync_path,
     referenced_files,
 )
@@ -55,7 +56,7 @@ from pymsmq.qm.store.store_lock import StoreLock
 from pymsmq.wire.base_header import BASE_HEADER_SIZE, BaseHeader
 from pymsmq.wire.session_header import SESSION_HEADER_SIZE
 
-__all__ = ["ATTEMPTS", "StoreSummary", "backup", "check", "restore"]
+__all__ = ["ATTEMPTS", "DAMAGE_SHOWN", "StoreSummary", "backup", "check", "restore"]
 
 #: Snapshots ``backup`` takes before it gives up on a store whose big messages go faster than it.
 ATTEMPTS: Final = 20
@@ -74,6 +75,15 @@ class StoreSummary:
     bytes: int
     #: Snapshots taken (``backup``: more than one when big messages went while it copied).
     snapshots: int = 1
+    #: Messages whose packet does not match its checksum (damaged on disk): a queue manager
+    #: leaves them in the store and does not deliver them.  The first ``DAMAGE_SHOWN`` are
+    #: described in ``damage``.
+    damaged: int = 0
+    damage: tuple[str, ...] = ()
+
+
+#: Damaged messages a ``StoreSummary`` describes (it counts them all).
+DAMAGE_SHOWN: Final = 20
 
 
 def _failed(text: str) -> MSMQError:
@@ -241,14 +251,16 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
         os.replace(partial_db, target_db)
         fsync_path(target_dir)
         summary = check(target_dir)
-    return StoreSummary(summary.queues, summary.messages, summary.packet_files, summary.bytes, snapshots)
+    return dataclasses.replace(summary, snapshots=snapshots)
 
 
-def check(directory: str | os.PathLike[str]) -> StoreSummary:
+def check(directory: str | os.PathLike[str], checksums: bool = True) -> StoreSummary:
     """Check the store (or backup) in ``directory`` without opening a queue manager on it:
-    SQLite's ``quick_check``, every packet file its messages reference present and whole, and every
-    packet (in the database or in its file) matching the checksum stored with it (stores of schema
-    3 on).  MSMQError (MQ_ERROR_MESSAGE_STORAGE_FAILED) naming what is wrong."""
+    SQLite's ``quick_check`` and every packet file its messages reference present and whole, else
+    MSMQError (MQ_ERROR_MESSAGE_STORAGE_FAILED) naming what is wrong; and, with ``checksums``, every
+    packet (in the database or in its file) read and compared with the checksum stored with it
+    (stores of schema 3 on): the summary counts and describes the damaged ones (``damaged``,
+    ``damage``), which are not an error: the store is whole, and its queue manager serves the rest."""
     where = os.fspath(directory)
     database = _source_database(where)
     try:
@@ -275,16 +287,20 @@ def check(directory: str | os.PathLike[str]) -> StoreSummary:
             raise _failed(
                 f"{quoted(where)}: the big message packet file {name} {problem}: not a complete store"
             )
-    try:
-        with closing(sqlite3.connect(database, timeout=30)) as connection:
-            connection.execute("PRAGMA query_only=1")
-            damage = first_damage(connection, files)
-    except sqlite3.DatabaseError as exc:
-        raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}") from exc
-    if damage is not None:
-        raise _failed(f"{quoted(where)}: {damage}")
+    damaged = 0
+    damage: list[str] = []
+    if checksums:
+        try:
+            with closing(sqlite3.connect(database, timeout=30)) as connection:
+                connection.execute("PRAGMA query_only=1")
+                for found in damaged_packets(connection, files):
+                    damaged += 1
+                    if len(damage) < DAMAGE_SHOWN:
+                        damage.append(found)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}") from exc
     size = os.path.getsize(database) + sum(os.path.getsize(os.path.join(files, n)) for n in referenced)
-    return StoreSummary(int(queues), int(messages), len(referenced), size)
+    return StoreSummary(int(queues), int(messages), len(referenced), size, 1, damaged, tuple(damage))
 
 
 def _packet_file_problem(path: str) -> str | None:
@@ -322,7 +338,7 @@ def restore(
             f"{quoted(source_dir)} is both the backup and the store to restore into",
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
-    check(source_dir)
+    checked = check(source_dir)
     target_db = _database(target_dir)
     if os.path.exists(target_db) and not replace:
         raise MSMQError(
@@ -369,7 +385,9 @@ def restore(
     finally:
         if source_lock is not None:
             source_lock.release()
-    return check(target_dir)
+    # The packets were compared with their checksums in the backup (the big ones' files are its own).
+    summary = check(target_dir, checksums=False)
+    return dataclasses.replace(summary, damaged=checked.damaged, damage=checked.damage)
 
 
 def _checkpoint(database: str) -> None:

@@ -44,10 +44,12 @@ converted when it is opened holding at most ``CONVERT_LIVE_MAX`` bytes of live d
 disk (a VACUUM: it rewrites the live pages), else at a later open.
 
 *Every packet has a checksum.*  A row keeps the CRC-32 (``zlib.crc32``) of its packet, whether
-the packet is in the row or in its file; it is checked when the packet is read back (``load``,
-``read_packet``) and by ``backup.check``, so a packet damaged on disk (a bit flipped in a file or in
-a database page, which neither the file system nor SQLite's own checks notice) is named, not
-delivered.  Rows written before schema 3 have none (NULL) and are read unchecked.
+the packet is in the row or in its file, started from the CRC-32 of the row's key (queue id and
+lookup id), so that a packet found under another message's key does not pass.  It is checked when
+the packet is read back (``load``, ``read_packet``) and by ``backup.check``, so a packet damaged
+on disk (a bit flipped in a file or in a database page, which neither the file system nor SQLite's
+own checks notice) is named, not delivered.  Rows written before schema 3 have none (NULL) and are
+read unchecked.
 
 *Lookup ids are unsigned 64-bit, SQLite integers signed.*  Columns hold ``lookup_id - 2**63``, a
 mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right over the whole range.
@@ -61,6 +63,7 @@ import os
 import queue
 import shutil
 import sqlite3
+import struct
 import threading
 import time
 import uuid
@@ -82,7 +85,7 @@ __all__ = [
     "RESTORING_SUFFIX",
     "SCHEMA_VERSION",
     "SQLiteStore",
-    "first_damage",
+    "damaged_packets",
     "fsync_path",
     "packet_damage",
     "referenced_files",
@@ -180,11 +183,30 @@ _LOAD = (
     "packet, last_move_time, packet_crc FROM messages ORDER BY queue_id, lookup_id"
 )
 _crc32: Final = zlib.crc32
+_KEY: Final = struct.Struct("<qq")
 
 
-def packet_damage(packet: bytes, crc: int | None) -> str | None:
-    """Why ``packet`` is not the one stored with checksum ``crc`` (None: it is, or no checksum)."""
-    return None if crc is None else _mismatch(_crc32(packet), crc)
+def _key_crc(queue_id: int, stored_lookup_id: int) -> int:
+    # Where a row's packet checksum starts: the CRC-32 of its key (the lookup id as stored).
+    return _crc32(_KEY.pack(queue_id, stored_lookup_id))
+
+
+def packet_damage(packet: bytes, crc: int | None, queue_id: int, stored_lookup_id: int) -> str | None:
+    """Why ``packet`` is not the one stored with checksum ``crc`` in the row of key ``(queue_id,
+    stored_lookup_id)`` (None: it is, or the row has no checksum)."""
+    if crc is None:
+        return None
+    return _mismatch(_crc32(packet, _key_crc(queue_id, stored_lookup_id)), crc)
+
+
+def _matches(packet: object, crc: object, queue_id: object, stored_lookup_id: int) -> bool:
+    # packet_damage(...) is None, for values read from a row, whatever their types.
+    return (
+        type(packet) is bytes
+        and type(crc) is int
+        and type(queue_id) is int
+        and _crc32(packet, _key_crc(queue_id, stored_lookup_id)) == crc
+    )
 
 
 def _mismatch(actual: int, crc: int) -> str | None:
@@ -308,30 +330,39 @@ def referenced_files(connection: sqlite3.Connection) -> set[str]:
     }
 
 
-def first_damage(connection: sqlite3.Connection, packet_dir: str) -> str | None:
-    """The first message of ``connection``'s store database (its big packets' files in ``packet_dir``)
-    whose packet does not match its checksum, described; None when every one matches.  Reads every
-    packet.  A store from before schema 3 (no checksums) gives None."""
+def damaged_packets(connection: sqlite3.Connection, packet_dir: str) -> Iterator[str]:
+    """Each message of ``connection``'s store database (its big packets' files in ``packet_dir``)
+    whose packet does not match its checksum (or whose row holds a value of the wrong type there),
+    described.  Reads every packet.  A store from before schema 3 (no checksums) gives none."""
     columns = {row[1] for row in connection.execute("PRAGMA table_info(messages)")}
     if "packet_crc" not in columns:
-        return None
+        return
     rows = connection.execute(
         "SELECT queue_id, lookup_id, external, packet, packet_crc FROM messages WHERE packet_crc IS NOT NULL"
     )
     for qid, lid, external, packet, crc in rows:
-        if external is None:
-            where, damage = "its packet", packet_damage(packet, crc)
-        else:
-            where = f"its packet file {external}"
-            damage = _file_damage(os.path.join(packet_dir, external), crc)
-        if damage is not None:
-            return f"message {lid + _OFF} of queue {qid}: {where} {damage}"
-    return None
+        if type(qid) is not int or type(lid) is not int:
+            yield f"a message of queue {qid!r}: its key is not a pair of integers ({lid!r})"
+            continue
+        name = f"message {lid + _OFF} of queue {qid}"
+        if type(crc) is not int:
+            yield f"{name}: its stored checksum is not an integer ({type(crc).__name__})"
+        elif external is None:
+            if type(packet) is not bytes:
+                yield f"{name}: its packet is not a blob ({type(packet).__name__})"
+            elif (damage := packet_damage(packet, crc, qid, lid)) is not None:
+                yield f"{name}: its packet {damage}"
+        elif type(external) is not str:
+            yield f"{name}: its packet file name is not text ({type(external).__name__})"
+        elif (
+            damage := _file_damage(os.path.join(packet_dir, external), crc, _key_crc(qid, lid))
+        ) is not None:
+            yield f"{name}: its packet file {external} {damage}"
 
 
-def _file_damage(path: str, crc: int) -> str | None:
+def _file_damage(path: str, crc: int, start: int) -> str | None:
     # packet_damage of a file's contents, read a chunk at a time.
-    actual = 0
+    actual = start
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             actual = _crc32(chunk, actual)
@@ -585,7 +616,7 @@ class SQLiteStore:
                 if arrived != arrived or (expires is not None and expires != expires) or moved != moved:
                     # SQLite stores NULL
                     raise _failed("arrived_time, expires_at and last_move_time must not be NaN")
-                crc = _crc32(packet)
+                crc = _crc32(packet, _crc32(_KEY.pack(qid, lid - _OFF)))
                 if len(packet) <= BIG_PACKET:
                     if subqueue == "" and not aborts and not moves and moved is None:
                         sent((qid, lid - _OFF, priority, arrived, expires, packet, crc))
@@ -627,7 +658,7 @@ class SQLiteStore:
         except MSMQError:
             self._unlink(p.files)
             raise
-        except (TypeError, ValueError, OSError) as e:
+        except (TypeError, ValueError, OSError, struct.error) as e:  # (struct: a key beyond 64 bits)
             self._unlink(p.files)
             raise _failed(str(e), e) from e
         return p
@@ -898,22 +929,29 @@ class SQLiteStore:
         if row is None:
             raise KeyError(key)
         external, packet, crc = row
+        if type(crc) is not int and crc is not None:
+            raise self._damaged(key, f"its stored checksum is not an integer ({type(crc).__name__})")
         if external is None:
-            packet = bytes(packet)
+            if type(packet) is not bytes:
+                raise self._damaged(key, f"its packet is not a blob ({type(packet).__name__})")
         else:
             try:
                 with open(os.path.join(self.packet_dir, external), "rb") as f:
                     packet = f.read()
             except FileNotFoundError:  # deleted (and unlinked) after our row was read
                 raise KeyError(key) from None
-        damage = packet_damage(packet, crc)
+        damage = packet_damage(packet, crc, key.queue_id, key.lookup_id - _OFF)
         if damage is not None:
             where = f"its packet file {external}" if external is not None else "its packet"
-            raise MSMQError(
-                f"message {key.lookup_id} of queue {key.queue_id}: {where} {damage}",
-                HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
-            )
+            raise self._damaged(key, f"{where} {damage}")
         return packet
+
+    @staticmethod
+    def _damaged(key: MessageKey, what: str) -> MSMQError:
+        return MSMQError(
+            f"message {key.lookup_id} of queue {key.queue_id}: {what}",
+            HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+        )
 
     def read_packet(self, key: MessageKey) -> bytes:
         """The packet of one committed message; ``KeyError`` when absent."""
@@ -1017,8 +1055,10 @@ def _stream(conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMes
     try:
         while rows := cur.fetchmany(_FETCH):
             for qid, lid, pri, arrived, sub, aborts, moves, expires, packet, moved, crc in rows:
-                if packet and crc is not None and _crc32(packet) != crc:
-                    packet = b""  # damaged: read_packet says so (as it does for a big one)
-                yield StoredMessage(qid, lid + _OFF, packet, pri, arrived, sub, aborts, moves, expires, moved)
+                if type(lid) is int:  # (a key of another type is for the queue manager to refuse)
+                    if packet and crc is not None and not _matches(packet, crc, qid, lid):
+                        packet = b""  # damaged: read_packet says what is wrong (as for a big one)
+                    lid += _OFF
+                yield StoredMessage(qid, lid, packet, pri, arrived, sub, aborts, moves, expires, moved)
     finally:
         conn.close()
