@@ -441,6 +441,7 @@ _message = st.builds(
     abort_count=st.integers(0, 1 << 40),
     move_count=st.integers(0, 3),
     expires_at=st.none() | st.floats(allow_nan=False),
+    last_move_time=st.none() | st.floats(allow_nan=False),
 )
 _key = st.builds(MessageKey, _qid, _lookup)
 _json = st.recursive(
