@@ -293,11 +293,23 @@ def test_failing_batch_changes_nothing(store: Store) -> None:
         Batch(insert=[msg(1 << 63, 1, priority=0, arrived_time=0.0)]),
         Batch(insert=[msg(1, 1, priority=0, arrived_time=float("nan"))]),
         Batch(insert=[msg(1, 1, priority=0, arrived_time=0.0, expires_at=float("nan"))]),
+        Batch(insert=[msg(1, 1, priority=0, arrived_time=0.0, last_move_time=float("nan"))]),
         Batch(last_lookup_ids={1: U64 + 1}),
         Batch(delete=[MessageKey(1, U64 + 1)]),
         Batch(upsert_queues=[QueueRow(1, "q", {"x": object()})]),
     ],
-    ids=["dup", "lookup>u64", "lookup<0", "queue>i64", "nan", "nan-expiry", "last>u64", "del>u64", "json"],
+    ids=[
+        "dup",
+        "lookup>u64",
+        "lookup<0",
+        "queue>i64",
+        "nan",
+        "nan-expiry",
+        "nan-moved",
+        "last>u64",
+        "del>u64",
+        "json",
+    ],
 )
 def test_invalid_batches_fail_with_storage_failed(store: Store, bad: Batch) -> None:
     with pytest.raises(MSMQError) as exc:
