@@ -702,18 +702,19 @@ class QueueManager(QueueCatalog):
 def _check_stored(sm: StoredMessage) -> None:
     """ValueError unless the facts stored beside a packet have their types and ranges (a row the
     store's schema declares can still hold other values: SQLite's columns are not typed)."""
-    number = (int, float)
-    if not (
-        type(sm.lookup_id) is int
-        and 0 <= sm.lookup_id < 1 << 64
-        and type(sm.priority) is int
-        and 0 <= sm.priority <= 7
-        and type(sm.arrived_time) in number
-        and type(sm.subqueue) is str
-        and type(sm.abort_count) is int
-        and type(sm.move_count) is int
-        and (sm.expires_at is None or type(sm.expires_at) in number)
-        and (sm.last_move_time is None or type(sm.last_move_time) in number)
-        and isinstance(sm.packet, bytes)
+    _, lookup_id, packet, priority, arrived, subqueue, aborts, moves, expires, moved = sm
+    ti = type(lookup_id)
+    if (
+        ti is not int
+        or type(priority) is not int
+        or type(subqueue) is not str
+        or type(aborts) is not int
+        or type(moves) is not int
+        or type(packet) is not bytes
+        or not (type(arrived) is float or type(arrived) is int)
+        or not (expires is None or type(expires) is float or type(expires) is int)
+        or not (moved is None or type(moved) is float or type(moved) is int)
+        or not 0 <= priority <= 7
+        or not 0 <= lookup_id < 1 << 64
     ):
         raise ValueError(f"its stored facts are not of their types: {sm._replace(packet=b'')!r}")
