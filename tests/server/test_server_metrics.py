@@ -4,6 +4,7 @@ format, read back with prometheus_client's own parser, over real sockets; the CL
 from __future__ import annotations
 
 import socket
+import sqlite3
 import ssl
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 import trustme
+from click.testing import CliRunner
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -24,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every test on both loops)
 from _serve_process import SERVE, ServeProcess, env
 
-from pymsmq import Message
+from pymsmq import Message, QueueManager
+from pymsmq.cli import main
 from pymsmq.client import connect
 from pymsmq.server import AccessPolicy, ConfigError, ServerConfig
 from pymsmq.server.metrics import REQUEST_TIMEOUT, metric_families
@@ -325,3 +328,25 @@ def test_connections_beyond_the_limit_are_closed_and_scrapes_come_back(endpoint:
     finally:
         for s in held:
             s.close()
+
+
+def test_messages_damaged_on_disk_are_counted_in_stats_and_metrics(tmp_path: Path) -> None:
+    # A message left in the store at start because its packet was damaged on disk was only in the
+    # log: a scrape and STATS now count it, until a purge of its queue deletes it.
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(Q)
+        q.send_many([Message(body=b"good", delivery=1), Message(body=b"rots", delivery=1)])
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as conn:
+        conn.execute("UPDATE messages SET packet_crc = packet_crc + 1")  # both look damaged
+    server = ThreadServer(tmp_path / "qm", ServerConfig(port=0, metrics_port=0)).start()
+    try:
+        with connect(server.url) as client:
+            assert client.server_stats()["unreadable_messages"] == 2
+            assert _scrape(_metrics_url(server))[("pymsmq_unreadable_messages", ())] == 2
+            shown = CliRunner().invoke(main, ["stats", "--url", server.url], env={"PYMSMQ_URL": None})
+            assert shown.exit_code == 0 and "store: 2 stored message(s) could not be read" in shown.output
+            client.queue(Q).purge()
+            assert client.server_stats()["unreadable_messages"] == 0
+            assert _scrape(_metrics_url(server))[("pymsmq_unreadable_messages", ())] == 0
+    finally:
+        server.stop()

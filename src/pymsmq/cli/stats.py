@@ -100,6 +100,12 @@ def stats(target: Target, interval: float | None, as_json: bool) -> None:
             click.echo(f"event loop: {server['event_loop']}")
         if server.get("disk_full"):
             click.echo("store: the disk is full: recoverable sends are refused, receives go on")
+        if server.get("unreadable_messages"):
+            click.echo(
+                f"store: {server['unreadable_messages']} stored message(s) could not be read at start "
+                "(damaged on disk; named in the server's log): not delivered, a purge of their queue "
+                "deletes them"
+            )
         if server.get("held"):
             click.echo(f"held: {server['held']} received messages wait for their receivers' acknowledgement")
     click.echo("")

@@ -325,6 +325,13 @@ class QueueManager(QueueCatalog):
             self.run_timers()
 
     @property
+    def unreadable_messages(self) -> int:
+        """Stored messages left in the store at open because they could not be read (a packet
+        damaged on disk, a big message's file missing; named in the log): not delivered, deleted
+        by a purge of their queue (docs/lifecycle.md, "Store versions")."""
+        return sum(len(lookup_ids) for lookup_ids in self._unreadable.values())
+
+    @property
     def disk_full(self) -> bool:
         """True while the store's disk is full: recoverable sends are refused, receives go on
         (docs/lifecycle.md, "A full disk")."""

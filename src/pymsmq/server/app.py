@@ -436,6 +436,7 @@ class Server:
         # Queued SENDs written together (send_batcher): sends per batch = sends per store commit.
         snap["send_batches"] = {"batches": self.send_batcher.batches, "sends": self.send_batcher.sends}
         snap["disk_full"] = qm.disk_full
+        snap["unreadable_messages"] = qm.unreadable_messages
         snap["machine_quota"] = qm.machine_quota  # KB, None: no limit
         # Recoverable messages received two-phase whose receivers have not acknowledged them yet.
         snap["held"] = sum(s.holds.messages() for s in list(self.sessions))

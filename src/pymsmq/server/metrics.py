@@ -82,6 +82,12 @@ _SERVER: Final = (
         "Messages received two-phase, not yet acknowledged by their receivers.",
         False,
     ),
+    (
+        ("unreadable_messages",),
+        "pymsmq_unreadable_messages",
+        "Stored messages not loaded at start (a packet damaged on disk, a big message's file missing).",
+        False,
+    ),
     (("uptime_s",), "pymsmq_uptime_seconds", "Seconds since the server started.", False),
 )
 
