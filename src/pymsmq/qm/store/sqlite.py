@@ -205,7 +205,7 @@ def _matches(packet: object, crc: object, queue_id: object, stored_lookup_id: in
         type(packet) is bytes
         and type(crc) is int
         and type(queue_id) is int
-        and _crc32(packet, _key_crc(queue_id, stored_lookup_id)) == crc
+        and packet_damage(packet, crc, queue_id, stored_lookup_id) is None
     )
 
 
@@ -616,7 +616,7 @@ class SQLiteStore:
                 if arrived != arrived or (expires is not None and expires != expires) or moved != moved:
                     # SQLite stores NULL
                     raise _failed("arrived_time, expires_at and last_move_time must not be NaN")
-                crc = _crc32(packet, _crc32(_KEY.pack(qid, lid - _OFF)))
+                crc = _crc32(packet, _key_crc(qid, lid - _OFF))
                 if len(packet) <= BIG_PACKET:
                     if subqueue == "" and not aborts and not moves and moved is None:
                         sent((qid, lid - _OFF, priority, arrived, expires, packet, crc))
