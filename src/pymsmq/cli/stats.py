@@ -103,8 +103,8 @@ def stats(target: Target, interval: float | None, as_json: bool) -> None:
         if server.get("unreadable_messages"):
             click.echo(
                 f"store: {server['unreadable_messages']} stored message(s) could not be read at start "
-                "(damaged on disk; named in the server's log): not delivered, a purge of their queue "
-                "deletes them"
+                "(damaged on disk, or a big message's file missing; named in the server's log): not "
+                "delivered, a purge of their queue deletes them"
             )
         if server.get("held"):
             click.echo(f"held: {server['held']} received messages wait for their receivers' acknowledgement")
