@@ -797,6 +797,25 @@ def test_transactional_move(qm: Any) -> None:
     assert tq.subqueue("later").receive(0, 3).body == b"m"
 
 
+def test_a_message_another_transaction_holds_is_locked_under_transaction(qm: Any) -> None:
+    # Windows answers MQ_ERROR_MESSAGE_LOCKED_UNDER_TRANSACTION (0xC00E009C) to a read or move by
+    # lookup id of a message another transaction holds, and WCF retries on it (outside QA: pymsmq
+    # answered MQ_ERROR_TRANSACTION_USAGE, on which WCF faults its channel).
+    tq = qm.create_queue(TQ, transactional=True)
+    tq.send(Message(body=b"held"), 3)
+    lid = tq.peek(0).lookup_id
+    tx = qm.begin_transaction()
+    assert tq.receive_by_lookup_id(lid, transaction=tx).body == b"held"
+    for call in (
+        lambda: tq.receive_by_lookup_id(lid, transaction=3),
+        lambda: tq.peek_by_lookup_id(lid),
+        lambda: tq.move(lid, "retry", transaction=3),
+    ):
+        assert hresult_of(call) == H.MQ_ERROR_MESSAGE_LOCKED_UNDER_TRANSACTION
+    tx.abort()
+    assert tq.receive_by_lookup_id(lid, transaction=3).abort_count == 1
+
+
 def test_a_move_sets_the_last_move_time(qm: Any) -> None:
     # PROPID_M_LAST_MOVE_TIME ([MS-MQRR] 2.2.5.3 SubqueueHeader.LastMoveTime): when the message last
     # moved to or from a subqueue; it was always 0.  What WCF-style retry cycles read to know when a

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
@@ -69,10 +70,9 @@ class LookupIdOps:
                     raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
                 if action == _CURRENT:
                     if not anchor.visible(peek):
-                        # [MS-MQDMPR] 3.1.7.3.3 SeekCurrent: a Locked position -> MQ_ERROR_TRANSACTION_USAGE.
-                        raise _err(
-                            "the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE
-                        )
+                        # A Locked position: docs/spec-decisions.md, "A lookup-id operation on a
+                        # message another transaction holds" (MQ_ERROR_MESSAGE_LOCKED_UNDER_TRANSACTION).
+                        raise _locked()
                     found = anchor
                 elif action == _NEXT:
                     found = index.after(anchor.priority, lookup_id, peek)
@@ -170,7 +170,7 @@ class LookupIdOps:
             if entry is None or entry.state == PENDING:
                 raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
             if entry.state != AVAILABLE:
-                raise _err("the message is locked by a transaction", HResult.MQ_ERROR_TRANSACTION_USAGE)
+                raise _locked()
             if isinstance(tx, Transaction):
                 tx._check_usable(qm)
                 index.set_state(entry, LOCKED)
@@ -193,3 +193,14 @@ class LookupIdOps:
                 return
             land_move(qm, state, entry, target_name, move_count, now)
             state.cond.notify_all()
+
+
+def _locked() -> MSMQError:
+    # [MS-MQMQ] 2.4 MQ_ERROR_MESSAGE_LOCKED_UNDER_TRANSACTION: "The message is currently being
+    # processed under a transaction. Until the transaction outcome is determined, the message
+    # cannot be processed in any other transaction."  (MS-MQDMPR 3.1.7.3.3 says
+    # MQ_ERROR_TRANSACTION_USAGE; Windows answers this code: docs/spec-decisions.md.)
+    return _err(
+        "the message is locked by a transaction (it comes back if that transaction aborts)",
+        HResult.MQ_ERROR_MESSAGE_LOCKED_UNDER_TRANSACTION,
+    )
