@@ -35,7 +35,7 @@ NACK_BAD_DST_Q, NACK_REACH_QUEUE_TIMEOUT, NACK_Q_EXCEED_QUOTA, NACK_ACCESS_DENIE
     0x8003,
     0x8004,
 )
-NACK_Q_DELETED, NACK_Q_PURGED, NACK_RECEIVE_TIMEOUT = 0xC000, 0xC001, 0xC002
+NACK_Q_DELETED, NACK_Q_PURGED, NACK_RECEIVE_TIMEOUT, NACK_RECEIVE_REJECTED = 0xC000, 0xC001, 0xC002, 0xC004
 
 
 @pytest.fixture
@@ -303,3 +303,48 @@ def test_messages_in_dead_letter_queue_generate_no_acks(qm: QueueManager, clock:
     assert [a.msg_class for a in drain(admin)] == [NACK_RECEIVE_TIMEOUT]
     qm.dead_letter_queue.receive(timeout=0)
     assert admin.message_count == 0
+
+
+def test_a_message_marked_rejected_leaves_with_nack_receive_rejected(qm: QueueManager) -> None:
+    # MQMarkMessageRejected (WCF's ReceiveErrorHandling=Reject; outside QA: no equivalent, and a
+    # receive then reject_message sent the sender a positive ack and then the rejection).
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    admin = qm.create_queue(r".\private$\admin")
+    m = Message(
+        body=b"bad",
+        ack=MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE,
+        admin_queue=admin.format_name,
+        journal=MQMSG_DEADLETTER,
+    )
+    q.send(m, transaction=MQ_SINGLE_MESSAGE)
+    lid = q.peek(timeout=0).lookup_id
+    tx = qm.begin_transaction()  # marked, received, then aborted: nothing is sent, it stays
+    q.receive_by_lookup_id(lid, transaction=tx)
+    q.mark_rejected(lid, tx)
+    tx.abort()
+    assert admin.message_count == 0 and q.peek(timeout=0).abort_count == 1
+    with qm.begin_transaction() as tx:  # marked first, then received: rejected at commit
+        q.mark_rejected(lid, tx)
+        assert q.receive_by_lookup_id(lid, transaction=tx).body == b"bad"
+        assert admin.message_count == 0
+    assert [(a.msg_class, a.correlation_id) for a in drain(admin)] == [(NACK_RECEIVE_REJECTED, m.id)]
+    assert [(d.body, d.msg_class) for d in drain(qm.transactional_dead_letter_queue)] == [
+        (b"bad", NACK_RECEIVE_REJECTED)
+    ]
+    q.send(
+        Message(body=b"good", ack=MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE, admin_queue=admin.format_name),
+        MQ_SINGLE_MESSAGE,
+    )
+    with qm.begin_transaction() as tx:  # not marked: the positive receive acknowledgement
+        q.receive(timeout=0, transaction=tx)
+    assert [a.msg_class for a in drain(admin)] == [ACK_RECEIVE]
+    plain = qm.create_queue(r".\private$\plain")
+    plain.send(Message(body=b"p"))
+    with qm.begin_transaction() as tx:
+        for call in (lambda: q.mark_rejected(1, MQ_SINGLE_MESSAGE), lambda: plain.mark_rejected(1, tx)):
+            with pytest.raises(MSMQError) as refused:
+                call()
+            assert refused.value.hresult == HResult.MQ_ERROR_TRANSACTION_USAGE
+        with pytest.raises(MSMQError) as missing:
+            q.mark_rejected(999, tx)
+        assert missing.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND

@@ -86,6 +86,7 @@ NACK_UNSUPPORTED_CRYPTO_PROVIDER: Final = 0x800B
 NACK_Q_DELETED: Final = 0xC000
 NACK_Q_PURGED: Final = 0xC001
 NACK_RECEIVE_TIMEOUT: Final = 0xC002
+NACK_RECEIVE_REJECTED: Final = 0xC004
 NACK_MESSAGE_TOO_LARGE: Final = 0x800D
 
 #: The acknowledgement bit that asks for each class (arrival NACKs 0x8xxx, receive NACKs 0xCxxx).

@@ -138,6 +138,32 @@ class LookupIdOps:
         """Like ``receive_by_lookup_id``; inside a transaction peeks still see the message until it ends."""
         return self._by_lookup_id(_CURRENT, _check_lookup_id(lookup_id), False, transaction, True)
 
+    # ------------------------------------------------------------------ reject
+    def mark_rejected(self, lookup_id: int, transaction: Transaction) -> None:
+        """Mark the message with ``lookup_id`` rejected in ``transaction`` (MQMarkMessageRejected,
+        WCF's ReceiveErrorHandling=Reject): received in that transaction (before or after this
+        call), it leaves with MQMSG_CLASS_NACK_RECEIVE_REJECTED when the transaction commits, a
+        negative acknowledgement to its admin queue if it asked for one (and to the transactional
+        dead-letter queue if it asked for dead-lettering) instead of a positive receive
+        acknowledgement.  MQ_ERROR_TRANSACTION_USAGE outside a transaction or on a
+        non-transactional queue; MQ_ERROR_MESSAGE_NOT_FOUND for a lookup id not in the queue."""
+        lookup_id = _check_lookup_id(lookup_id)
+        if not isinstance(transaction, Transaction):
+            raise _err(
+                "mark_rejected must be called inside a transaction (a Transaction)",
+                HResult.MQ_ERROR_TRANSACTION_USAGE,
+            )
+        qm = self._qm
+        with qm._lock:
+            self._check(_RECEIVE)
+            if not self._state.transactional:
+                raise _err("the queue is not transactional", HResult.MQ_ERROR_TRANSACTION_USAGE)
+            transaction._check_usable(qm)
+            entry = self._index().get(lookup_id)
+            if entry is None or entry.state == PENDING:
+                raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)
+            transaction._rejected.add((self._state.queue_id, lookup_id))
+
     # ------------------------------------------------------------------ move
     def move(
         self, lookup_id: int, target: Queue | str | None, transaction: Transaction | int | None = None

@@ -30,7 +30,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
-from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_REACH_QUEUE_TIMEOUT
+from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_REACH_QUEUE_TIMEOUT, NACK_RECEIVE_REJECTED
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 
 if TYPE_CHECKING:
@@ -116,6 +116,9 @@ class Transaction:
         self._xact_id: ObjectId | None = None
         # Windows TTBR mode (QueueManager.windows_transaction_ttbr): the first message's TTBR.
         self._first_ttbr: int | None = None
+        #: (queue id, lookup id) of the messages marked rejected in it (``Queue.mark_rejected``):
+        #: received in it, they leave with MQMSG_CLASS_NACK_RECEIVE_REJECTED at commit.
+        self._rejected: set[tuple[int, int]] = set()
 
     def __repr__(self) -> str:
         return f"<Transaction {self.id} {self.state}, {len(self._ops)} operations>"
@@ -218,7 +221,14 @@ class Transaction:
                     life.check_available(op.queue, entry)
                 elif op.kind == RECEIVE:
                     op.index.remove(entry)
-                    qm._on_removed(op.queue, entry, effects)
+                    if self._rejected and (op.queue.queue_id, entry.lookup_id) in self._rejected:
+                        # MQMarkMessageRejected: "When a message marked as rejected is received, a
+                        # negative acknowledgement (Nack) with the message class
+                        # MQMSG_CLASS_NACK_RECEIVE_REJECTED is generated (if a Nack is requested)
+                        # when the transaction is committed" ([MS-MQDMPR] 3.1.1.13 DequeueReason).
+                        life.removed(op.queue, entry, NACK_RECEIVE_REJECTED, effects)
+                    else:
+                        qm._on_removed(op.queue, entry, effects)
                 else:
                     op.index.remove(entry)
                     land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
