@@ -34,9 +34,9 @@ def server(tmp_path: Path) -> Iterator[ThreadServer]:
 def test_a_server_that_answers_is_exit_0_with_its_facts(server: ThreadServer) -> None:
     r = run("--url", server.url, "--token", "t0k")
     assert r.exit_code == 0 and r.output.startswith(f"pymsmq: {server.url} answered in "), r.output
-    assert "protocol version 4" in r.output
+    assert "protocol version 5" in r.output
     facts = json.loads(run("--url", server.url, "--token", "t0k", "--json").output)
-    assert facts["protocol_version"] == 4 and facts["round_trip_ms"] > 0
+    assert facts["protocol_version"] == 5 and facts["round_trip_ms"] > 0
     assert server.server is not None and facts["guid"] == str(server.server.qm.guid)
 
 

@@ -816,6 +816,25 @@ def test_a_message_another_transaction_holds_is_locked_under_transaction(qm: Any
     assert tq.receive_by_lookup_id(lid, transaction=3).abort_count == 1
 
 
+def test_a_message_marked_rejected_is_nacked_at_commit(qm: Any) -> None:
+    # MQMarkMessageRejected (WCF's ReceiveErrorHandling=Reject), embedded and remote (protocol
+    # version 5, MARK_REJECTED).
+    tq = qm.create_queue(TQ, transactional=True)
+    admin = qm.create_queue(Q)
+    m = Message(body=b"bad", ack=pymsmq.MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE, admin_queue=admin.format_name)
+    tq.send(m, 3)
+    lid = tq.peek(0).lookup_id
+    with qm.begin_transaction() as tx:
+        assert tq.receive_by_lookup_id(lid, transaction=tx).body == b"bad"
+        tq.mark_rejected(lid, tx)
+    nack = admin.receive(10)
+    assert (nack.msg_class, nack.correlation_id) == (0xC004, m.id)  # MQMSG_CLASS_NACK_RECEIVE_REJECTED
+    assert hresult_of(tq.mark_rejected, lid, 3) == H.MQ_ERROR_TRANSACTION_USAGE
+    with qm.begin_transaction() as tx:
+        assert hresult_of(tq.mark_rejected, lid, tx) == H.MQ_ERROR_MESSAGE_NOT_FOUND  # received
+        assert hresult_of(admin.mark_rejected, 1, tx) == H.MQ_ERROR_TRANSACTION_USAGE  # not transactional
+
+
 def test_a_move_sets_the_last_move_time(qm: Any) -> None:
     # PROPID_M_LAST_MOVE_TIME ([MS-MQRR] 2.2.5.3 SubqueueHeader.LastMoveTime): when the message last
     # moved to or from a subqueue; it was always 0.  What WCF-style retry cycles read to know when a

@@ -254,6 +254,35 @@ def test_a_server_of_protocol_version_2_is_told_apart(tmp_path: Any, monkeypatch
         server.stop()
 
 
+def test_a_server_of_protocol_version_4_cannot_mark_rejected(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server of versions 1-4 (pymsmq before MARK_REJECTED): the client says so instead of
+    # sending an op that server would close the connection for; the connection keeps working.
+    from _pymsmq_server import ThreadServer
+
+    import pymsmq.server.session as session
+    from pymsmq import connect
+    from pymsmq.protocol.handshake import choose_version
+
+    monkeypatch.setattr(session, "choose_version", lambda hello: choose_version(hello, (1, 2, 3, 4)))
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        client = connect(server.url)
+        assert client._t.server_hello.version == 4
+        q = client.create_queue(r".\private$\tx", transactional=True)
+        q.send(Message(body=b"x"), 3)
+        with client.begin_transaction() as tx:
+            lid = q.receive(0, transaction=tx).lookup_id
+            assert (
+                hresult_of(q.mark_rejected, lid, tx) == H.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER
+            )
+        assert q.message_count == 0
+        client.close()
+    finally:
+        server.stop()
+
+
 # ---------------------------------------------------------------------------- asyncio
 
 

@@ -61,10 +61,10 @@ def handshake(
     c, s = ClientConnection(), ServerConnection()
     assert (c.state, s.state) == (State.SEND_HELLO, State.AWAIT_HELLO)
     (hello,) = s.receive_data(c.send(ClientHello(token=b"t", client_name="me")))
-    assert hello == ClientHello((1, 2, 3, 4), b"t", "me") == s.client_hello
+    assert hello == ClientHello((1, 2, 3, 4, 5), b"t", "me") == s.client_hello
     assert (c.state, s.state) == (State.AWAIT_HELLO, State.SEND_HELLO)
     version = choose_version(hello)
-    assert version == 4
+    assert version == 5
     reply = ServerHello(version, QM, "box", max_payload, max_in_flight)
     (event,) = c.receive_data(s.send(reply))
     assert event == reply == c.server_hello

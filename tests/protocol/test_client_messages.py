@@ -219,8 +219,9 @@ def test_choose_version() -> None:
     assert choose_version(ClientHello((1, 2))) == 2  # a version-2 client gets version 2
     assert choose_version(ClientHello((1, 2, 3))) == 3
     assert choose_version(ClientHello((3, 4))) == 4
-    assert choose_version(ClientHello((3, 5))) == 3
-    assert choose_version(ClientHello((5, 6))) is None
+    assert choose_version(ClientHello((4, 5))) == 5  # MARK_REJECTED's version
+    assert choose_version(ClientHello((3, 6))) == 3
+    assert choose_version(ClientHello((6, 7))) is None
     assert choose_version(ClientHello((1, 2, 3)), (1,)) == 1
 
 

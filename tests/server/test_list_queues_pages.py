@@ -57,7 +57,7 @@ def _pages(
 
 
 def test_pages_cover_every_queue_once_in_case_insensitive_order(client: Any) -> None:
-    assert client._t.server_hello.version == 4
+    assert client._t.server_hello.version == 5
     pages = _pages(client, propids=(7,))
     assert len(pages) > 2 and all(p.names for p in pages)
     names = [n for p in pages for n in p.names]

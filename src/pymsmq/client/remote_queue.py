@@ -58,6 +58,8 @@ _PEEKS: Final = frozenset(int(a) for a in Action if a.peek)
 PROPID_M_CORRELATIONID: Final = 3
 #: The protocol version that has RECEIVE_MATCHING.
 _MATCHING_VERSION: Final = OP_SINCE_VERSION[Op.RECEIVE_MATCHING]
+#: The protocol version that has MARK_REJECTED.
+_REJECT_VERSION: Final = OP_SINCE_VERSION[Op.MARK_REJECTED]
 _NO_MESSAGE: Final = frozenset({HResult.MQ_ERROR_IO_TIMEOUT, HResult.MQ_ERROR_MESSAGE_NOT_FOUND})
 
 
@@ -678,6 +680,25 @@ class RemoteQueue:
         """Delete every message that is not locked."""
         self._check()
         self._t.call(pm.PurgeQueueRequest(self._handle))
+
+    def mark_rejected(self, lookup_id: int, transaction: RemoteTransaction) -> None:
+        """Mark the message with ``lookup_id`` rejected in ``transaction`` (MQMarkMessageRejected):
+        received in it, it leaves with MQMSG_CLASS_NACK_RECEIVE_REJECTED when it commits."""
+        lookup_id = _check_lookup_id(lookup_id)
+        if not isinstance(transaction, RemoteTransaction):
+            raise MSMQError(
+                "mark_rejected must be called inside a transaction (a RemoteTransaction)",
+                HResult.MQ_ERROR_TRANSACTION_USAGE,
+            )
+        self._check()
+        hello = self._t.server_hello
+        if hello is not None and hello.version < _REJECT_VERSION:
+            raise MSMQError(
+                f"the server speaks protocol version {hello.version}; mark_rejected needs version"
+                f" {_REJECT_VERSION} (a newer pymsmq serve)",
+                HResult.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER,
+            )
+        self._t.call(pm.MarkRejectedRequest(self._handle, lookup_id, _xact(self._qm, transaction)))
 
     def move(
         self,

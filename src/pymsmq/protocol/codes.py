@@ -43,6 +43,9 @@ class Op(IntEnum):
     END_RECEIVE = 0x0025
     #: Cancel a RECEIVE or RECEIVE_MANY that waits ([MS-MQRR] 3.1.4.8 R_CancelReceive).
     CANCEL_RECEIVE = 0x0026
+    #: pymsmq extension (protocol version 5): MQMarkMessageRejected, a message marked rejected in a
+    #: transaction (docs/protocol.md, MARK_REJECTED).
+    MARK_REJECTED = 0x0027
     BEGIN_TRANSACTION = 0x0030
     COMMIT_TRANSACTION = 0x0031
     ABORT_TRANSACTION = 0x0032

@@ -36,13 +36,13 @@ __all__ = [
 
 #: The protocol version this module implements (SERVER_HELLO.version).  Version 2 is version 1 and
 #: the op CANCEL_RECEIVE, version 3 is version 2 and the op RECEIVE_MATCHING, version 4 is version 3
-#: and the op LIST_QUEUES_PAGE (docs/protocol.md): a peer that chose an older version never sees the
-#: newer ops.
-PROTOCOL_VERSION: Final = 4
-SUPPORTED_VERSIONS: Final = (1, 2, 3, PROTOCOL_VERSION)
+#: and the op LIST_QUEUES_PAGE, version 5 is version 4 and the op MARK_REJECTED (docs/protocol.md): a
+#: peer that chose an older version never sees the newer ops.
+PROTOCOL_VERSION: Final = 5
+SUPPORTED_VERSIONS: Final = (1, 2, 3, 4, PROTOCOL_VERSION)
 #: Ops that are not in every supported version: op -> the first version that has it.
-#: (0x0026 CANCEL_RECEIVE, 0x0043 RECEIVE_MATCHING, 0x0004 LIST_QUEUES_PAGE)
-OP_SINCE_VERSION: Final = {0x0026: 2, 0x0043: 3, 0x0004: 4}
+#: (0x0026 CANCEL_RECEIVE, 0x0043 RECEIVE_MATCHING, 0x0004 LIST_QUEUES_PAGE, 0x0027 MARK_REJECTED)
+OP_SINCE_VERSION: Final = {0x0026: 2, 0x0043: 3, 0x0004: 4, 0x0027: 5}
 #: Hard ceiling on a frame's payload: a 4 MiB message ([MS-MQMQ] 2.2.19.1 PacketSize <= 0x00400000)
 #: plus 64 KiB for the property array and fixed fields beside it.
 MAX_PAYLOAD: Final = MAX_PACKET_SIZE + 0x10000

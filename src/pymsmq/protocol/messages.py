@@ -73,6 +73,8 @@ __all__ = [
     "ListQueuesPageResponse",
     "ListQueuesRequest",
     "ListQueuesResponse",
+    "MarkRejectedRequest",
+    "MarkRejectedResponse",
     "MoveRequest",
     "MoveResponse",
     "Op",
@@ -588,6 +590,27 @@ class MoveResponse(Response):
     OP = Op.MOVE
 
 
+@payload(U32, U64, XACT)
+@dataclass(frozen=True, slots=True)
+class MarkRejectedRequest(Request):
+    """MARK_REJECTED (protocol version 5): MQMarkMessageRejected of the message ``lookup_id`` of the
+    queue behind ``handle``, in ``transaction`` (a BEGIN_TRANSACTION GUID): received in it, the
+    message leaves with MQMSG_CLASS_NACK_RECEIVE_REJECTED when it commits."""
+
+    OP = Op.MARK_REJECTED
+    handle: int
+    lookup_id: int
+    transaction: TransactionRef = None
+
+
+@payload()
+@dataclass(frozen=True, slots=True)
+class MarkRejectedResponse(Response):
+    """MARK_REJECTED answer (empty payload)."""
+
+    OP = Op.MARK_REJECTED
+
+
 # ---------------------------------------------------------------------------------- transactions
 
 
@@ -709,6 +732,7 @@ REQUEST_TYPES: Final[dict[int, type[Request]]] = {
         CloseCursorRequest,
         EndReceiveRequest,
         CancelReceiveRequest,
+        MarkRejectedRequest,
         MoveRequest,
         BeginTransactionRequest,
         CommitTransactionRequest,
@@ -737,6 +761,7 @@ RESPONSE_TYPES: Final[dict[int, type[Response]]] = {
         CloseCursorResponse,
         EndReceiveResponse,
         CancelReceiveResponse,
+        MarkRejectedResponse,
         MoveResponse,
         BeginTransactionResponse,
         CommitTransactionResponse,

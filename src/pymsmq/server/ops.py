@@ -389,6 +389,17 @@ class OpsMixin:
         h.queue.move(req.lookup_id, req.target or None, self.transaction(req.transaction))
         return pm.MoveResponse()
 
+    def op_mark_rejected(self, req: pm.MarkRejectedRequest) -> pm.Response:
+        h = self.handle(req.handle)
+        self.check(h, _M.MQSEC_RECEIVE_MESSAGE, "reject messages of")
+        tx = self.transaction(req.transaction)
+        if tx is None or isinstance(tx, int):
+            raise MSMQError(
+                "MARK_REJECTED needs a BEGIN_TRANSACTION transaction", HResult.MQ_ERROR_TRANSACTION_USAGE
+            )
+        h.queue.mark_rejected(req.lookup_id, tx)
+        return pm.MarkRejectedResponse()
+
     def _end_receive(self, rid: int, req: pm.EndReceiveRequest) -> None:
         """END_RECEIVE ([MS-MQRR] 3.1.4.9): RR_ACK removes the held message (answered once that is
         durable), RR_NACK puts it back in its place.

@@ -651,6 +651,7 @@ _INLINE_OPS: Final = {
     Op.CLOSE_CURSOR: "op_close_cursor",
     Op.BEGIN_TRANSACTION: "op_begin_transaction",
     Op.CANCEL_RECEIVE: "op_cancel_receive",
+    Op.MARK_REJECTED: "op_mark_rejected",
 }
 #: pymsmq batch extensions (server/batches.py): they schedule and answer themselves.
 _BATCH_OPS: Final[dict[int, Callable[[Session, int, Any], None]]] = {
