@@ -62,8 +62,8 @@ def test_blocked_receive_wakes_when_a_message_arrives(qm: QueueManager, timeout:
     t.start()
     time.sleep(0.1)
     assert not got
-    sent_at = time.monotonic()
     q.send(Message(body=b"wake", delivery=1))
+    sent_at = time.monotonic()  # after the send's durable write (an fsync took 0.8 s on a loaded host)
     t.join(5)
     assert got and got[0][0] == b"wake"
     assert got[0][1] - sent_at < 0.5  # woken by the arrival, not by a polling interval
