@@ -710,9 +710,8 @@ def _check_stored(sm: StoredMessage) -> None:
     """ValueError unless the facts stored beside a packet have their types and ranges (a row the
     store's schema declares can still hold other values: SQLite's columns are not typed)."""
     _, lookup_id, packet, priority, arrived, subqueue, aborts, moves, expires, moved = sm
-    ti = type(lookup_id)
     if (
-        ti is not int
+        type(lookup_id) is not int
         or type(priority) is not int
         or type(subqueue) is not str
         or type(aborts) is not int

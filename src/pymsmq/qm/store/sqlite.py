@@ -345,19 +345,29 @@ def damaged_packets(connection: sqlite3.Connection, packet_dir: str) -> Iterator
             yield f"a message of queue {qid!r}: its key is not a pair of integers ({lid!r})"
             continue
         name = f"message {lid + _OFF} of queue {qid}"
-        if type(crc) is not int:
-            yield f"{name}: its stored checksum is not an integer ({type(crc).__name__})"
+        problem = _row_type_problem(external, packet, crc)
+        if problem is not None:
+            yield f"{name}: {problem}"
         elif external is None:
-            if type(packet) is not bytes:
-                yield f"{name}: its packet is not a blob ({type(packet).__name__})"
-            elif (damage := packet_damage(packet, crc, qid, lid)) is not None:
+            if (damage := packet_damage(packet, crc, qid, lid)) is not None:
                 yield f"{name}: its packet {damage}"
-        elif type(external) is not str:
-            yield f"{name}: its packet file name is not text ({type(external).__name__})"
         elif (
             damage := _file_damage(os.path.join(packet_dir, external), crc, _key_crc(qid, lid))
         ) is not None:
             yield f"{name}: its packet file {external} {damage}"
+
+
+def _row_type_problem(external: object, packet: object, crc: object) -> str | None:
+    # A row's packet columns holding values of other types than the schema's (SQLite's columns
+    # are not typed), described; None when they have theirs.
+    if crc is not None and type(crc) is not int:
+        return f"its stored checksum is not an integer ({type(crc).__name__})"
+    if external is None:
+        if type(packet) is not bytes:
+            return f"its packet is not a blob ({type(packet).__name__})"
+    elif type(external) is not str:
+        return f"its packet file name is not text ({type(external).__name__})"
+    return None
 
 
 def _file_damage(path: str, crc: int, start: int) -> str | None:
@@ -629,8 +639,22 @@ class SQLiteStore:
                     _write_file(full, packet)
                     dir_dirty = True
                     packet = b""
-                stored = (qid, lid - _OFF, priority, arrived, subqueue, aborts, moves, expires, external)
-                p.inserts.append((*stored, packet, moved, crc))
+                p.inserts.append(
+                    (
+                        qid,
+                        lid - _OFF,
+                        priority,
+                        arrived,
+                        subqueue,
+                        aborts,
+                        moves,
+                        expires,
+                        external,
+                        packet,
+                        moved,
+                        crc,
+                    )
+                )
             if dir_dirty:
                 # The directory entries must be durable before a commit references them.
                 fsync_path(self.packet_dir)
@@ -928,13 +952,12 @@ class SQLiteStore:
         row = cur.execute(_READ, (key.queue_id, key.lookup_id - _OFF)).fetchone()
         if row is None:
             raise KeyError(key)
-        external, packet, crc = row
-        if type(crc) is not int and crc is not None:
-            raise self._damaged(key, f"its stored checksum is not an integer ({type(crc).__name__})")
-        if external is None:
-            if type(packet) is not bytes:
-                raise self._damaged(key, f"its packet is not a blob ({type(packet).__name__})")
-        else:
+        external, stored, crc = row
+        problem = _row_type_problem(external, stored, crc)
+        if problem is not None:
+            raise self._damaged(key, problem)
+        packet: bytes = stored  # (a blob: _row_type_problem said so; a big one's is empty)
+        if external is not None:
             try:
                 with open(os.path.join(self.packet_dir, external), "rb") as f:
                     packet = f.read()
