@@ -254,6 +254,17 @@ class RemoteQueue:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _need_version(self, version: int, what: str) -> None:
+        # An op of a later protocol version: refused here rather than sent to a server that chose
+        # an earlier one (it would close the connection for an unknown op).
+        hello = self._t.server_hello
+        if hello is not None and hello.version < version:
+            raise MSMQError(
+                f"the server speaks protocol version {hello.version}; {what} version {version}"
+                " (a newer pymsmq serve)",
+                HResult.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER,
+            )
+
     def _check(self) -> None:
         if self._closed:
             raise MSMQError("the queue handle is closed", HResult.MQ_ERROR_INVALID_HANDLE)
@@ -526,13 +537,7 @@ class RemoteQueue:
         xact = None if peek else _receive_xact(self._qm, transaction)
         self._check()
         t = self._t
-        hello = t.server_hello
-        if hello is not None and hello.version < _MATCHING_VERSION:
-            raise MSMQError(
-                f"the server speaks protocol version {hello.version}; reads by message id or"
-                f" correlation id need version {_MATCHING_VERSION} (a newer pymsmq serve)",
-                HResult.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER,
-            )
+        self._need_version(_MATCHING_VERSION, "reads by message id or correlation id need")
         flags = _CONFIRM if xact is None and not peek else 0
         action = _A.MQ_ACTION_PEEK_CURRENT if peek else _A.MQ_ACTION_RECEIVE
         request = pm.ReceiveMatchingRequest(
@@ -691,13 +696,7 @@ class RemoteQueue:
                 HResult.MQ_ERROR_TRANSACTION_USAGE,
             )
         self._check()
-        hello = self._t.server_hello
-        if hello is not None and hello.version < _REJECT_VERSION:
-            raise MSMQError(
-                f"the server speaks protocol version {hello.version}; mark_rejected needs version"
-                f" {_REJECT_VERSION} (a newer pymsmq serve)",
-                HResult.MQ_ERROR_OPERATION_NOT_SUPPORTED_BY_REMOTE_COMPUTER,
-            )
+        self._need_version(_REJECT_VERSION, "mark_rejected needs")
         self._t.call(pm.MarkRejectedRequest(self._handle, lookup_id, _xact(self._qm, transaction)))
 
     def move(

@@ -49,6 +49,7 @@ from pymsmq.protocol.message_codec import (
     PROPID_M_LAST_MOVE_TIME,
     PROPID_M_LOOKUPID,
     PROPID_M_MOVE_COUNT,
+    _u32,
     decode_message,
     decode_packet_message,
     fact_properties,
@@ -470,11 +471,9 @@ def client_receive_facts(m: Message) -> bytes:
     moves = m.move_count
     if not 0 <= moves <= 0xFFFFFFFF:
         moves = min(max(moves, 0), 0xFFFFFFFF)
-    moved = m.last_move_time
-    last = 0 if moved is None else min(max(int(moved), 0), 0xFFFFFFFF)
     lookup_id = m.lookup_id & 0xFFFFFFFFFFFFFFFF
     return _RECEIVE_FACT_RUNS.pack(
-        _FACTS_1, lookup_id, _FACTS_2, t, _FACTS_3, aborts, _FACTS_4, moves, _FACTS_5, last
+        _FACTS_1, lookup_id, _FACTS_2, t, _FACTS_3, aborts, _FACTS_4, moves, _FACTS_5, _u32(m.last_move_time)
     )
 
 

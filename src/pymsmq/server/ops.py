@@ -392,12 +392,8 @@ class OpsMixin:
     def op_mark_rejected(self, req: pm.MarkRejectedRequest) -> pm.Response:
         h = self.handle(req.handle)
         self.check(h, _M.MQSEC_RECEIVE_MESSAGE, "reject messages of")
-        tx = self.transaction(req.transaction)
-        if tx is None or isinstance(tx, int):
-            raise MSMQError(
-                "MARK_REJECTED needs a BEGIN_TRANSACTION transaction", HResult.MQ_ERROR_TRANSACTION_USAGE
-            )
-        h.queue.mark_rejected(req.lookup_id, tx)
+        # (A constant in place of a BEGIN_TRANSACTION GUID: the queue manager's TRANSACTION_USAGE.)
+        h.queue.mark_rejected(req.lookup_id, self.transaction(req.transaction))
         return pm.MarkRejectedResponse()
 
     def _end_receive(self, rid: int, req: pm.EndReceiveRequest) -> None:
