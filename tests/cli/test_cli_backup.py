@@ -1,4 +1,5 @@
-"""``pymsmq backup`` of a store a real ``pymsmq serve`` works on, and ``pymsmq restore``."""
+"""``pymsmq backup`` of a store a real ``pymsmq serve`` works on, ``pymsmq restore``, ``pymsmq
+salvage``."""
 
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ def test_backup_and_restore_bad_paths_give_one_line_and_exit_code_2(tmp_path: Pa
     assert r.exit_code == 0 and "restored 1 message in" in r.output
 
 
-@pytest.mark.parametrize("command", ["backup", "restore"])
+@pytest.mark.parametrize("command", ["backup", "restore", "salvage"])
 def test_help_has_an_example(command: str) -> None:
     r = run(command, "--help")
     assert r.exit_code == 0 and "Example:" in r.output and "pymsmq restore" in r.output
@@ -143,4 +144,33 @@ def test_damaged_messages_are_named_and_exit_4_after_a_whole_backup_and_restore(
     with QueueManager.open(tmp_path / "restored") as qm:
         assert [m.body for m in qm.queue(ORDERS).receive_many(5, timeout=0)] == [b"good"]
     r = run("backup", "--help")
-    assert "4 (backup, restore) done, with damaged messages named" in r.output
+    assert "4 (backup, restore, salvage) done, with damaged or lost" in r.output
+
+
+def test_salvage_copies_a_damaged_store_names_what_it_left_and_the_copy_serves(tmp_path: Path) -> None:
+    import sqlite3
+
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(ORDERS)
+        q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(5)])
+    r = run("salvage", "--data", str(tmp_path / "qm"), str(tmp_path / "whole"))
+    assert r.exit_code == 0 and "pymsmq: salvaged 5 messages in" in r.stdout and r.stderr == ""
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as conn:
+        conn.execute(
+            "UPDATE messages SET priority = 'x' WHERE lookup_id = (SELECT max(lookup_id) FROM messages)"
+        )
+    r = run("salvage", "--data", str(tmp_path / "qm"), str(tmp_path / "new"))
+    assert r.exit_code == 4, r.output
+    assert "pymsmq: salvaged 4 messages in" in r.stdout
+    assert re.search(
+        r"pymsmq: left behind: message \d+ of queue \d+: its stored facts are not of their types", r.stderr
+    )
+    assert "0 damaged range(s) of rows could not be read; 0 queue(s) and 1 message(s)" in r.stderr
+    r = run("restore", str(tmp_path / "new"), "--data", str(tmp_path / "qm"), "--replace")
+    assert r.exit_code == 0, r.output
+    with QueueManager.open(tmp_path / "qm") as qm:
+        assert [m.body for m in qm.queue(ORDERS).receive_many(9, timeout=0)] == [b"0", b"1", b"2", b"3"]
+    r = run("salvage", "--data", str(tmp_path / "qm"), str(tmp_path / "new"))
+    assert r.exit_code == 2 and "not an empty directory" in r.output
+    r = run("salvage", "--data", str(tmp_path / "nothing"), str(tmp_path / "n"))
+    assert r.exit_code == 2 and "holds no pymsmq store" in r.output

@@ -15,64 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_contents import BIG, ORDERS, contents, fill, queue_contents
 
 from pymsmq import Message, MSMQError, QueueManager
 from pymsmq.hresult import HResult
-from pymsmq.qm.store import BIG_PACKET
 from pymsmq.qm.store.backup import StoreSummary, backup, check, restore
-
-ORDERS = r".\private$\orders"
-BIG = BIG_PACKET + 1000
-
-
-def _queue_contents(q: Any) -> list[tuple[object, ...]]:
-    """Every message of ``q`` (by lookup id, peeked): what a backup must keep of it."""
-    rows: list[tuple[object, ...]] = []
-    try:
-        m = q.peek_first_by_lookup_id()
-    except MSMQError:
-        return rows
-    while True:
-        rows.append(
-            (m.lookup_id, m.label, m.body, m.priority, m.correlation_id, m.id, m.delivery, m.app_specific)
-        )
-        try:
-            m = q.peek_next_by_lookup_id(m.lookup_id)
-        except MSMQError:
-            return rows
-
-
-def _contents(qm: QueueManager) -> dict[str, object]:
-    """The queue manager's identity, queues (with properties), journals and subqueues."""
-    out: dict[str, object] = {"guid": str(qm.guid), "machine": qm.machine_name}
-    for path in sorted(qm.private_queues):
-        q = qm.queue(path)
-        props = qm.get_queue_properties(path)
-        out[path] = (props.transactional, props.label, props.journal, _queue_contents(q))
-        out[path + ";journal"] = _queue_contents(q.journal)
-        for name in sorted(q.subqueue_names):
-            out[f"{path};{name}"] = len(q.subqueue(name))
-    return out
-
-
-def _fill(qm: QueueManager) -> None:
-    orders = qm.create_queue(ORDERS, label="orders", journal=True)
-    tx_q = qm.create_queue(r".\private$\ledger", transactional=True)
-    for i in range(40):
-        orders.send(Message(body=b"%d" % i * 10, label=f"m{i}", priority=i % 8, delivery=1, app_specific=i))
-    for i in range(3):
-        orders.send(Message(body=bytes([65 + i]) * BIG, label=f"big{i}", delivery=1))
-    with qm.begin_transaction() as tx:
-        tx_q.send(Message(body=b"in a transaction", correlation_id=b"c" * 20), tx)
-    orders.receive()  # a journal copy (the queue journals)
-    first = orders.peek_first_by_lookup_id()
-    orders.move(first.lookup_id, "held")  # into a subqueue
 
 
 def test_a_restored_backup_holds_every_queue_message_and_lookup_id(tmp_path: Path) -> None:
     with QueueManager.open(tmp_path / "qm") as qm:
-        _fill(qm)
-        expected = _contents(qm)
+        fill(qm)
+        expected = contents(qm)
         summary = backup(tmp_path / "qm", tmp_path / "backup")  # while the queue manager is open
         qm.queue(ORDERS).purge()  # after the backup: not in it
     assert summary.messages == 40 - 1 + 3 + 1 + 1 and summary.packet_files == 3 and summary.snapshots == 1
@@ -83,11 +36,11 @@ def test_a_restored_backup_holds_every_queue_message_and_lookup_id(tmp_path: Pat
         assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
     assert sorted(os.listdir(tmp_path / "backup")) == ["pymsmq.db", "pymsmq.db.packets"]
     with QueueManager.open(tmp_path / "backup") as served:  # a backup is a store: it can be served as it is
-        assert _contents(served) == expected
+        assert contents(served) == expected
     restored = restore(tmp_path / "backup", tmp_path / "restored")
     assert restored.messages == summary.messages
     with QueueManager.open(tmp_path / "restored") as qm:
-        assert _contents(qm) == expected
+        assert contents(qm) == expected
         big = [m for m in qm.queue(ORDERS).receive_many(100, timeout=0) if m.label.startswith("big")]
         assert [len(m.body) for m in big] == [BIG] * 3
 
@@ -521,7 +474,7 @@ def test_a_damaged_packet_is_named_by_check_not_delivered_and_purged(
     caplog.clear()
     with caplog.at_level(logging.ERROR, logger="pymsmq.qm"), QueueManager.open(tmp_path / "qm") as qm:
         q = qm.queue(ORDERS)
-        assert [row[2] for row in _queue_contents(q)] == [b"small one", b"b" * BIG]
+        assert [row[2] for row in queue_contents(q)] == [b"small one", b"b" * BIG]
         assert q.message_count == 2  # the damaged one is left in the store, not delivered
         q.purge()
     assert "1 stored message(s) could not be read" in caplog.text and "its packet is damaged" in caplog.text

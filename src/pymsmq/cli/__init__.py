@@ -37,6 +37,7 @@ class _Main(click.Group):
         "backup": ("pymsmq.cli.backup", "backup"),
         "ping": ("pymsmq.cli.ping", "ping"),
         "restore": ("pymsmq.cli.backup", "restore"),
+        "salvage": ("pymsmq.cli.backup", "salvage"),
         "serve": ("pymsmq.cli.serve", "serve"),
         "pipeline": ("pymsmq.cli.pipeline", "pipeline"),
     }

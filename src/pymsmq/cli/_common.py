@@ -62,7 +62,8 @@ EXIT_OK: Final = 0
 EXIT_MSMQ: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_TIMEOUT: Final = 3
-#: ``backup``/``restore`` done, but messages whose packet was damaged on disk were found (named).
+#: ``backup``/``restore`` done, but messages whose packet was damaged on disk were found (named);
+#: ``salvage`` done, but what it could not read or copy was left behind (named).
 EXIT_DAMAGED: Final = 4
 #: 128 + SIGINT and 128 + SIGTERM, as shells report a command those signals ended.
 EXIT_INTERRUPTED: Final = 130
@@ -70,8 +71,8 @@ EXIT_TERMINATED: Final = 143
 
 EXIT_CODES_HELP: Final = (
     "Exit codes: 0 ok, 1 MSMQ error (HRESULT printed), 2 bad usage or input, 3 timeout or no message,"
-    " 4 (backup, restore) done, with damaged messages named, 130 (143) stopped part way by Ctrl-C"
-    " (SIGTERM)."
+    " 4 (backup, restore, salvage) done, with damaged or lost messages named, 130 (143) stopped part"
+    " way by Ctrl-C (SIGTERM)."
 )
 
 # HRESULTs that say "nothing arrived in time" rather than "something is wrong".

@@ -1,10 +1,13 @@
 """``pymsmq backup`` and ``pymsmq restore``: a copy of a queue manager's store, taken while it
-works, and putting one back (``pymsmq.qm.store.backup``; docs/lifecycle.md, "Backup and restore")."""
+works, and putting one back (``pymsmq.qm.store.backup``; docs/lifecycle.md, "Backup and restore");
+``pymsmq salvage``: what can still be read of a damaged store, copied into a new one
+(``pymsmq.qm.store.salvage``; docs/lifecycle.md, "A damaged store")."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
@@ -21,8 +24,12 @@ from pymsmq.hresult import HResult
 from pymsmq.qm.store.backup import StoreSummary
 from pymsmq.qm.store.backup import backup as backup_store
 from pymsmq.qm.store.backup import restore as restore_store
+from pymsmq.qm.store.salvage import SalvageSummary
+from pymsmq.qm.store.salvage import salvage as salvage_store
 
-__all__ = ["backup", "restore"]
+__all__ = ["backup", "restore", "salvage"]
+
+_Done = TypeVar("_Done", StoreSummary, SalvageSummary)
 
 _DATA_HELP = "The queue manager's directory (the store: pymsmq.db and pymsmq.db.packets/)."
 
@@ -50,7 +57,7 @@ def _report_damage(summary: StoreSummary) -> None:
     raise SystemExit(EXIT_DAMAGED)
 
 
-def _run_store_operation(what: str, operation: Callable[[], StoreSummary]) -> StoreSummary:
+def _run_store_operation(what: str, operation: Callable[[], _Done]) -> _Done:
     # A path that is not what it should be: bad input (exit 2); a store or disk failure: exit 1.
     try:
         return operation()
@@ -110,3 +117,48 @@ def restore(data: str, replace: bool, backup_dir: str) -> None:
     summary = _run_store_operation("restore", lambda: restore_store(backup_dir, data, replace))
     click.echo(f"pymsmq: restored {_held(summary)} from {backup_dir} into {data}")
     _report_damage(summary)
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.option("--data", required=True, envvar="PYMSMQ_DATA", metavar="DIR", help=_DATA_HELP)
+@click.argument("destination", type=click.Path(file_okay=False))
+@msmq_command
+def salvage(data: str, destination: str) -> None:
+    """Copy what can still be read of the damaged store in --data DIR into a new store DESTINATION.
+
+    For a store whose database SQLite reports damaged ("database disk image is malformed"), when
+    no backup holds its messages.  Every queue and message SQLite can still read, whole (each
+    packet checked against its CRC-32), is copied; DIR is left as it is, and its queue manager must
+    be stopped.  What was left behind is named and counted, exit code 4; DESTINATION is a store:
+    serve it, or put it in DIR's place with `pymsmq restore --replace`.
+
+    \b
+    Example:
+      pymsmq salvage --data ./qm ./qm-salvaged
+      pymsmq restore ./qm-salvaged --data ./qm --replace
+    """
+    summary = _run_store_operation("salvage", lambda: salvage_store(data, destination))
+    messages = "message" if summary.messages == 1 else "messages"
+    click.echo(
+        f"pymsmq: salvaged {summary.messages} {messages} in {summary.queues} queues from {data} "
+        f"into {destination}"
+    )
+    _report_losses(summary)
+
+
+def _report_losses(summary: SalvageSummary) -> None:
+    # What salvage left behind: named on stderr (the first LOSS_SHOWN), exit code EXIT_DAMAGED.
+    if not (
+        summary.unreadable_ranges or summary.queues_left or summary.messages_left or not summary.identity_kept
+    ):
+        return
+    for loss in summary.losses:
+        click.echo(f"pymsmq: left behind: {loss}", err=True)
+    click.echo(
+        f"pymsmq: {summary.unreadable_ranges} damaged range(s) of rows could not be read; "
+        f"{summary.queues_left} queue(s) and {summary.messages_left} message(s) read were not whole "
+        "and were not copied"
+        + ("" if summary.identity_kept else "; the new store has a new machine identity (GUID)"),
+        err=True,
+    )
+    raise SystemExit(EXIT_DAMAGED)

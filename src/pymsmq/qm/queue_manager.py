@@ -46,6 +46,7 @@ from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Store, StoredMessage
+from pymsmq.qm.store.sqlite import DAMAGED_HINT
 from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
 from pymsmq.qm.transaction import Transaction
 
@@ -454,7 +455,13 @@ class QueueManager(QueueCatalog):
             else:
                 self._register(state)
         for state, parent_id in journals:
-            parent = self._by_id[parent_id]
+            parent = self._by_id.get(parent_id)
+            if parent is None or parent.kind == "journal":
+                raise _err(
+                    f"cannot load the store: the journal {state.queue_id} names as its queue {parent_id}, "
+                    f"which the store does not hold: {DAMAGED_HINT}",
+                    HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+                )
             parent.journal, state.parent = state, parent
             state.format_name = parent.format_name + ";JOURNAL"
         for name, transactional in _SYSTEM_QUEUES:

@@ -44,12 +44,15 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError, WireError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
+from pymsmq.qm.store.queue_rows import queue_table_problem
 from pymsmq.qm.store.sqlite import (
+    DAMAGED_HINT,
     PACKETS_SUFFIX,
     PARTIAL_SUFFIX,
     RESTORING_SUFFIX,
     damaged_packets,
     fsync_path,
+    is_damage,
     referenced_files,
 )
 from pymsmq.qm.store.store_lock import StoreLock
@@ -147,7 +150,7 @@ def _new_directory(path: str) -> Iterator[None]:
     created = not os.path.exists(path)
     if not created and (not os.path.isdir(path) or os.listdir(path)):
         raise MSMQError(
-            f"{quoted(path)} exists and is not an empty directory: a backup goes to a new directory",
+            f"{quoted(path)} exists and is not an empty directory: the copy goes to a new directory",
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
     os.makedirs(path, exist_ok=True)
@@ -268,12 +271,17 @@ def check(directory: str | os.PathLike[str], checksums: bool = True) -> StoreSum
             connection.execute("PRAGMA query_only=1")
             verdict = [r[0] for r in connection.execute("PRAGMA quick_check")]
             if verdict != ["ok"]:
-                raise _failed(f"{quoted(where)}: the database is damaged: {'; '.join(verdict[:5])}")
-            queues = connection.execute("SELECT count(*) FROM queues").fetchone()[0]
+                raise _failed(f"{quoted(where)}: {'; '.join(verdict[:5])}: {DAMAGED_HINT}")
+            queue_rows = connection.execute("SELECT queue_id, path_name, properties FROM queues").fetchall()
             messages = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
             referenced = referenced_files(connection)
     except sqlite3.DatabaseError as exc:
-        raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}") from exc
+        hint = f": {DAMAGED_HINT}" if is_damage(exc) else ""
+        raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}{hint}") from exc
+    queues = len(queue_rows)
+    # The rows a queue manager's open would refuse (damage SQLite's quick_check cannot see).
+    if (problem := queue_table_problem(queue_rows)) is not None:
+        raise _failed(f"{quoted(where)}: {problem}: {DAMAGED_HINT}")
     files = _packet_dir(database)
     absent = sorted(name for name in referenced if not os.path.isfile(os.path.join(files, name)))
     if absent:
@@ -298,7 +306,8 @@ def check(directory: str | os.PathLike[str], checksums: bool = True) -> StoreSum
                     if len(damage) < DAMAGE_SHOWN:
                         damage.append(found)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}") from exc
+            hint = f": {DAMAGED_HINT}" if isinstance(exc, sqlite3.Error) and is_damage(exc) else ""
+            raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}{hint}") from exc
     size = os.path.getsize(database) + sum(os.path.getsize(os.path.join(files, n)) for n in referenced)
     return StoreSummary(int(queues), int(messages), len(referenced), size, 1, damaged, tuple(damage))
 

@@ -74,12 +74,14 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
+from pymsmq.qm.store.queue_rows import queue_row_problem
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
 __all__ = [
     "BIG_PACKET",
     "CONVERT_LIVE_MAX",
+    "DAMAGED_HINT",
     "PACKETS_SUFFIX",
     "PARTIAL_SUFFIX",
     "RESTORING_SUFFIX",
@@ -87,8 +89,12 @@ __all__ = [
     "SQLiteStore",
     "damaged_packets",
     "fsync_path",
+    "is_damage",
     "packet_damage",
+    "packet_file_damage",
     "referenced_files",
+    "row_type_problem",
+    "write_schema",
 ]
 
 #: Packets longer than this many bytes are stored in files beside the database, not in the rows.
@@ -312,6 +318,23 @@ def _write_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+#: What an error that says a store's database is damaged goes on to say.
+DAMAGED_HINT: Final = (
+    "the database is damaged: `pymsmq salvage` copies what can still be read into a new store, "
+    'or restore a backup (docs/lifecycle.md, "A damaged store")'
+)
+
+#: SQLite's primary result codes for what a damaged database file gives.
+_DAMAGE_CODES: Final = ("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_IOERR", "SQLITE_FORMAT")
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error says the database file is damaged (or unreadable where it is), not
+    that it is busy, full or out of memory."""
+    code = getattr(exc, "sqlite_errorname", None) or ""
+    return code.startswith(_DAMAGE_CODES)
+
+
 #: Beside a store's database ``<db>``: its big packets' files (``<db>.packets/``), a backup's
 #: database until it takes the name ``<db>`` and a restore's until it takes the store's place
 #: (``pymsmq.qm.store.backup``; the store refuses the first alone and removes the second).
@@ -345,19 +368,17 @@ def damaged_packets(connection: sqlite3.Connection, packet_dir: str) -> Iterator
             yield f"a message of queue {qid!r}: its key is not a pair of integers ({lid!r})"
             continue
         name = f"message {lid + _OFF} of queue {qid}"
-        problem = _row_type_problem(external, packet, crc)
+        problem = row_type_problem(external, packet, crc)
         if problem is not None:
             yield f"{name}: {problem}"
         elif external is None:
             if (damage := packet_damage(packet, crc, qid, lid)) is not None:
                 yield f"{name}: its packet {damage}"
-        elif (
-            damage := _file_damage(os.path.join(packet_dir, external), crc, _key_crc(qid, lid))
-        ) is not None:
+        elif (damage := packet_file_damage(os.path.join(packet_dir, external), crc, qid, lid)) is not None:
             yield f"{name}: its packet file {external} {damage}"
 
 
-def _row_type_problem(external: object, packet: object, crc: object) -> str | None:
+def row_type_problem(external: object, packet: object, crc: object) -> str | None:
     # A row's packet columns holding values of other types than the schema's (SQLite's columns
     # are not typed), described; None when they have theirs.
     if crc is not None and type(crc) is not int:
@@ -370,13 +391,18 @@ def _row_type_problem(external: object, packet: object, crc: object) -> str | No
     return None
 
 
-def _file_damage(path: str, crc: int, start: int) -> str | None:
-    # packet_damage of a file's contents, read a chunk at a time.
-    actual = start
+def packet_file_damage(path: str, crc: int, queue_id: int, stored_lookup_id: int) -> str | None:
+    """``packet_damage`` of the big packet in the file at ``path``, read a chunk at a time."""
+    actual = _key_crc(queue_id, stored_lookup_id)
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             actual = _crc32(chunk, actual)
     return _mismatch(actual, crc)
+
+
+def write_schema(connection: sqlite3.Connection) -> None:
+    """Create the tables of a new store in ``connection``'s (empty) database, at ``SCHEMA_VERSION``."""
+    connection.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
 
 
 def fsync_path(path: str) -> None:
@@ -456,7 +482,7 @@ class SQLiteStore:
                     HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
                 )
             if version == 0:  # a new store: opening an existing one writes nothing (a full disk)
-                self._writer.executescript(_SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};")
+                write_schema(self._writer)
             elif version != SCHEMA_VERSION:
                 self._migrate(version)
             self._incremental = self._writer.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
@@ -473,8 +499,9 @@ class SQLiteStore:
                 )
         except (sqlite3.Error, OSError) as e:
             self._owner.release()
+            hint = f": {DAMAGED_HINT}" if isinstance(e, sqlite3.Error) and is_damage(e) else ""
             raise MSMQError(
-                f"cannot open store {self.path}: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+                f"cannot open store {self.path}: {e}{hint}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
             ) from e
         except BaseException:
             self._owner.release()
@@ -953,10 +980,10 @@ class SQLiteStore:
         if row is None:
             raise KeyError(key)
         external, stored, crc = row
-        problem = _row_type_problem(external, stored, crc)
+        problem = row_type_problem(external, stored, crc)
         if problem is not None:
             raise self._damaged(key, problem)
-        packet: bytes = stored  # (a blob: _row_type_problem said so; a big one's is empty)
+        packet: bytes = stored  # (a blob: row_type_problem said so; a big one's is empty)
         if external is not None:
             try:
                 with open(os.path.join(self.packet_dir, external), "rb") as f:
@@ -1016,23 +1043,26 @@ class SQLiteStore:
             conn.execute("PRAGMA query_only=1")
             conn.execute("BEGIN")
             meta = dict(conn.execute("SELECT key, value FROM meta ORDER BY key"))
-            queues = [
-                QueueRow(qid, path, json.loads(props))
-                for qid, path, props in conn.execute(
-                    "SELECT queue_id, path_name, properties FROM queues ORDER BY queue_id"
-                )
-            ]
-            lasts = {
-                qid: last + _OFF
-                for qid, last in conn.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids")
-            }
+            queues = []
+            for qid, path, props in conn.execute(
+                "SELECT queue_id, path_name, properties FROM queues ORDER BY queue_id"
+            ):
+                if (problem := queue_row_problem(qid, path, props)) is not None:
+                    raise ValueError(f"the row of queue {qid!r} ({path!r}) is damaged: {problem}")
+                queues.append(QueueRow(qid, path, json.loads(props)))
+            lasts = {}
+            for qid, last in conn.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids"):
+                if type(last) is not int:
+                    raise ValueError(f"the last lookup id of queue {qid!r} is not an integer ({last!r})")
+                lasts[qid] = last + _OFF
             cur = conn.execute(_LOAD)
         except (sqlite3.Error, ValueError) as e:
             conn.close()
             raise MSMQError(
-                f"cannot load store {self.path}: {e}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+                f"cannot load store {self.path}: {e}: {DAMAGED_HINT}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
             ) from e
-        return Snapshot(meta=meta, queues=queues, last_lookup_ids=lasts, messages=_stream(conn, cur))
+        messages = _stream(self.path, conn, cur)
+        return Snapshot(meta=meta, queues=queues, last_lookup_ids=lasts, messages=messages)
 
     def close(self) -> None:
         """Commit what is queued, stop the committer, close every connection; idempotent."""
@@ -1073,10 +1103,11 @@ def _page_bytes(cur: sqlite3.Cursor | sqlite3.Connection) -> tuple[int, int]:
     return pages * page_size, free * page_size
 
 
-def _stream(conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMessage]:
-    """Yield stored messages chunk by chunk; closes ``conn`` when done (or when discarded)."""
+def _stream(path: str, conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMessage]:
+    """Yield stored messages chunk by chunk; closes ``conn`` when done (or when discarded).
+    MSMQError (MQ_ERROR_MESSAGE_STORAGE_FAILED) when SQLite cannot read on (a damaged page)."""
     try:
-        while rows := cur.fetchmany(_FETCH):
+        while rows := _fetch(path, cur):
             for qid, lid, pri, arrived, sub, aborts, moves, expires, packet, moved, crc in rows:
                 if type(lid) is int:  # (a key of another type is for the queue manager to refuse)
                     if packet and crc is not None and not _matches(packet, crc, qid, lid):
@@ -1085,3 +1116,13 @@ def _stream(conn: sqlite3.Connection, cur: sqlite3.Cursor) -> Iterator[StoredMes
                 yield StoredMessage(qid, lid, packet, pri, arrived, sub, aborts, moves, expires, moved)
     finally:
         conn.close()
+
+
+def _fetch(path: str, cur: sqlite3.Cursor) -> list[Any]:
+    try:
+        return cur.fetchmany(_FETCH)
+    except sqlite3.Error as e:
+        raise MSMQError(
+            f"cannot load store {path}: {e}: {DAMAGED_HINT}",
+            HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
+        ) from e

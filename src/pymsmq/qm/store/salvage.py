@@ -1,0 +1,456 @@
+"""Salvage: what can still be read of a store whose database is damaged, copied into a new store.
+
+A queue manager refuses a store whose database SQLite reports damaged ("database disk image is
+malformed": a bad sector, a file system that lost a write, a copy cut short) and a backup restores
+one (``backup``).  With no backup, or one older than the messages that matter, ``salvage`` reads
+every row SQLite can still read and writes them into a new store in a new directory, leaving the
+damaged one as it is:
+
+- each table is read in the order of its key; where SQLite cannot read on (a damaged page), the
+  scan looks for the first key after it that it can read again (doubling steps, then halving: a
+  damaged page costs some dozens of probes) and goes on from there; the rows under the damaged page
+  are lost, and the summary says between which keys;
+- a queue is copied when its row holds what a queue manager loads (``queue_rows``), a journal when
+  its queue is copied too; a message when its queue is copied, its facts have their types and its
+  packet matches the checksum stored with it (a big message's file too, hard-linked when it can be);
+- the machine's identity (GUID, name) and counters are kept when they can be read, with the queue
+  counter moved past every queue copied; otherwise the new store gets a new identity (its message
+  ids then start again under a new GUID: none can repeat one of the old store's).
+
+The new store is a store like any other: ``pymsmq serve --data DESTINATION`` serves it, and
+``pymsmq restore DESTINATION --data DIR --replace`` puts it in the damaged one's place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import Final
+
+from pymsmq.errors import MSMQError, quoted
+from pymsmq.hresult import HResult
+from pymsmq.qm.store.backup import (
+    _database,
+    _failed,
+    _lock_unless_read_only,
+    _new_directory,
+    _packet_dir,
+    _packet_file_problem,
+    _place,
+    _source_database,
+)
+from pymsmq.qm.store.queue_rows import journal_parent, queue_row_problem
+from pymsmq.qm.store.sqlite import (
+    PARTIAL_SUFFIX,
+    fsync_path,
+    is_damage,
+    packet_damage,
+    packet_file_damage,
+    row_type_problem,
+    write_schema,
+)
+
+__all__ = ["LOSS_SHOWN", "SalvageSummary", "salvage"]
+
+#: What a ``SalvageSummary`` describes of what was left behind (it counts it all).
+LOSS_SHOWN: Final = 20
+
+_OFF: Final = 1 << 63  # a stored lookup id is the lookup id - 2**63 (sqlite.py)
+_U64: Final = (1 << 64) - 1
+_ROWS: Final = 1024  # rows read per query while nothing is damaged
+
+
+@dataclass(frozen=True, slots=True)
+class SalvageSummary:
+    """What ``salvage`` copied into the new store and what it left behind."""
+
+    #: Queues (journals and system queues included) and messages copied.
+    queues: int
+    messages: int
+    #: Ranges of a table's keys SQLite could not read (damaged pages): their rows are lost.
+    unreadable_ranges: int
+    #: Queues whose row was read but could not make a queue (or a journal whose queue was lost).
+    queues_left: int
+    #: Messages read but not copied: damaged packet, facts of the wrong types, queue lost.
+    messages_left: int
+    #: The machine's identity and counters came from the damaged store (False: a new identity).
+    identity_kept: bool
+    #: The first ``LOSS_SHOWN`` of the above, described.
+    losses: tuple[str, ...] = field(default=())
+
+
+@dataclass(slots=True)
+class _Losses:
+    ranges: int = 0
+    queues: int = 0
+    messages: int = 0
+    shown: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if len(self.shown) < LOSS_SHOWN:
+            self.shown.append(text)
+
+
+class _Undecodable(bytes):
+    """Text of a damaged row that is not UTF-8 (``_text``): of no type a row's check accepts."""
+
+
+def _text(value: bytes) -> str | _Undecodable:
+    # The source's text_factory: a damaged row's text that is not UTF-8 stops no scan.
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return _Undecodable(value)
+
+
+def _readable_from(conn: sqlite3.Connection, probe: str, params: tuple[int, ...]) -> bool:
+    # Whether SQLite can seek to ``params`` and read the first row from there (or find none).
+    try:
+        conn.execute(probe, params).fetchall()
+    except sqlite3.Error as exc:
+        if not is_damage(exc):
+            raise
+        return False
+    return True
+
+
+def _past_damage(
+    conn: sqlite3.Connection, probe: str, params_of: Callable[[int], tuple[int, ...]], at: int, end: int
+) -> int:
+    """The first key after ``at`` (where reading failed) from which SQLite reads again; ``end``
+    when there is none.  Steps double until a probe succeeds, then the last step is halved down to
+    the first key that succeeds (a damaged page's keys are one range: reading fails in all of it)."""
+    failed, step = at, 1
+    while True:
+        key = min(at + step, end - 1)
+        if _readable_from(conn, probe, params_of(key)):
+            break
+        if key == end - 1:
+            return end
+        failed, step = key, step * 2
+    good = key
+    while good - failed > 1:
+        middle = (failed + good) // 2
+        if _readable_from(conn, probe, params_of(middle)):
+            good = middle
+        else:
+            failed = middle
+    return good
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """A table read in the order of its integer key (its ``key`` columns), with ``params_of`` and
+    ``position_of`` mapping between a row's key and one integer from 0 to below ``end``."""
+
+    name: str
+    key: tuple[str, ...]
+    params_of: Callable[[int], tuple[int, ...]]
+    position_of: Callable[[tuple[object, ...]], int | None]
+    end: int
+
+    def where(self) -> str:
+        names, marks = ", ".join(self.key), ", ".join("?" for _ in self.key)
+        return f"({names}) >= ({marks})" if len(self.key) > 1 else f"{names} >= ?"
+
+    def shown(self, position: int) -> str:
+        if position >= self.end:
+            return "the end"
+        if len(self.key) == 1:
+            return f"queue {position}"
+        return f"queue {position >> 64} lookup id {position & _U64}"  # (the lookup id itself)
+
+
+def _readable_rows(
+    conn: sqlite3.Connection, table: _Table, columns: str, losses: _Losses
+) -> Iterator[tuple[object, ...]]:
+    """The rows of ``table`` SQLite can read, in key order.  A row whose key is not integers ends
+    the scan (SQLite orders text and blobs after every number)."""
+    order = ", ".join(table.key)
+    select = f"SELECT {columns} FROM {table.name} WHERE {table.where()} ORDER BY {order} LIMIT ?"
+    probe = f"SELECT {order} FROM {table.name} WHERE {table.where()} ORDER BY {order} LIMIT 1"
+    at, limit = 0, _ROWS
+    while at < table.end:
+        try:
+            rows = conn.execute(select, (*table.params_of(at), limit)).fetchall()
+        except sqlite3.Error as exc:
+            if not is_damage(exc):
+                raise
+            if limit > 1:
+                limit = 1  # read up to the damaged page one row at a time
+                continue
+            resume = _past_damage(conn, probe, table.params_of, at, table.end)
+            losses.ranges += 1
+            losses.note(
+                f"{table.name}: the rows with keys from {table.shown(at)} to before "
+                f"{table.shown(resume)} could not be read ({exc})"
+            )
+            at, limit = resume, _ROWS
+            continue
+        if not rows:
+            return
+        for row in rows:
+            position = table.position_of(row)
+            if position is None:
+                losses.note(
+                    f"{table.name}: a row whose key is not integers ({row[: len(table.key)]!r}) and after"
+                )
+                return
+            yield row
+            at = position + 1
+
+
+def _message_params(position: int) -> tuple[int, int]:
+    return position >> 64, (position & _U64) - _OFF
+
+
+def _message_position(row: tuple[object, ...]) -> int | None:
+    qid, lid = row[0], row[1]
+    if type(qid) is not int or type(lid) is not int or qid < 0:
+        return None
+    return (qid << 64) | (lid + _OFF)
+
+
+def _queue_position(row: tuple[object, ...]) -> int | None:
+    qid = row[0]
+    return qid if type(qid) is int and qid >= 0 else None
+
+
+def _one(position: int) -> tuple[int]:
+    return (position,)
+
+
+_MESSAGE_COLUMNS: Final = (
+    "queue_id, lookup_id, priority, arrived_time, subqueue, abort_count, move_count, expires_at, "
+    "external, packet, last_move_time, packet_crc"
+)
+_META_KEYS: Final = (
+    "qm_guid",
+    "machine_name",
+    "next_queue_id",
+    "create_time",
+    "ordinal_reserved",
+    "machine_quota",
+)
+_MESSAGES: Final = _Table("messages", ("queue_id", "lookup_id"), _message_params, _message_position, 1 << 127)
+_QUEUES: Final = _Table("queues", ("queue_id",), _one, _queue_position, 1 << 63)
+_LAST_LOOKUP_IDS: Final = _Table("last_lookup_ids", ("queue_id",), _one, _queue_position, 1 << 63)
+
+
+def _read_meta(conn: sqlite3.Connection, losses: _Losses) -> dict[str, str]:
+    # The meta table is a handful of rows: read whole, else key by key.
+    try:
+        rows = conn.execute("SELECT key, value FROM meta").fetchall()
+        return {k: v for k, v in rows if type(k) is str and type(v) is str}
+    except sqlite3.Error as exc:
+        if not is_damage(exc):
+            raise
+        losses.note(f"meta: the table could not be read whole ({exc}); read key by key")
+    meta: dict[str, str] = {}
+    for key in _META_KEYS:
+        try:
+            found = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            if not is_damage(exc):
+                raise
+            continue
+        if found is not None and type(found[0]) is str:
+            meta[key] = found[0]
+    return meta
+
+
+def _identity(meta: dict[str, str], losses: _Losses) -> tuple[dict[str, str], bool]:
+    """The meta rows of the new store, and whether the old identity and counters were kept: all of
+    qm_guid, machine_name, next_queue_id and ordinal_reserved (once a message was sent) readable and
+    well-formed, else a new identity (no message id can repeat one under a new GUID)."""
+    try:
+        uuid.UUID(meta["qm_guid"])
+        int(meta["next_queue_id"])
+        int(meta.get("ordinal_reserved", "0"))
+        kept = bool(meta["machine_name"])
+    except (KeyError, ValueError):
+        kept = False
+    if kept:
+        return dict(meta), True
+    losses.note("meta: the machine's identity or counters could not be read: the new store has a new GUID")
+    fresh = {
+        "qm_guid": str(uuid.uuid4()),
+        "machine_name": meta.get("machine_name") or platform.node() or "localhost",
+        "next_queue_id": "1",
+        "create_time": str(int(time.time())),
+    }
+    if "machine_quota" in meta:
+        fresh["machine_quota"] = meta["machine_quota"]
+    return fresh, False
+
+
+def _copy_queues(conn: sqlite3.Connection, new: sqlite3.Connection, losses: _Losses) -> set[int]:
+    """Copy every queue row that makes a queue (a journal's with its queue's); the ids copied."""
+    rows: dict[int, tuple[str, str, dict[str, object]]] = {}
+    for qid, path, text in _readable_rows(conn, _QUEUES, "queue_id, path_name, properties", losses):
+        problem = queue_row_problem(qid, path, text)
+        if problem is not None:
+            losses.queues += 1
+            losses.note(f"queue {qid} ({path!r}): {problem}")
+            continue
+        assert isinstance(qid, int) and isinstance(path, str) and isinstance(text, str)
+        rows[qid] = (path, text, json.loads(text))
+    for qid, (path, _, props) in list(rows.items()):
+        parent = journal_parent(props)
+        if parent is not None and (parent not in rows or journal_parent(rows[parent][2]) is not None):
+            del rows[qid]
+            losses.queues += 1
+            losses.note(f"queue {qid} ({path!r}): a journal whose queue ({parent}) was lost")
+    new.executemany(
+        "INSERT INTO queues (queue_id, path_name, properties) VALUES (?, ?, ?)",
+        [(qid, path, text) for qid, (path, text, _) in rows.items()],
+    )
+    return set(rows)
+
+
+def _copy_last_lookup_ids(
+    conn: sqlite3.Connection, new: sqlite3.Connection, queues: set[int], losses: _Losses
+) -> None:
+    for qid, last in _readable_rows(conn, _LAST_LOOKUP_IDS, "queue_id, last_lookup_id", losses):
+        if qid in queues and type(last) is int:
+            new.execute("INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?)", (qid, last))
+
+
+def _message_problem(row: tuple[object, ...], queues: set[int], files: str) -> str | None:
+    qid, lid, priority, arrived, subqueue, aborts, moves, expires, external, packet, moved, crc = row
+    assert type(qid) is int and type(lid) is int  # _message_position
+    if qid not in queues:
+        return "its queue was lost"
+    numbers = (priority, aborts, moves)
+    times = (expires, moved)
+    if (
+        any(type(n) is not int for n in numbers)
+        or type(subqueue) is not str
+        or type(arrived) not in (int, float)
+        or any(t is not None and type(t) not in (int, float) for t in times)
+        or not 0 <= priority <= 7  # type: ignore[operator]
+    ):
+        return "its stored facts are not of their types"
+    problem = row_type_problem(external, packet, crc)
+    if problem is not None:
+        return problem
+    if external is None:
+        assert isinstance(packet, bytes)
+        if not packet:
+            return "its packet is empty"
+        damage = packet_damage(packet, crc if type(crc) is int else None, qid, lid)
+        return None if damage is None else f"its packet {damage}"
+    assert isinstance(external, str)
+    path = os.path.join(files, external)
+    if not os.path.isfile(path):
+        return f"its packet file {external} is missing"
+    problem = _packet_file_problem(path)
+    if problem is not None:
+        return f"its packet file {external} {problem}"
+    if type(crc) is not int:
+        return None
+    damage = packet_file_damage(path, crc, qid, lid)
+    return None if damage is None else f"its packet file {external} {damage}"
+
+
+def _copy_messages(
+    conn: sqlite3.Connection,
+    new: sqlite3.Connection,
+    queues: set[int],
+    source_files: str,
+    target_files: str,
+    losses: _Losses,
+) -> tuple[int, dict[int, int]]:
+    """Copy every message that is whole; (messages copied, the highest stored lookup id by queue)."""
+    copied = 0
+    highest: dict[int, int] = {}
+    insert = f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 12)})"
+    for row in _readable_rows(conn, _MESSAGES, _MESSAGE_COLUMNS, losses):
+        qid, lid, external = row[0], row[1], row[8]
+        assert type(qid) is int and type(lid) is int
+        problem = _message_problem(row, queues, source_files)
+        if problem is not None:
+            losses.messages += 1
+            losses.note(f"message {lid + _OFF} of queue {qid}: {problem}")
+            continue
+        if isinstance(external, str):
+            _place(os.path.join(source_files, external), os.path.join(target_files, external))
+        new.execute(insert, row)
+        copied += 1
+        highest[qid] = max(highest.get(qid, lid), lid)
+    return copied, highest
+
+
+def salvage(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> SalvageSummary:
+    """Copy what can be read of the (damaged) store in directory ``source`` into a new store in
+    ``destination`` (a new or empty directory); see the module docstring.  The source is left as it
+    is.  Refused (MQ_ERROR_MESSAGE_STORAGE_FAILED) while a queue manager holds the source, and when
+    SQLite cannot read the source at all (its first page, the schema, is damaged); the destination
+    must not hold anything (MQ_ERROR_INVALID_PARAMETER)."""
+    source_dir, target_dir = os.fspath(source), os.fspath(destination)
+    source_db = _source_database(source_dir)
+    if not target_dir:
+        raise MSMQError("no destination directory given", HResult.MQ_ERROR_INVALID_PARAMETER)
+    losses = _Losses()
+    lock = _lock_unless_read_only(source_db)
+    try:
+        with _new_directory(target_dir), closing(sqlite3.connect(source_db, timeout=30)) as conn:
+            try:
+                conn.text_factory = _text
+                conn.execute("PRAGMA query_only=1")
+                conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+            except sqlite3.Error as exc:
+                if not is_damage(exc):
+                    raise
+                raise _failed(
+                    f"{quoted(source_dir)}: nothing can be salvaged: SQLite cannot read the database's "
+                    f"first page, where its tables are described ({exc}); restore a backup"
+                ) from exc
+            target_db = _database(target_dir)
+            partial_db = target_db + PARTIAL_SUFFIX
+            with closing(sqlite3.connect(partial_db, isolation_level=None)) as new:
+                new.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                write_schema(new)
+                new.execute("BEGIN")
+                meta, kept = _identity(_read_meta(conn, losses), losses)
+                queues = _copy_queues(conn, new, losses)
+                if kept:
+                    _copy_last_lookup_ids(conn, new, queues, losses)
+                messages, highest = _copy_messages(
+                    conn, new, queues, _packet_dir(source_db), _packet_dir(target_db), losses
+                )
+                # No lookup id or queue id is issued again: a lost counter row is replaced by the
+                # highest id found (a lost message above it may be given out again: it is gone).
+                new.executemany(
+                    "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT "
+                    "(queue_id) DO UPDATE SET last_lookup_id = max(last_lookup_id, excluded.last_lookup_id)",
+                    list(highest.items()),
+                )
+                meta["next_queue_id"] = str(max([int(meta["next_queue_id"]), *(q + 1 for q in queues)]))
+                new.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", list(meta.items()))
+                new.execute("COMMIT")
+            fsync_path(partial_db)
+            fsync_path(_packet_dir(target_db))
+            os.replace(partial_db, target_db)
+            fsync_path(target_dir)
+    except sqlite3.Error as exc:
+        raise _failed(f"salvage of {quoted(source_dir)} failed: {exc}") from exc
+    finally:
+        if lock is not None:
+            lock.release()
+    return SalvageSummary(
+        queues=len(queues),
+        messages=messages,
+        unreadable_ranges=losses.ranges,
+        queues_left=losses.queues,
+        messages_left=losses.messages,
+        identity_kept=kept,
+        losses=tuple(losses.shown),
+    )
