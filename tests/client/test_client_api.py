@@ -408,6 +408,43 @@ def test_waiting_cursor_reads_wake_on_arrival(qm: Any) -> None:
     assert q.message_count == 0
 
 
+def test_a_waiting_cursor_moves_to_an_arrival_ahead_of_it(qm: Any) -> None:
+    # [MS-MQDMPR] 3.2.7.5 Message Available; MQReceiveMessage: a new message ends the wait "regardless
+    # of where the message is placed in the queue" (outside QA: a higher priority one, which lands
+    # before the cursor, was never found: the wait timed out and the cursor went past it).
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"p3", priority=3))
+    q.send(Message(body=b"p7 before the wait", priority=7))  # ahead of the cursor, not new: skipped
+    browse, taker = q.cursor(), q.cursor()
+    assert browse.peek_current(0).body == b"p7 before the wait"
+    assert browse.peek_next(0).body == b"p3"
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        peeked = pool.submit(browse.peek_next, 10)
+        time.sleep(0.2)
+        assert not peeked.done()
+        q.send(Message(body=b"p1 after", priority=1))  # behind the cursor: found as before
+        assert peeked.result(10).body == b"p1 after"
+        peeked = pool.submit(browse.peek_next, 10)
+        time.sleep(0.2)
+        q.send(Message(body=b"p5 ahead", priority=5))
+        assert peeked.result(10).body == b"p5 ahead"  # the cursor moved to it
+        assert browse.peek_next(0).body == b"p3"  # and goes on from there, in queue order
+        assert browse.peek_next(0).body == b"p1 after"  # (seen before: a cursor moved back shows it again)
+    assert hresult_of(browse.peek_next, 0.2) == H.MQ_ERROR_IO_TIMEOUT
+    q.send(Message(body=b"p7 late", priority=7))
+    assert hresult_of(browse.peek_next, 0) == H.MQ_ERROR_MESSAGE_NOT_FOUND  # no wait: it looks forward only
+    bodies = [m.body for m in q.receive_many(9, timeout=0)]
+    assert bodies == [b"p7 before the wait", b"p7 late", b"p5 ahead", b"p3", b"p1 after"]
+    q.send(Message(body=b"p3 again", priority=3))
+    assert taker.receive_current(0).body == b"p3 again"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        received = pool.submit(taker.receive_current, 10)
+        time.sleep(0.2)
+        q.send(Message(body=b"p6 ahead", priority=6))
+        assert received.result(10).body == b"p6 ahead"  # a cursor receive loop gets it
+    assert q.message_count == 0
+
+
 def test_a_cursor_receive_that_times_out_moves_the_cursor_to_end(qm: Any) -> None:
     # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: the cursor goes past the tail; a message locked by a
     # transaction while it waited is behind it when the transaction aborts; a later arrival is not.

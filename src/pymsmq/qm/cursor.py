@@ -17,13 +17,13 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["Cursor", "CursorSeek", "cursor_advance", "cursor_wait_expired"]
+__all__ = ["Cursor", "CursorSeek", "cursor_advance", "cursor_wait_ended", "cursor_wait_expired"]
 
 
 class Cursor:
     """A cursor ([MS-MQDMPR] 3.2): a position (Start, a message, End) and a state (Unread, Read)."""
 
-    __slots__ = ("_closed", "_pos", "_queue", "_read")
+    __slots__ = ("_closed", "_pos", "_queue", "_read", "_wait_from")
 
     def __init__(self, queue: Queue) -> None:
         self._queue = queue
@@ -31,12 +31,21 @@ class Cursor:
         self._pos: tuple[int, int] | None = None
         self._read = False
         self._closed = False
+        #: While a read waits at the cursor (WaitPeek, WaitReceive): the queue's next lookup id
+        #: when the wait began.  A message that arrives meanwhile satisfies the wait wherever its
+        #: priority places it ([MS-MQDMPR] 3.2.7.5 Message Available moves the waiting cursor to
+        #: the message; MQReceiveMessage: "If a new message arrives the cursor is always moved to
+        #: the new messages, regardless of where the message is placed in the queue"): one of a
+        #: higher priority lands before the cursor, where a seek forward would never find it
+        #: (outside QA: a cursor receive loop timed out with such a message in the queue).
+        self._wait_from: int | None = None
 
     def reset(self) -> None:
         """Back to Start, state Unread (the next ``peek_current`` returns the first message)."""
         self._check_open()
         self._pos = None
         self._read = False
+        self._wait_from = None
 
     def close(self) -> None:
         """Close the cursor (MQCloseCursor; idempotent): a read waiting at it ends with
@@ -67,10 +76,30 @@ class Cursor:
             raise _err("the cursor was closed", HResult.MQ_ERROR_OPERATION_CANCELLED)
         if self._pos is None:
             return index.first(peek)
-        return index.after(self._pos[0], self._pos[1], peek)
+        found = index.after(self._pos[0], self._pos[1], peek)
+        if found is None and self._wait_from is not None:
+            for priority in range(7, self._pos[0], -1):  # ahead of the cursor: a higher priority
+                found = index.first_from(priority, self._wait_from, peek)
+                if found is not None:
+                    break
+        return found
 
     def _at(self, entry: Entry) -> None:
         self._pos = (entry.priority, entry.lookup_id)
+        self._wait_from = None
+
+    def _begin_wait(self, timeout: float | None) -> bool:
+        # A read that may wait (timeout not 0) begins: arrivals from now on satisfy it
+        # (``_wait_from``); True when it did (the read ends the wait: a read of timeout 0 is the
+        # server's look for a read it parks, whose wait ``CursorSeek`` began and the park ends).
+        if timeout == 0:
+            return False
+        self._wait_from = self._queue._state.next_lookup
+        return True
+
+    def _end_wait(self, began: bool) -> None:
+        if began:
+            self._wait_from = None
 
     def _current(self, peek: bool) -> Entry:
         assert self._pos is not None
@@ -92,7 +121,11 @@ class Cursor:
             if self._read:
                 normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 return self._current(True).message.copy()
-            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+            began = self._begin_wait(timeout)
+            try:
+                return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+            finally:
+                self._end_wait(began)
 
     def peek_next(self, timeout: float | None = None) -> Message:
         """[MS-MQDMPR] 3.2.7.3 Get Next Message For Peek (Unread -> MQ_ERROR_ILLEGAL_CURSOR_ACTION)."""
@@ -102,7 +135,11 @@ class Cursor:
             self._check_open()
             if not self._read:
                 raise _err("peek_next needs a cursor on a message", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
-            return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+            began = self._begin_wait(timeout)
+            try:
+                return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
+            finally:
+                self._end_wait(began)
 
     def receive_current(
         self, timeout: float | None = None, transaction: Transaction | Hold | int | None = None
@@ -124,7 +161,14 @@ class Cursor:
         # [MS-MQDMPR] 3.2.7.4 with iNoWait: nothing found is NotFound, the cursor stays where it is;
         # only a wait that times out moves it to End (3.2.7.6 Wait Time Expired).
         to_end = None if timeout == 0 else self._to_end
-        return q._read(lambda index: self._seek(index, False), False, timeout, transaction, self._at, to_end)
+        with q._qm._lock:
+            began = self._begin_wait(timeout)
+        try:
+            return q._read(
+                lambda index: self._seek(index, False), False, timeout, transaction, self._at, to_end
+            )
+        finally:
+            self._end_wait(began)
 
     def _to_end(self, index: MessageIndex) -> None:
         # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.
@@ -132,6 +176,7 @@ class Cursor:
         if tail is not None:
             self._pos = tail
         self._read = False
+        self._wait_from = None
 
 
 class CursorSeek:
@@ -149,13 +194,15 @@ class CursorSeek:
     def __init__(self, cursor: Cursor, peek: bool) -> None:
         self._cursor = cursor
         self._peek = peek
+        with cursor._queue._qm._lock:  # the parked read waits from now (``Cursor._wait_from``)
+            cursor._begin_wait(None)
 
     def __call__(self, index: MessageIndex) -> Entry | None:
         return self._cursor._seek(index, self._peek)
 
     def group_key(self, index: MessageIndex) -> tuple[object, ...]:
         """What this seek finds in ``index`` depends on this alone (under the lock)."""
-        return (self._cursor._pos, self._peek, index)
+        return (self._cursor._pos, self._cursor._wait_from, self._peek, index)
 
 
 def cursor_advance(cursor: Cursor) -> bool:
@@ -187,3 +234,10 @@ def cursor_wait_expired(cursor: Cursor) -> None:
         index = q._index()
         if cursor._seek(index, False) is None:
             cursor._to_end(index)
+        cursor._wait_from = None
+
+
+def cursor_wait_ended(cursor: Cursor) -> None:
+    """A peek at ``cursor`` parked by the server timed out: arrivals no longer satisfy it."""
+    with cursor._queue._qm._lock:
+        cursor._wait_from = None

@@ -483,6 +483,17 @@ class MessageIndex:
                     return e
         return None
 
+    def first_from(self, priority: int, lookup_id: int, peek: bool = False) -> Entry | None:
+        """The first suitable entry of priority ``priority`` whose lookup id is ``lookup_id`` or
+        more (a message of that priority that arrived since the lookup id ``lookup_id`` was next)."""
+        lst = self._lists[priority]
+        entries = self._entries
+        for i in range(bisect_left(lst, lookup_id, self._heads[priority]), len(lst)):
+            e = entries.get(lst[i])
+            if e is not None and e.visible(peek):
+                return e
+        return None
+
     def before(self, priority: int, lookup_id: int, peek: bool = False) -> Entry | None:
         """The first suitable entry strictly before the position, walking towards the head."""
         entries = self._entries

@@ -33,7 +33,7 @@ from pymsmq.protocol.message_codec import (
     held_properties,
     receive_answer_body,
 )
-from pymsmq.qm.cursor import CursorSeek, cursor_advance, cursor_wait_expired
+from pymsmq.qm.cursor import CursorSeek, cursor_advance, cursor_wait_ended, cursor_wait_expired
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import MatchingSeek
 from pymsmq.qm.notifications import Seek, first_available, first_peekable
@@ -194,19 +194,28 @@ class ReceiveMixin:
         waits = not action & 0x40000000 and timeout != 0
         free = h.tail is None or h.tail.done()
         if peek and free:
-            missing = self._answer_now(rid, run)
+            # A cursor's wait begins before the first look (an arrival ahead of it satisfies it).
+            at = _cursor_of(h, cursor, action) if waits else None
+            seek = None if at is None else CursorSeek(at, True)  # None: the head (enable_notification)
+            try:
+                missing = self._answer_now(rid, run)
+            except BaseException:
+                if at is not None:
+                    cursor_wait_ended(at)
+                raise
             if missing is None:
                 return
             if not waits:
                 raise missing
-            at = _cursor_of(h, cursor, action)
+            ended = None if at is None else functools.partial(cursor_wait_ended, at)
             ArrivalWait(
                 self,
                 rid,
                 h,
                 lambda _remaining: self._answer_now(rid, run) is None,
                 timeout,
-                None if at is None else CursorSeek(at, True),  # None: the head (enable_notification)
+                seek,
+                expired=ended,
             )
             return
         if (
@@ -257,7 +266,8 @@ class ReceiveMixin:
         if at is None:
             self.try_or_park(rid, h, run, timeout, first_peekable if peek else first_available, not peek)
         elif peek:
-            self.try_or_park(rid, h, run, timeout, CursorSeek(at, True), exclusive=False)
+            ended = functools.partial(cursor_wait_ended, at)
+            self.try_or_park(rid, h, run, timeout, CursorSeek(at, True), exclusive=False, expired=ended)
         else:  # a cursor's receive that times out moves it to End ([MS-MQDMPR] 3.2.7.6)
             expired = functools.partial(cursor_wait_expired, at)
             self.try_or_park(rid, h, run, timeout, CursorSeek(at, False), exclusive=True, expired=expired)
