@@ -78,6 +78,22 @@ def test_machine_quota(tmp_path: Path) -> None:
         b.send(Message(body=b"x" * 600))
 
 
+def test_journal_copies_are_not_made_over_the_machine_quota() -> None:
+    # PROPID_Q_JOURNAL_QUOTA: "If the journal or computer quota is exceeded, Message Queuing will
+    # not send copies of the messages to the journal" (a copy over it left every send refused).
+    from pymsmq import MQMSG_JOURNAL
+
+    with QueueManager.open(":memory:", machine_quota=2) as qm:
+        q = qm.create_queue(r".\private$\a", journal=True)
+        q.send(Message(body=b"x" * 1500, journal=MQMSG_JOURNAL))  # source journal: no room for its copy
+        assert qm.machine_journal.message_count == 0 and qm.total_bytes == 1500
+        q.send(Message(body=b"y" * 10))  # not refused
+        assert q.receive(timeout=0).body == b"x" * 1500  # its queue's journal: the copy takes
+        assert q.journal.message_count == 1 and qm.total_bytes == 1510  # the bytes it gave back
+        q.send(Message(body=b"z" * 500, journal=MQMSG_JOURNAL))  # 2010 + 500 > 2048: no copy
+        assert qm.machine_journal.message_count == 0 and qm.total_bytes == 2010
+
+
 def test_machine_quota_is_persisted(tmp_path: Path) -> None:
     with QueueManager.open(tmp_path / "m", machine_quota=1) as qm:
         assert qm.machine_quota == 1

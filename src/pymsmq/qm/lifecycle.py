@@ -290,10 +290,15 @@ class Lifecycle:
         self.deliver(target, m, batch, keep_arrival=True)
 
     def journal_copy(self, journal: QueueState, message: Message, batch: Batch) -> bool:
-        """Copy ``message`` into ``journal`` unless a journal quota would be exceeded."""
+        """Copy ``message`` into ``journal`` unless a journal quota or the machine quota would be
+        exceeded: "If the journal or computer quota is exceeded, Message Queuing will not send
+        copies of the messages to the journal" (PROPID_Q_JOURNAL_QUOTA; journals count in the
+        machine quota: a copy over it left every later send refused, outside QA)."""
         qm = self.qm
         size = message_size(message)
         if not journal.fits_quota(size):
+            return False
+        if qm.machine_quota is not None and qm.total_bytes + size > qm.machine_quota * 1024:
             return False
         limit = self.machine_journal_quota
         if limit is not None:
