@@ -45,7 +45,7 @@ from pymsmq.qm.notifications import Dispatcher
 from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
-from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Store, StoredMessage
+from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate, QueueRow, Store, StoredMessage
 from pymsmq.qm.store.sqlite import DAMAGED_HINT
 from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
 from pymsmq.qm.transaction import Transaction
@@ -145,8 +145,17 @@ class QueueManager(QueueCatalog):
             collecting = gc.isenabled()
             gc.disable()
             unreadable: list[str] = []
+            # Messages transactions held when the last queue manager on the store died: aborted by
+            # the crash, their abort counts go up as an abort's would (store/in_flight.py).
+            in_flight = store.in_flight
+            left_over = in_flight.left_over if in_flight is not None else set()
+            crash_aborted = 0
             try:
                 for sm in snapshot.messages:
+                    if left_over and (sm.queue_id, sm.lookup_id) in left_over and type(sm.abort_count) is int:
+                        sm = sm._replace(abort_count=sm.abort_count + 1)
+                        batch.update.append(MessageUpdate(sm.key, abort_count=sm.abort_count))
+                        crash_aborted += 1
                     self._restore(sm, unreadable)
             finally:
                 if collecting:
@@ -161,6 +170,14 @@ class QueueManager(QueueCatalog):
                 )
             if batch:
                 self._apply(batch)
+            if in_flight is not None:
+                in_flight.clear()
+            if crash_aborted:
+                log.warning(
+                    "%d message(s) were held by transactions when the queue manager on this store "
+                    "stopped without ending them: aborted, their abort counts are one higher",
+                    crash_aborted,
+                )
             if isinstance(clock, FakeClock):
                 clock.attach(self)
             # Restart: messages whose deadline passed while the queue manager was down expire now.

@@ -152,6 +152,10 @@ class Transaction:
         self, kind: int, queue: QueueState, index: MessageIndex, entry: Entry, target: str | None = None
     ) -> None:
         self._ops.append(_Operation(kind, queue, index, entry, target))
+        if kind != SEND and entry.durable:
+            in_flight = self._qm._store.in_flight
+            if in_flight is not None:  # (a crash now aborts it: its abort is counted at the next open)
+                in_flight.begin(((queue.queue_id, entry.lookup_id),))
 
     # --- commit ([MS-MQDMPR] 3.1.4.3 Prepare + 3.1.4.4 Commit)
     def commit(self) -> None:
@@ -233,6 +237,7 @@ class Transaction:
                     op.index.remove(entry)
                     land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
             self.state = COMMITTED
+            _let_go(qm, self._ops)
             for op in self._ops:
                 if id(op.queue) in touched:
                     touched.discard(id(op.queue))
@@ -272,6 +277,7 @@ def _abort(qm: QueueManager, progress: _Progress, ops: list[_Operation]) -> bool
         if progress.state != ACTIVE:
             return False
         progress.state = ABORTED
+        held = list(ops)
         for op in ops:
             entry = op.entry
             entry.allow_peek = False
@@ -291,8 +297,18 @@ def _abort(qm: QueueManager, progress: _Progress, ops: list[_Operation]) -> bool
     if batch:
         qm._apply(batch)
     with qm._lock:
+        _let_go(qm, held)  # (after the abort counts are stored)
         qm._sweep()
     return True
+
+
+def _let_go(qm: QueueManager, ops: list[_Operation]) -> None:
+    # The stored messages a committed or aborted transaction held are no longer in flight.
+    in_flight = qm._store.in_flight
+    if in_flight is not None:
+        in_flight.end(
+            (op.queue.queue_id, op.entry.lookup_id) for op in ops if op.kind != SEND and op.entry.durable
+        )
 
 
 def _abort_dropped(qm: QueueManager, progress: _Progress, ops: list[_Operation]) -> None:

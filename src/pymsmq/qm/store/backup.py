@@ -44,6 +44,7 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError, WireError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
+from pymsmq.qm.store.in_flight import IN_FLIGHT_SUFFIX
 from pymsmq.qm.store.queue_rows import queue_table_problem
 from pymsmq.qm.store.sqlite import (
     DAMAGED_HINT,
@@ -380,9 +381,10 @@ def restore(
                 raise
             # The old store's WAL would be replayed into the restored database: its commits go
             # into its database first (a restore cut short leaves the old store whole), then the
-            # WAL goes, then the restored database takes the name.
+            # WAL goes, then the restored database takes the name.  The old store's in-flight
+            # log goes too: its records name the old store's messages (in_flight.py).
             _checkpoint(target_db)
-            for suffix in _WAL_FILES:
+            for suffix in (*_WAL_FILES, IN_FLIGHT_SUFFIX):
                 if os.path.exists(target_db + suffix):
                     os.unlink(target_db + suffix)
             os.replace(incoming, target_db)

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from pymsmq.qm.store.in_flight import InFlightLog
 
 __all__ = [
     "Batch",
@@ -167,6 +170,9 @@ class Store(Protocol):
     #: True while the store's disk is full and batches that add messages are refused (sqlite.py,
     #: "A full disk"); always False for a store without a disk.
     low_space: bool
+    #: The messages transactions hold, kept where a crash of the process leaves them (``in_flight``);
+    #: None for a store that does not outlive its process.
+    in_flight: InFlightLog | None
 
     def load(self) -> Snapshot:
         """Read everything for restart recovery (call once, right after opening)."""

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
+from pymsmq.qm.store.in_flight import InFlightLog
 
 __all__ = ["MemoryStore"]
 
@@ -74,8 +75,9 @@ class MemoryStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._closed = False
-        #: A memory store has no disk to fill (``Store.low_space``).
+        #: A memory store has no disk to fill (``Store.low_space``), nor anything a crash leaves.
         self.low_space = False
+        self.in_flight: InFlightLog | None = None
         self._meta: dict[str, str] = {}
         # queue_id -> (path_name, properties as JSON text)
         self._queues: dict[int, tuple[str, str]] = {}

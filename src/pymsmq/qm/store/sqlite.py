@@ -74,6 +74,7 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
+from pymsmq.qm.store.in_flight import InFlightLog
 from pymsmq.qm.store.queue_rows import queue_row_problem
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
@@ -462,8 +463,11 @@ class SQLiteStore:
         self.compacted_bytes = 0
         # One queue manager per store (store_lock.py): refused here, before anything is read.
         self._owner = StoreLock(self.path)
+        #: ``Store.in_flight``: opened (and read) under the store's lock, before anything else.
+        self.in_flight: InFlightLog | None = None
         try:
             self._left_by_backup_or_restore()
+            self.in_flight = InFlightLog(self.path)
             self._writer = self._connect()
             version = self._writer.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
@@ -498,15 +502,21 @@ class SQLiteStore:
                     self._reserve.size,
                 )
         except (sqlite3.Error, OSError) as e:
+            self._close_in_flight()
             self._owner.release()
             hint = f": {DAMAGED_HINT}" if isinstance(e, sqlite3.Error) and is_damage(e) else ""
             raise MSMQError(
                 f"cannot open store {self.path}: {e}{hint}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
             ) from e
         except BaseException:
+            self._close_in_flight()
             self._owner.release()
             raise
         self._cursor = self._writer.cursor()
+
+    def _close_in_flight(self) -> None:
+        if self.in_flight is not None:
+            self.in_flight.close()
 
     def _migrate(self, version: int) -> None:
         """At open: bring a store of an older schema ``version`` to ``SCHEMA_VERSION``, in one
@@ -1086,6 +1096,7 @@ class SQLiteStore:
                 conn.close()
             except sqlite3.Error:
                 pass
+        self._close_in_flight()
         self._owner.release()
 
     def __enter__(self) -> SQLiteStore:
