@@ -21,6 +21,8 @@ Records are 17 bytes: ``b"B"`` or ``b"E"``, the queue id and the lookup id (litt
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import struct
 from collections.abc import Iterable
@@ -32,6 +34,8 @@ __all__ = ["COMPACT_SIZE", "IN_FLIGHT_SUFFIX", "InFlightLog"]
 IN_FLIGHT_SUFFIX: Final = ".inflight"
 #: The log is emptied when nothing is held and it has grown to this many bytes.
 COMPACT_SIZE: Final = 64 * 1024
+
+log = logging.getLogger("pymsmq.qm")
 
 _RECORD: Final = struct.Struct("<cQQ")
 _BEGIN: Final = b"B"
@@ -71,6 +75,7 @@ class InFlightLog:
         #: The left-over records were dealt with (``clear`` at open): until then nothing empties
         #: the file (a queue manager that fails to open leaves them for the next open).
         self._taken = False
+        self._write_failed = False
 
     def begin(self, keys: Iterable[tuple[int, int]]) -> None:
         """A transaction now holds the stored messages ``keys`` (queue id, lookup id)."""
@@ -87,8 +92,23 @@ class InFlightLog:
         if not records:
             return
         view = memoryview(records)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            # (a full disk): the receive or the commit goes on; a crash would not count this abort.
+            if not self._write_failed:
+                log.warning(
+                    "%s: cannot note the messages transactions hold (%s): a crash now "
+                    "would not count their aborts",
+                    self.path,
+                    exc,
+                )
+            self._write_failed = True
+            with contextlib.suppress(OSError):  # a record written in part: the records stay whole
+                os.ftruncate(self._fd, self._size)
+            return
+        self._write_failed = False
         self._size += len(records)
         count = len(records) // _RECORD.size
         self._held += count if kind == _BEGIN else -count
