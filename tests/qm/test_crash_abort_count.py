@@ -84,6 +84,7 @@ def test_a_message_held_by_a_killed_queue_manager_comes_back_with_its_abort_coun
         assert (first.label, first.abort_count) == ("1", 1)
         assert [m.abort_count for m in q.receive_many(10, timeout=0)] == [1, 0, 0, 0, 0]
         assert os.path.getsize(str(data / "pymsmq.db") + IN_FLIGHT_SUFFIX) == 0  # dealt with, emptied
+    assert not os.path.exists(str(data / "pymsmq.db") + IN_FLIGHT_SUFFIX)  # and gone at close
     # Counted once: a later open (no crash between) adds nothing.
     with QueueManager.open(data) as qm:
         assert qm.queue(WORK).message_count == 0
@@ -133,6 +134,9 @@ def test_ended_transactions_leave_nothing_held_in_the_log(tmp_path: Path) -> Non
     assert os.path.getsize(log) > 0  # closed holding one: kept (the next open counts it)
     with QueueManager.open(data) as qm:
         assert os.path.getsize(log) == 0
+        assert qm.queue(WORK).message_count == 100  # the head: aborted once, then held at close
+        assert qm.queue(WORK).peek(timeout=0).abort_count == 2
+    assert not os.path.exists(log)
 
 
 def test_the_log_is_emptied_when_it_has_grown_and_nothing_is_held(tmp_path: Path) -> None:
@@ -147,7 +151,7 @@ def test_the_log_is_emptied_when_it_has_grown_and_nothing_is_held(tmp_path: Path
         log.begin([(2, i)])
         log.end([(2, i)])
     assert os.path.getsize(log.path) > COMPACT_SIZE  # one still held: not emptied
-    log.close()
+    log.close()  # one held: kept
     assert read_left_over((Path(log.path)).read_bytes()) == {(1, 7)}
     again = InFlightLog(str(tmp_path / "db"))
     assert again.left_over == {(1, 7)}

@@ -57,17 +57,23 @@ def read_left_over(data: bytes) -> set[tuple[int, int]]:
 
 class InFlightLog:
     """The in-flight log of the store whose database is ``database`` (see the module docstring).
-    Not thread-safe: the queue manager calls it under its lock."""
+    The file is made at the first record, and removed at ``close`` when nothing is held.  Not
+    thread-safe: the queue manager calls it under its lock."""
 
     def __init__(self, database: str) -> None:
         self.path = database + IN_FLIGHT_SUFFIX
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            with open(self._fd, "rb", closefd=False) as f:
-                data = f.read()
-        except BaseException:
-            os.close(self._fd)
-            raise
+            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            self._fd = -1
+            data = b""
+        else:
+            try:
+                with open(self._fd, "rb", closefd=False) as f:
+                    data = f.read()
+            except BaseException:
+                os.close(self._fd)
+                raise
         #: What a crash of the last queue manager on the store left held: its transactions' aborts.
         self.left_over = read_left_over(data)
         self._size = len(data)
@@ -76,6 +82,7 @@ class InFlightLog:
         #: the file (a queue manager that fails to open leaves them for the next open).
         self._taken = False
         self._write_failed = False
+        self._closed = False
 
     def begin(self, keys: Iterable[tuple[int, int]]) -> None:
         """A transaction now holds the stored messages ``keys`` (queue id, lookup id)."""
@@ -89,10 +96,12 @@ class InFlightLog:
 
     def _write(self, kind: bytes, keys: Iterable[tuple[int, int]]) -> None:
         records = b"".join(_RECORD.pack(kind, q, lid) for q, lid in keys)
-        if not records:
+        if not records or self._closed:
             return
         view = memoryview(records)
         try:
+            if self._fd < 0:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             while view:
                 view = view[os.write(self._fd, view) :]
         except OSError as exc:
@@ -105,8 +114,9 @@ class InFlightLog:
                     exc,
                 )
             self._write_failed = True
-            with contextlib.suppress(OSError):  # a record written in part: the records stay whole
-                os.ftruncate(self._fd, self._size)
+            if self._fd >= 0:  # a record written in part: the records stay whole
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, self._size)
             return
         self._write_failed = False
         self._size += len(records)
@@ -115,17 +125,21 @@ class InFlightLog:
 
     def clear(self) -> None:
         """Empty the log: nothing is held (at open, once the left-over aborts are stored)."""
-        os.ftruncate(self._fd, 0)
+        if self._fd >= 0 and self._size:
+            os.ftruncate(self._fd, 0)
         self._size = 0
         self._held = 0
         self._taken = True
 
     def close(self) -> None:
-        """Close the file (idempotent); it is emptied when no transaction holds a message (and the
+        """Close the file (idempotent); it is removed when no transaction holds a message (and the
         records of the last crash were dealt with)."""
-        if self._fd < 0:
+        if self._closed:
             return
-        if self._taken and self._held <= 0 and self._size:
-            self.clear()
-        os.close(self._fd)
-        self._fd = -1
+        self._closed = True
+        if self._taken and self._held <= 0:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
