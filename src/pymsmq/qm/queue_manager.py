@@ -46,6 +46,7 @@ from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate, QueueRow, Store, StoredMessage
+from pymsmq.qm.store.row_checks import meta_problem
 from pymsmq.qm.store.sqlite import DAMAGED_HINT
 from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
 from pymsmq.qm.transaction import Transaction
@@ -112,6 +113,10 @@ class QueueManager(QueueCatalog):
         self._internal: dict[str, QueueState] = {}
         snapshot = store.load()
         meta = dict(snapshot.meta)
+        if (problem := meta_problem(meta, (row.queue_id for row in snapshot.queues))) is not None:
+            raise _err(
+                f"cannot load the store: {problem}: {DAMAGED_HINT}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+            )
         batch = Batch()
         if "qm_guid" not in meta:
             meta["qm_guid"] = str(uuid.uuid4())

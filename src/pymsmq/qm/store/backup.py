@@ -45,7 +45,7 @@ from pymsmq.errors import MSMQError, WireError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
 from pymsmq.qm.store.in_flight import IN_FLIGHT_SUFFIX
-from pymsmq.qm.store.queue_rows import queue_table_problem
+from pymsmq.qm.store.row_checks import meta_problem, queue_table_problem
 from pymsmq.qm.store.sqlite import (
     DAMAGED_HINT,
     PACKETS_SUFFIX,
@@ -175,6 +175,20 @@ def _new_directory(path: str) -> Iterator[None]:
         raise
 
 
+def refuse_inside(source_dir: str, target_dir: str, what: str) -> None:
+    """MQ_ERROR_INVALID_PARAMETER unless ``target_dir`` names a directory outside the store
+    ``source_dir`` (``what``: "a backup", "a salvage")."""
+    if not target_dir:
+        raise MSMQError("no destination directory given", HResult.MQ_ERROR_INVALID_PARAMETER)
+    inside = os.path.commonpath([os.path.realpath(source_dir), os.path.realpath(target_dir)])
+    if inside == os.path.realpath(source_dir):
+        raise MSMQError(
+            f"{quoted(target_dir)} is inside the store {quoted(source_dir)}: {what} there would go "
+            "with the store (and its packets directory is the store's); choose a directory outside",
+            HResult.MQ_ERROR_INVALID_PARAMETER,
+        )
+
+
 def _source_database(directory: str) -> str:
     database = _database(directory)
     if not os.path.isfile(database):
@@ -206,15 +220,7 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
     source_dir, target_dir = os.fspath(source), os.fspath(destination)
     source_db = _source_database(source_dir)
     source_files = _packet_dir(source_db)
-    if not target_dir:
-        raise MSMQError("no destination directory given", HResult.MQ_ERROR_INVALID_PARAMETER)
-    inside = os.path.commonpath([os.path.realpath(source_dir), os.path.realpath(target_dir)])
-    if inside == os.path.realpath(source_dir):
-        raise MSMQError(
-            f"{quoted(target_dir)} is inside the store {quoted(source_dir)}: a backup there would go "
-            "with the store (and its packets directory is the store's); choose a directory outside",
-            HResult.MQ_ERROR_INVALID_PARAMETER,
-        )
+    refuse_inside(source_dir, target_dir, "a backup")
     with _new_directory(target_dir):
         target_db = _database(target_dir)
         target_files = _packet_dir(target_db)  # made by _new_directory
@@ -254,7 +260,13 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
         fsync_path(target_files)
         os.replace(partial_db, target_db)
         fsync_path(target_dir)
-        summary = check(target_dir)
+        try:
+            summary = check(target_dir)
+        except MSMQError as exc:  # the copy is as damaged as the store: say which store
+            raise _failed(
+                f"backup of {quoted(source_dir)}: the store is damaged (its copy, now removed, says: "
+                f"{exc.message})"
+            ) from exc
     return dataclasses.replace(summary, snapshots=snapshots)
 
 
@@ -274,6 +286,8 @@ def check(directory: str | os.PathLike[str], checksums: bool = True) -> StoreSum
             if verdict != ["ok"]:
                 raise _failed(f"{quoted(where)}: {'; '.join(verdict[:5])}: {DAMAGED_HINT}")
             queue_rows = connection.execute("SELECT queue_id, path_name, properties FROM queues").fetchall()
+            meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+            lasts = connection.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids").fetchall()
             messages = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
             referenced = referenced_files(connection)
     except sqlite3.DatabaseError as exc:
@@ -281,7 +295,10 @@ def check(directory: str | os.PathLike[str], checksums: bool = True) -> StoreSum
         raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}{hint}") from exc
     queues = len(queue_rows)
     # The rows a queue manager's open would refuse (damage SQLite's quick_check cannot see).
-    if (problem := queue_table_problem(queue_rows)) is not None:
+    problem = queue_table_problem(queue_rows) or meta_problem(meta, (row[0] for row in queue_rows))
+    if problem is None and any(type(q) is not int or type(last) is not int for q, last in lasts):
+        problem = "a last lookup id is not an integer"
+    if problem is not None:
         raise _failed(f"{quoted(where)}: {problem}: {DAMAGED_HINT}")
     files = _packet_dir(database)
     absent = sorted(name for name in referenced if not os.path.isfile(os.path.join(files, name)))
@@ -435,14 +452,22 @@ def _carry_identifiers_forward(replaced_db: str, restored_db: str) -> None:
         if meta.get("qm_guid") != old_meta.get("qm_guid"):
             return  # another queue manager's backup: its own identifiers
         for key in _ISSUED:
-            if key in old_meta and int(old_meta[key]) > int(meta.get(key, "0")):
+            # (a damaged value of the replaced store, not a whole number, tells nothing: skipped)
+            if _counter(old_meta.get(key)) > _counter(meta.get(key, "0")):
                 new.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, old_meta[key]))
         new.executemany(
             "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT (queue_id) "
             "DO UPDATE SET last_lookup_id = max(last_lookup_id, excluded.last_lookup_id)",
-            list(old_last.items()),
+            [(q, last) for q, last in old_last.items() if type(q) is int and type(last) is int],
         )
         new.commit()
+
+
+def _counter(value: object) -> int:
+    # A meta counter's value; -1 when it is not a whole number (a damaged store's).
+    if type(value) is str and value.isascii() and value.isdigit():
+        return int(value)
+    return -1
 
 
 def _lock_unless_read_only(database: str) -> StoreLock | None:

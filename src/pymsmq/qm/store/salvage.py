@@ -10,7 +10,7 @@ damaged one as it is:
   scan looks for the first key after it that it can read again (doubling steps, then halving: a
   damaged page costs some dozens of probes) and goes on from there; the rows under the damaged page
   are lost, and the summary says between which keys;
-- a queue is copied when its row holds what a queue manager loads (``queue_rows``), a journal when
+- a queue is copied when its row holds what a queue manager loads (``row_checks``), a journal when
   its queue is copied too; a message when its queue is copied, its facts have their types and its
   packet matches the checksum stored with it (a big message's file too, hard-linked when it can be);
 - the machine's identity (GUID, name) and counters are kept when they can be read, with the queue
@@ -23,9 +23,11 @@ The new store is a store like any other: ``pymsmq serve --data DESTINATION`` ser
 
 from __future__ import annotations
 
-import json
+import contextlib
+import math
 import os
 import platform
+import shutil
 import sqlite3
 import time
 import uuid
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pymsmq.errors import MSMQError, quoted
-from pymsmq.hresult import HResult
+from pymsmq.model.names import validate_subqueue_name
 from pymsmq.qm.store.backup import (
     _database,
     _failed,
@@ -45,8 +47,13 @@ from pymsmq.qm.store.backup import (
     _packet_file_problem,
     _place,
     _source_database,
+    refuse_inside,
 )
-from pymsmq.qm.store.queue_rows import journal_parent, queue_row_problem
+from pymsmq.qm.store.row_checks import (
+    machine_quota_problem,
+    meta_problem,
+    sort_queue_rows,
+)
 from pymsmq.qm.store.sqlite import (
     PARTIAL_SUFFIX,
     fsync_path,
@@ -62,6 +69,8 @@ __all__ = ["LOSS_SHOWN", "SalvageSummary", "salvage"]
 #: What a ``SalvageSummary`` describes of what was left behind (it counts it all).
 LOSS_SHOWN: Final = 20
 
+#: The copy of the damaged database (and its WAL) SQLite reads, beside the new one in the destination.
+_WORK_SUFFIX: Final = ".salvaging"
 _OFF: Final = 1 << 63  # a stored lookup id is the lookup id - 2**63 (sqlite.py)
 _U64: Final = (1 << 64) - 1
 _ROWS: Final = 1024  # rows read per query while nothing is damaged
@@ -96,6 +105,16 @@ class _Losses:
     def note(self, text: str) -> None:
         if len(self.shown) < LOSS_SHOWN:
             self.shown.append(text)
+
+    def queue_left(self) -> None:
+        self.queues += 1
+
+    def message_left(self) -> None:
+        self.messages += 1
+
+
+def _nothing() -> None:
+    pass  # (a row of a counter table left out: salvage recomputes the counters)
 
 
 class _Undecodable(bytes):
@@ -156,6 +175,17 @@ class _Table:
     position_of: Callable[[tuple[object, ...]], int | None]
     end: int
 
+    def position_from(self, columns: list[int]) -> int:
+        """The position of the key whose first columns are ``columns`` (the others at their
+        least), clamped to ``0 .. end``."""
+        if len(self.key) == 1:
+            return max(0, min(columns[0], self.end))
+        queue_id = columns[0]
+        lookup = columns[1] + _OFF if len(columns) > 1 else 0  # (the stored lookup id, then 0 up)
+        if queue_id < 0:
+            return 0
+        return max(0, min((queue_id << 64) + min(max(0, lookup), 1 << 64), self.end))
+
     def where(self) -> str:
         names, marks = ", ".join(self.key), ", ".join("?" for _ in self.key)
         return f"({names}) >= ({marks})" if len(self.key) > 1 else f"{names} >= ?"
@@ -169,10 +199,11 @@ class _Table:
 
 
 def _readable_rows(
-    conn: sqlite3.Connection, table: _Table, columns: str, losses: _Losses
+    conn: sqlite3.Connection, table: _Table, columns: str, losses: _Losses, bad_key: Callable[[], None]
 ) -> Iterator[tuple[object, ...]]:
-    """The rows of ``table`` SQLite can read, in key order.  A row whose key is not integers ends
-    the scan (SQLite orders text and blobs after every number)."""
+    """The rows of ``table`` SQLite can read, in key order.  A row whose key is not integers (a
+    damaged row) is left out, ``bad_key()`` called, and the scan goes on after it: a real number
+    sorts among the integers, text and blobs after every number of their column (SQLite's order)."""
     order = ", ".join(table.key)
     select = f"SELECT {columns} FROM {table.name} WHERE {table.where()} ORDER BY {order} LIMIT ?"
     probe = f"SELECT {order} FROM {table.name} WHERE {table.where()} ORDER BY {order} LIMIT 1"
@@ -199,12 +230,33 @@ def _readable_rows(
         for row in rows:
             position = table.position_of(row)
             if position is None:
-                losses.note(
-                    f"{table.name}: a row whose key is not integers ({row[: len(table.key)]!r}) and after"
-                )
-                return
+                bad_key()
+                losses.note(f"{table.name}: a row whose key is not integers ({row[: len(table.key)]!r})")
+                after = _past_bad_key(table, row[: len(table.key)])
+                if after is None:
+                    return  # (text or blob in the first key column: nothing numeric after it)
+                at = max(after, at + 1)
+                break  # read again from there
             yield row
             at = position + 1
+
+
+def _past_bad_key(table: _Table, key: tuple[object, ...]) -> int | None:
+    """The first position after the key ``key`` of a row whose key columns are not all integers,
+    in SQLite's order (None: nothing numeric can come after it)."""
+    columns: list[int] = []
+    for i, value in enumerate(key):
+        if type(value) is int:
+            columns.append(value)
+            continue
+        if type(value) is float and math.isfinite(value):
+            columns.append(math.floor(value) + 1)  # the next integer after it
+        elif i == 0:
+            return None  # text, blob, NaN in the first column: after every number
+        else:
+            columns[-1] += 1  # after every number of this column: the next value of the one before
+        break
+    return table.position_from(columns)
 
 
 def _message_params(position: int) -> tuple[int, int]:
@@ -244,16 +296,19 @@ _QUEUES: Final = _Table("queues", ("queue_id",), _one, _queue_position, 1 << 63)
 _LAST_LOOKUP_IDS: Final = _Table("last_lookup_ids", ("queue_id",), _one, _queue_position, 1 << 63)
 
 
-def _read_meta(conn: sqlite3.Connection, losses: _Losses) -> dict[str, str]:
-    # The meta table is a handful of rows: read whole, else key by key.
+def _read_meta(conn: sqlite3.Connection, losses: _Losses) -> tuple[dict[str, str], bool]:
+    """The meta rows whose key and value are text, and whether every row was read and was text
+    (the table is a handful of rows: read whole, else key by key)."""
     try:
         rows = conn.execute("SELECT key, value FROM meta").fetchall()
-        return {k: v for k, v in rows if type(k) is str and type(v) is str}
     except sqlite3.Error as exc:
         if not is_damage(exc):
             raise
         losses.note(f"meta: the table could not be read whole ({exc}); read key by key")
-    meta: dict[str, str] = {}
+    else:
+        meta = {k: v for k, v in rows if type(k) is str and type(v) is str}
+        return meta, len(meta) == len(rows)
+    meta = {}
     for key in _META_KEYS:
         try:
             found = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -263,23 +318,26 @@ def _read_meta(conn: sqlite3.Connection, losses: _Losses) -> dict[str, str]:
             continue
         if found is not None and type(found[0]) is str:
             meta[key] = found[0]
-    return meta
+    return meta, False
 
 
-def _identity(meta: dict[str, str], losses: _Losses) -> tuple[dict[str, str], bool]:
-    """The meta rows of the new store, and whether the old identity and counters were kept: all of
-    qm_guid, machine_name, next_queue_id and ordinal_reserved (once a message was sent) readable and
-    well-formed, else a new identity (no message id can repeat one under a new GUID)."""
-    try:
-        uuid.UUID(meta["qm_guid"])
-        int(meta["next_queue_id"])
-        int(meta.get("ordinal_reserved", "0"))
-        kept = bool(meta["machine_name"])
-    except (KeyError, ValueError):
-        kept = False
-    if kept:
-        return dict(meta), True
-    losses.note("meta: the machine's identity or counters could not be read: the new store has a new GUID")
+def _identity(meta: dict[str, str], whole: bool, losses: _Losses) -> tuple[dict[str, str], bool]:
+    """The meta rows of the new store, and whether the old identity and counters were kept: every
+    one readable and well-formed (``row_checks.meta_problem``), the message id counter
+    (ordinal_reserved) too unless the table was read whole without it (no message sent yet); else
+    a new identity, under which no message id can repeat an old one (outside QA: a lost counter
+    under the old GUID gave a new message the id of one still in the queue)."""
+    meta = dict(meta)
+    quota_problem = machine_quota_problem(meta.get("machine_quota"))
+    if quota_problem is not None:
+        del meta["machine_quota"]
+        losses.note(f"meta: {quota_problem}: the new store has none")
+    problem = meta_problem(meta) if meta else "the meta table holds nothing"
+    if problem is None and "ordinal_reserved" not in meta and not whole:
+        problem = "the message id counter (ordinal_reserved) could not be read"
+    if problem is None:
+        return meta, True
+    losses.note(f"meta: {problem}: the new store has a new identity (GUID)")
     fresh = {
         "qm_guid": str(uuid.uuid4()),
         "machine_name": meta.get("machine_name") or platform.node() or "localhost",
@@ -291,43 +349,42 @@ def _identity(meta: dict[str, str], losses: _Losses) -> tuple[dict[str, str], bo
     return fresh, False
 
 
-def _copy_queues(conn: sqlite3.Connection, new: sqlite3.Connection, losses: _Losses) -> set[int]:
-    """Copy every queue row that makes a queue (a journal's with its queue's); the ids copied."""
-    rows: dict[int, tuple[str, str, dict[str, object]]] = {}
-    for qid, path, text in _readable_rows(conn, _QUEUES, "queue_id, path_name, properties", losses):
-        problem = queue_row_problem(qid, path, text)
-        if problem is not None:
-            losses.queues += 1
-            losses.note(f"queue {qid} ({path!r}): {problem}")
-            continue
-        assert isinstance(qid, int) and isinstance(path, str) and isinstance(text, str)
-        rows[qid] = (path, text, json.loads(text))
-    for qid, (path, _, props) in list(rows.items()):
-        parent = journal_parent(props)
-        if parent is not None and (parent not in rows or journal_parent(rows[parent][2]) is not None):
-            del rows[qid]
-            losses.queues += 1
-            losses.note(f"queue {qid} ({path!r}): a journal whose queue ({parent}) was lost")
+def _copy_queues(conn: sqlite3.Connection, new: sqlite3.Connection, losses: _Losses) -> dict[int, str]:
+    """Copy every queue row a queue manager loads (``row_checks.sort_queue_rows``); the kind of
+    queue of each id copied."""
+    read = _readable_rows(conn, _QUEUES, "queue_id, path_name, properties", losses, losses.queue_left)
+    rows = sort_queue_rows((qid, path, text) for qid, path, text in read)
+    for qid, path, problem in rows.left:
+        losses.queues += 1
+        losses.note(f"queue {qid} ({path!r}): {problem}")
     new.executemany(
         "INSERT INTO queues (queue_id, path_name, properties) VALUES (?, ?, ?)",
-        [(qid, path, text) for qid, (path, text, _) in rows.items()],
+        [(qid, path, text) for qid, (path, text, _) in rows.loadable.items()],
     )
-    return set(rows)
+    return {qid: str(props.get("queue_type", "private")) for qid, (_, _, props) in rows.loadable.items()}
 
 
 def _copy_last_lookup_ids(
-    conn: sqlite3.Connection, new: sqlite3.Connection, queues: set[int], losses: _Losses
+    conn: sqlite3.Connection, new: sqlite3.Connection, queues: dict[int, str], losses: _Losses
 ) -> None:
-    for qid, last in _readable_rows(conn, _LAST_LOOKUP_IDS, "queue_id, last_lookup_id", losses):
+    for qid, last in _readable_rows(conn, _LAST_LOOKUP_IDS, "queue_id, last_lookup_id", losses, _nothing):
         if qid in queues and type(last) is int:
             new.execute("INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?)", (qid, last))
 
 
-def _message_problem(row: tuple[object, ...], queues: set[int], files: str) -> str | None:
+def _message_problem(row: tuple[object, ...], queues: dict[int, str], files: str) -> str | None:
     qid, lid, priority, arrived, subqueue, aborts, moves, expires, external, packet, moved, crc = row
     assert type(qid) is int and type(lid) is int  # _message_position
-    if qid not in queues:
+    kind = queues.get(qid)
+    if kind is None:
         return "its queue was lost"
+    if subqueue and type(subqueue) is str:
+        if kind in ("journal", "system"):
+            return f"it is in a subqueue ({subqueue!r}) of a {kind} queue, which has none"
+        try:
+            validate_subqueue_name(subqueue)
+        except MSMQError as exc:
+            return f"its subqueue: {exc.message}"
     numbers = (priority, aborts, moves)
     times = (expires, moved)
     if (
@@ -360,10 +417,23 @@ def _message_problem(row: tuple[object, ...], queues: set[int], files: str) -> s
     return None if damage is None else f"its packet file {external} {damage}"
 
 
+def _shared_files(conn: sqlite3.Connection) -> set[str]:
+    """The packet files more than one message row names (none known if SQLite cannot tell)."""
+    try:
+        rows = conn.execute(
+            "SELECT external FROM messages WHERE external IS NOT NULL GROUP BY external HAVING count(*) > 1"
+        ).fetchall()
+    except sqlite3.Error as exc:
+        if not is_damage(exc):
+            raise
+        return set()  # (then the first row read keeps a file; later ones are left)
+    return {name for (name,) in rows if type(name) is str}
+
+
 def _copy_messages(
     conn: sqlite3.Connection,
     new: sqlite3.Connection,
-    queues: set[int],
+    queues: dict[int, str],
     source_files: str,
     target_files: str,
     losses: _Losses,
@@ -372,16 +442,26 @@ def _copy_messages(
     copied = 0
     highest: dict[int, int] = {}
     insert = f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 12)})"
-    for row in _readable_rows(conn, _MESSAGES, _MESSAGE_COLUMNS, losses):
+    files: set[str] = set()  # packet files copied
+    shared = _shared_files(conn)
+    for row in _readable_rows(conn, _MESSAGES, _MESSAGE_COLUMNS, losses, losses.message_left):
         qid, lid, external = row[0], row[1], row[8]
         assert type(qid) is int and type(lid) is int
         problem = _message_problem(row, queues, source_files)
+        if problem is None and isinstance(external, str) and (external in shared or external in files):
+            # A packet file named by two rows (a damaged one would deliver it twice): the row whose
+            # checksum the file matches keeps it; one with no checksum cannot tell it is its own.
+            if type(row[11]) is not int:
+                problem = f"its packet file {external} is shared with another message (no checksum)"
+            elif external in files:
+                problem = f"its packet file {external} is shared: copied with another message"
         if problem is not None:
             losses.messages += 1
             losses.note(f"message {lid + _OFF} of queue {qid}: {problem}")
             continue
         if isinstance(external, str):
             _place(os.path.join(source_files, external), os.path.join(target_files, external))
+            files.add(external)
         new.execute(insert, row)
         copied += 1
         highest[qid] = max(highest.get(qid, lid), lid)
@@ -390,42 +470,47 @@ def _copy_messages(
 
 def salvage(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> SalvageSummary:
     """Copy what can be read of the (damaged) store in directory ``source`` into a new store in
-    ``destination`` (a new or empty directory); see the module docstring.  The source is left as it
-    is.  Refused (MQ_ERROR_MESSAGE_STORAGE_FAILED) while a queue manager holds the source, and when
-    SQLite cannot read the source at all (its first page, the schema, is damaged); the destination
-    must not hold anything (MQ_ERROR_INVALID_PARAMETER)."""
+    ``destination`` (a new or empty directory outside the store); see the module docstring.  The
+    source is left as it is, byte for byte: SQLite reads a copy of its database and WAL.  Refused
+    (MQ_ERROR_MESSAGE_STORAGE_FAILED) while a queue manager holds the source, and when SQLite
+    cannot read the source at all (its first page, the schema, is damaged); the destination must
+    not hold anything (MQ_ERROR_INVALID_PARAMETER)."""
     source_dir, target_dir = os.fspath(source), os.fspath(destination)
     source_db = _source_database(source_dir)
-    if not target_dir:
-        raise MSMQError("no destination directory given", HResult.MQ_ERROR_INVALID_PARAMETER)
+    refuse_inside(source_dir, target_dir, "a salvage")
     losses = _Losses()
     lock = _lock_unless_read_only(source_db)
     try:
-        with _new_directory(target_dir), closing(sqlite3.connect(source_db, timeout=30)) as conn:
-            try:
-                conn.text_factory = _text
-                conn.execute("PRAGMA query_only=1")
-                conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
-            except sqlite3.Error as exc:
-                if not is_damage(exc):
-                    raise
-                raise _failed(
-                    f"{quoted(source_dir)}: nothing can be salvaged: SQLite cannot read the database's "
-                    f"first page, where its tables are described ({exc}); restore a backup"
-                ) from exc
+        with _new_directory(target_dir):
             target_db = _database(target_dir)
             partial_db = target_db + PARTIAL_SUFFIX
+            work_db = target_db + _WORK_SUFFIX
+            # The partial database first: a salvage cut short is never taken for a (new) store.
             with closing(sqlite3.connect(partial_db, isolation_level=None)) as new:
                 new.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 write_schema(new)
-                new.execute("BEGIN")
-                meta, kept = _identity(_read_meta(conn, losses), losses)
-                queues = _copy_queues(conn, new, losses)
-                if kept:
-                    _copy_last_lookup_ids(conn, new, queues, losses)
-                messages, highest = _copy_messages(
-                    conn, new, queues, _packet_dir(source_db), _packet_dir(target_db), losses
-                )
+                # SQLite writes to what it opens (a WAL replayed into the database and removed):
+                # it opens a copy, and the damaged store stays as it was (outside QA: acknowledged
+                # commits in a damaged WAL were lost with it).
+                for suffix in ("", "-wal"):
+                    if os.path.exists(source_db + suffix):
+                        shutil.copyfile(source_db + suffix, work_db + suffix)
+                try:
+                    with closing(sqlite3.connect(work_db, timeout=30)) as conn:
+                        conn.text_factory = _text
+                        _check_readable(conn, source_dir)
+                        new.execute("BEGIN")
+                        meta, kept = _identity(*_read_meta(conn, losses), losses)
+                        queues = _copy_queues(conn, new, losses)
+                        if kept:
+                            _copy_last_lookup_ids(conn, new, queues, losses)
+                        messages, highest = _copy_messages(
+                            conn, new, queues, _packet_dir(source_db), _packet_dir(target_db), losses
+                        )
+                finally:
+                    for suffix in ("", "-wal", "-shm", "-journal"):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(work_db + suffix)
                 # No lookup id or queue id is issued again: a lost counter row is replaced by the
                 # highest id found (a lost message above it may be given out again: it is gone).
                 new.executemany(
@@ -454,3 +539,16 @@ def salvage(source: str | os.PathLike[str], destination: str | os.PathLike[str])
         identity_kept=kept,
         losses=tuple(losses.shown),
     )
+
+
+def _check_readable(conn: sqlite3.Connection, source_dir: str) -> None:
+    # SQLite reads the first page (the tables' description), or nothing can be salvaged.
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except sqlite3.Error as exc:
+        if not is_damage(exc):
+            raise
+        raise _failed(
+            f"{quoted(source_dir)}: nothing can be salvaged: SQLite cannot read the database's "
+            f"first page, where its tables are described ({exc}); restore a backup"
+        ) from exc
