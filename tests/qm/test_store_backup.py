@@ -524,3 +524,20 @@ def test_packets_stored_before_checksums_are_read_unchecked(tmp_path: Path) -> N
     assert check(tmp_path / "qm").messages == 2
     with QueueManager.open(tmp_path / "qm") as qm:
         assert [m.body for m in qm.queue(ORDERS).receive_many(5, timeout=0)] == [b"old", b"new"]
+
+
+def test_a_restore_over_a_store_with_a_damaged_counter_ignores_that_counter(tmp_path: Path) -> None:
+    # Outside QA: the documented salvage -> restore --replace raised a ValueError from a damaged
+    # counter of the replaced store (a blob where a number is).
+    with QueueManager.open(tmp_path / "qm") as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"kept", delivery=1))
+    backup(tmp_path / "qm", tmp_path / "backup")
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as db:
+        db.execute("UPDATE meta SET value = x'7a7a' WHERE key = 'ordinal_reserved'")
+        db.execute("UPDATE last_lookup_ids SET last_lookup_id = 'x'")
+    summary = restore(tmp_path / "backup", tmp_path / "qm", replace=True)
+    assert summary.messages == 1
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.queue(ORDERS)
+        q.send(Message(body=b"new"))
+        assert [m.body for m in q.receive_many(5, timeout=0)] == [b"kept", b"new"]
