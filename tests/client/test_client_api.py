@@ -944,3 +944,81 @@ def test_names_a_port_from_system_messaging_gets_wrong_are_explained(
     with pytest.raises(MSMQError) as refused:
         qm.queue(name)
     assert refused.value.hresult == hresult and hint in str(refused.value)
+
+
+def test_a_waiting_cursor_moves_to_a_message_a_transaction_makes_available_ahead_of_it(qm: Any) -> None:
+    # Outside QA: a message sent in a transaction before the one at the cursor and committed during
+    # the wait (placed ahead of the cursor), or given back ahead of it by an abort during the wait,
+    # did not end the wait, and a cursor receive loop passed over it for good.
+    q = qm.create_queue(TQ, transactional=True)
+    early = qm.begin_transaction()
+    q.send(Message(body=b"sent first, committed during the wait"), early)
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"B"), tx)
+    cursor = q.cursor()
+    assert cursor.peek_current(0).body == b"B"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        peeked = pool.submit(cursor.peek_next, 10)
+        time.sleep(0.2)
+        early.commit()
+        assert peeked.result(10).body == b"sent first, committed during the wait"
+    taker = qm.begin_transaction()
+    assert q.receive(0, taker).body == b"sent first, committed during the wait"
+    loop = q.cursor()
+    with qm.begin_transaction() as tx:
+        assert loop.receive_current(0, tx).body == b"B"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool, qm.begin_transaction() as tx:
+        received = pool.submit(loop.receive_current, 10, tx)
+        time.sleep(0.2)
+        taker.abort()  # given back ahead of the cursor
+        assert received.result(10).body == b"sent first, committed during the wait"
+    assert q.message_count == 0
+
+
+def test_two_reads_waiting_at_one_cursor_each_see_arrivals_ahead(qm: Any) -> None:
+    # Outside QA: when the first of two reads waiting at one cursor ended, the second no longer
+    # saw a message arriving ahead of the cursor.
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"p3", priority=3))
+    cursor = q.cursor()
+    assert cursor.peek_current(0).body == b"p3"
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        short = pool.submit(cursor.peek_next, 0.3)
+        long = pool.submit(cursor.peek_next, 10)
+        assert hresult_of(short.result, 10) == H.MQ_ERROR_IO_TIMEOUT
+        q.send(Message(body=b"p7", priority=7))
+        assert long.result(10).body == b"p7"
+
+
+def test_parked_cursor_reads_stop_waiting_however_they_end(server: Any) -> None:
+    # A cursor read the server parks waits at the cursor until it ends: answered, timed out,
+    # cancelled by a lost connection.  Left waiting, the queue's index would list every message
+    # made available for it, and reads of timeout 0 at that cursor would look ahead of it.
+    client = pymsmq.connect(server.url)
+    q = client.create_queue(TQ, transactional=True)
+    with client.begin_transaction() as tx:
+        q.send(Message(body=b"m"), tx)
+    cursor = q.cursor()
+    assert cursor.peek_current(0).body == b"m"
+    assert hresult_of(cursor.peek_next, 0.2) == H.MQ_ERROR_IO_TIMEOUT  # timed out
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        answered = pool.submit(cursor.peek_next, 10)
+        time.sleep(0.2)
+        with client.begin_transaction() as tx:
+            q.send(Message(body=b"n"), tx)
+        assert answered.result(10).body == b"n"  # answered
+    other = pymsmq.connect(server.url)
+    gone = other.queue(TQ).cursor()
+    assert gone.peek_current(0).body == b"m"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        lost = pool.submit(gone.receive_current, 30)
+        time.sleep(0.3)
+        other.close()  # its connection goes while the read waits
+        with contextlib.suppress(Exception):
+            lost.result(10)
+    qm = server.server.qm
+    deadline = time.monotonic() + 5
+    while qm.queue(TQ)._index().cursor_waits and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert qm.queue(TQ)._index().cursor_waits == 0
+    assert qm.queue(TQ)._index().made_available == []

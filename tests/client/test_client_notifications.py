@@ -461,3 +461,29 @@ def test_remote_callbacks_run_in_arrival_order_on_a_thread_that_leaves_ctrl_c_to
         assert got.wait(5) and signal.SIGINT in masks[0]
     finally:
         client.close()
+
+
+def test_a_cursor_notification_fires_for_a_message_ahead_of_the_cursor(qm: Any) -> None:
+    # Outside QA: embedded, a higher priority arrival (placed ahead of the handle's cursor) did not
+    # fire MQMSG_NEXT or MQMSG_CURRENT (it timed out); remotely it did.  A cancelled notification
+    # no longer waits: a later read with timeout 0 does not jump ahead (remotely it did).
+    q = qm.create_queue(r".\private$\q")
+    q.send(Message(body=b"p3", priority=3))
+    assert q.peek_current(timeout=0).body == b"p3"
+    sink = Sink()
+    q.enable_notification(sink.arrived, MQMSG_NEXT, 5, sink.error)
+    settle(qm)
+    q.send(Message(body=b"p7", priority=7))
+    assert sink.wait() == [("arrived", 0, MQMSG_NEXT)]
+    assert q.peek_current(timeout=0).body == b"p7"  # the cursor moved to it
+    assert q.peek_next(timeout=0).body == b"p3"
+    cancelled = Sink()
+    n = q.enable_notification(cancelled.arrived, MQMSG_NEXT, 30, cancelled.error)
+    settle(qm)
+    n.cancel()
+    settle(qm)
+    q.send(Message(body=b"p6", priority=6))
+    with pytest.raises(MSMQError) as nothing_ahead:
+        q.peek_current(timeout=0)
+    assert nothing_ahead.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert cancelled.events == []

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from pymsmq.hresult import HResult
@@ -17,13 +18,13 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.transaction import Transaction
 
-__all__ = ["Cursor", "CursorSeek", "cursor_advance", "cursor_wait_ended", "cursor_wait_expired"]
+__all__ = ["Cursor", "CursorSeek", "cursor_advance", "cursor_wait_expired"]
 
 
 class Cursor:
     """A cursor ([MS-MQDMPR] 3.2): a position (Start, a message, End) and a state (Unread, Read)."""
 
-    __slots__ = ("_closed", "_pos", "_queue", "_read", "_wait_from")
+    __slots__ = ("_closed", "_pos", "_queue", "_read", "_wait_from", "_wait_listed", "_waits")
 
     def __init__(self, queue: Queue) -> None:
         self._queue = queue
@@ -31,21 +32,24 @@ class Cursor:
         self._pos: tuple[int, int] | None = None
         self._read = False
         self._closed = False
-        #: While a read waits at the cursor (WaitPeek, WaitReceive): the queue's next lookup id
-        #: when the wait began.  A message that arrives meanwhile satisfies the wait wherever its
-        #: priority places it ([MS-MQDMPR] 3.2.7.5 Message Available moves the waiting cursor to
-        #: the message; MQReceiveMessage: "If a new message arrives the cursor is always moved to
-        #: the new messages, regardless of where the message is placed in the queue"): one of a
-        #: higher priority lands before the cursor, where a seek forward would never find it
-        #: (outside QA: a cursor receive loop timed out with such a message in the queue).
+        #: While reads wait at the cursor (WaitPeek, WaitReceive; ``_waits`` of them): the queue's
+        #: next lookup id and the length of its index's ``made_available`` when the first of them
+        #: began.  A message that becomes available meanwhile (it arrives, a transaction commits
+        #: it or an abort returns it) satisfies a wait wherever it is placed ([MS-MQDMPR] 3.2.7.5
+        #: Message Available moves the waiting cursor to the message; MQReceiveMessage: "If a new
+        #: message arrives the cursor is always moved to the new messages, regardless of where the
+        #: message is placed in the queue"): one of a higher priority, or one sent in a transaction
+        #: before the message at the cursor, is placed ahead of it, where a seek forward never
+        #: finds it (outside QA: a cursor receive loop timed out with such a message in the queue).
+        self._waits = 0
         self._wait_from: int | None = None
+        self._wait_listed = 0
 
     def reset(self) -> None:
         """Back to Start, state Unread (the next ``peek_current`` returns the first message)."""
         self._check_open()
         self._pos = None
         self._read = False
-        self._wait_from = None
 
     def close(self) -> None:
         """Close the cursor (MQCloseCursor; idempotent): a read waiting at it ends with
@@ -78,28 +82,59 @@ class Cursor:
             return index.first(peek)
         found = index.after(self._pos[0], self._pos[1], peek)
         if found is None and self._wait_from is not None:
-            for priority in range(7, self._pos[0], -1):  # ahead of the cursor: a higher priority
-                found = index.first_from(priority, self._wait_from, peek)
-                if found is not None:
-                    break
+            found = self._became_available_ahead(index, peek)
         return found
+
+    def _became_available_ahead(self, index: MessageIndex, peek: bool) -> Entry | None:
+        # The first (in queue order) message ahead of the cursor that became available since the
+        # first of the reads waiting at it began: arrived (a new lookup id: only a higher priority
+        # places it ahead), or listed by the index (committed, returned by an abort, moved in).
+        assert self._pos is not None and self._wait_from is not None
+        priority, lookup_id = self._pos
+        best: Entry | None = None
+        for p in range(7, priority, -1):
+            best = index.first_from(p, self._wait_from, peek)
+            if best is not None:
+                break
+        for entry in index.made_available[self._wait_listed :]:
+            ahead = entry.priority > priority or (entry.priority == priority and entry.lookup_id < lookup_id)
+            if (
+                ahead
+                and entry.visible(peek)
+                and index.get(entry.lookup_id) is entry
+                and (best is None or (-entry.priority, entry.lookup_id) < (-best.priority, best.lookup_id))
+            ):
+                best = entry
+        return best
 
     def _at(self, entry: Entry) -> None:
         self._pos = (entry.priority, entry.lookup_id)
-        self._wait_from = None
 
-    def _begin_wait(self, timeout: float | None) -> bool:
-        # A read that may wait (timeout not 0) begins: arrivals from now on satisfy it
-        # (``_wait_from``); True when it did (the read ends the wait: a read of timeout 0 is the
-        # server's look for a read it parks, whose wait ``CursorSeek`` began and the park ends).
+    def _begin_wait(self, timeout: float | None) -> MessageIndex | None:
+        """Under the lock: a read that may wait (``timeout`` not 0) begins to wait at the cursor
+        (``_wait_from``); the index to give ``_end_wait`` when the read ends, None if it does not
+        wait (a read of timeout 0: the server's look for a read it parks, whose wait
+        ``CursorSeek`` began)."""
         if timeout == 0:
-            return False
-        self._wait_from = self._queue._state.next_lookup
-        return True
+            return None
+        index = self._queue._index()
+        if not self._waits:
+            self._wait_from = self._queue._state.next_lookup
+            self._wait_listed = len(index.made_available)
+        self._waits += 1
+        index.cursor_waits += 1
+        return index
 
-    def _end_wait(self, began: bool) -> None:
-        if began:
+    def _end_wait(self, index: MessageIndex | None) -> None:
+        """Under the lock: the read ``_begin_wait`` gave ``index`` ended."""
+        if index is None:
+            return
+        self._waits -= 1
+        if not self._waits:
             self._wait_from = None
+        index.cursor_waits -= 1
+        if not index.cursor_waits:
+            index.made_available.clear()
 
     def _current(self, peek: bool) -> Entry:
         assert self._pos is not None
@@ -121,11 +156,11 @@ class Cursor:
             if self._read:
                 normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 return self._current(True).message.copy()
-            began = self._begin_wait(timeout)
+            waiting = self._begin_wait(timeout)
             try:
                 return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
             finally:
-                self._end_wait(began)
+                self._end_wait(waiting)
 
     def peek_next(self, timeout: float | None = None) -> Message:
         """[MS-MQDMPR] 3.2.7.3 Get Next Message For Peek (Unread -> MQ_ERROR_ILLEGAL_CURSOR_ACTION)."""
@@ -135,11 +170,11 @@ class Cursor:
             self._check_open()
             if not self._read:
                 raise _err("peek_next needs a cursor on a message", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
-            began = self._begin_wait(timeout)
+            waiting = self._begin_wait(timeout)
             try:
                 return q._read(lambda index: self._seek(index, True), True, timeout, on_found=self._set_read)
             finally:
-                self._end_wait(began)
+                self._end_wait(waiting)
 
     def receive_current(
         self, timeout: float | None = None, transaction: Transaction | Hold | int | None = None
@@ -162,13 +197,14 @@ class Cursor:
         # only a wait that times out moves it to End (3.2.7.6 Wait Time Expired).
         to_end = None if timeout == 0 else self._to_end
         with q._qm._lock:
-            began = self._begin_wait(timeout)
+            waiting = self._begin_wait(timeout)
         try:
             return q._read(
                 lambda index: self._seek(index, False), False, timeout, transaction, self._at, to_end
             )
         finally:
-            self._end_wait(began)
+            with q._qm._lock:
+                self._end_wait(waiting)
 
     def _to_end(self, index: MessageIndex) -> None:
         # [MS-MQDMPR] 3.2.7.6 Wait Time Expired: position End (past the current tail), state Unread.
@@ -176,7 +212,6 @@ class Cursor:
         if tail is not None:
             self._pos = tail
         self._read = False
-        self._wait_from = None
 
 
 class CursorSeek:
@@ -187,15 +222,23 @@ class CursorSeek:
 
     ``group_key(index)`` is the same for every cursor at the same position and the same kind of
     read, so that they are armed in one group, looked at once a round (``WatchedCondition.arm``:
-    a thousand cursor reads parked at Start cost a thousand looks at each arrival)."""
+    a thousand cursor reads parked at Start cost a thousand looks at each arrival).
 
-    __slots__ = ("_cursor", "_peek")
+    The read waits at the cursor from its making (``Cursor._begin_wait``) to ``end()``, which the
+    server calls however the read ends (and, should it not, the seek's collection does)."""
+
+    __slots__ = ("__weakref__", "_cursor", "_peek", "_waiting")
 
     def __init__(self, cursor: Cursor, peek: bool) -> None:
         self._cursor = cursor
         self._peek = peek
-        with cursor._queue._qm._lock:  # the parked read waits from now (``Cursor._wait_from``)
-            cursor._begin_wait(None)
+        with cursor._queue._qm._lock:
+            self._waiting = [cursor._begin_wait(None)]
+        weakref.finalize(self, _end_parked_wait, cursor, self._waiting)
+
+    def end(self) -> None:
+        """The parked read ended (answered, timed out, cancelled, its connection gone)."""
+        _end_parked_wait(self._cursor, self._waiting)
 
     def __call__(self, index: MessageIndex) -> Entry | None:
         return self._cursor._seek(index, self._peek)
@@ -234,10 +277,10 @@ def cursor_wait_expired(cursor: Cursor) -> None:
         index = q._index()
         if cursor._seek(index, False) is None:
             cursor._to_end(index)
-        cursor._wait_from = None
 
 
-def cursor_wait_ended(cursor: Cursor) -> None:
-    """A peek at ``cursor`` parked by the server timed out: arrivals no longer satisfy it."""
+def _end_parked_wait(cursor: Cursor, waiting: list[MessageIndex | None]) -> None:
+    # CursorSeek.end, once (``waiting``: the index its wait counts in, None once ended).
     with cursor._queue._qm._lock:
-        cursor._wait_from = None
+        index, waiting[0] = waiting[0], None
+        cursor._end_wait(index)

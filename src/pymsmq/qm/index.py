@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AVAILABLE", "LOCKED", "PENDING", "ByteTotal", "Entry", "IdTable", "MessageIndex"]
 
+#: Entries ``MessageIndex.made_available`` lists at most while cursor reads wait.
+MADE_AVAILABLE_KEPT: Final = 4096
+
 AVAILABLE: Final = 0
 LOCKED: Final = 1
 PENDING: Final = 2
@@ -188,7 +191,9 @@ class MessageIndex:
         "_peek_skip",
         "_skip",
         "_tables",
+        "cursor_waits",
         "locked",
+        "made_available",
         "pending",
         "shared",
         "total_bytes",
@@ -213,6 +218,12 @@ class MessageIndex:
         self.total_bytes = 0
         self.locked = 0
         self.pending = 0
+        #: Reads waiting at a cursor on this index (``cursor.Cursor._begin_wait``); while there are
+        #: any, the entries that become AVAILABLE other than by a send's arrival (a commit, an abort
+        #: that returns one, a move) are listed in ``made_available``: one ahead of a waiting cursor
+        #: satisfies its wait ([MS-MQDMPR] 3.2.7.5), where its seek forward would never find it.
+        self.cursor_waits = 0
+        self.made_available: list[Entry] = []
 
     # --- bookkeeping
     def __len__(self) -> int:
@@ -264,8 +275,15 @@ class MessageIndex:
             self.locked += 1
         elif entry.state == PENDING:
             self.pending += 1
+        elif self.cursor_waits:
+            self._made_available(entry)
         if self._tables:
             self._file(entry)
+
+    def _made_available(self, entry: Entry) -> None:
+        # (bounded: a wait that outlives this many is left with what its seek forward finds)
+        if len(self.made_available) < MADE_AVAILABLE_KEPT:
+            self.made_available.append(entry)
 
     def add_new(
         self, lookup_id: int, priority: int, message: Message, size: int, state: int, expires_at: float | None
@@ -323,6 +341,8 @@ class MessageIndex:
             self._lower(self._peek_skip, entry)
             for table in self._tables.values():
                 table.made_available(entry)
+            if self.cursor_waits:
+                self._made_available(entry)
 
     def lock(self, entry: Entry, allow_peek: bool) -> None:
         """An AVAILABLE ``entry`` becomes LOCKED by a transaction's receive, peekable or not.

@@ -396,6 +396,7 @@ class Notification:
         "_seek",
         "_timed",
         "_value",
+        "_waiting",
         "done",
         "ends_with_handle",
         "exclusive",
@@ -433,6 +434,10 @@ class Notification:
         self._value: tuple[IdTable, ObjectId] | None = None
         #: True once the notification fired or was cancelled.
         self.done = False
+        #: A cursor's notification that may wait waits at the cursor until it ends: the index of
+        #: that wait (``Cursor._begin_wait``), as a read's wait (a message that becomes available
+        #: ahead of the cursor fires it, as it does remotely: outside QA).
+        self._waiting: MessageIndex | None = None
         #: Its deadline is in the dispatcher's heap (``_arm`` with a finite timeout).
         self._timed = False
         #: A waiting read's notification (``watch``): its handle closed, ``on_error`` gets the
@@ -459,6 +464,10 @@ class Notification:
         self.on_error = None
         if self._timed:
             self._dispatcher.deadline_ended()
+        if self._waiting is not None:
+            assert self._cursor is not None
+            waiting, self._waiting = self._waiting, None
+            self._cursor._end_wait(waiting)
         return True
 
     def _group_key(self, index: MessageIndex) -> tuple[object, ...] | None:
@@ -589,6 +598,8 @@ def enable_notification(
                     else HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION
                 )
                 return n
+        if n._cursor is not None:
+            n._waiting = n._cursor._begin_wait(timeout)
         return _arm(qm, n, timeout)
 
 

@@ -33,14 +33,14 @@ from pymsmq.protocol.message_codec import (
     held_properties,
     receive_answer_body,
 )
-from pymsmq.qm.cursor import CursorSeek, cursor_advance, cursor_wait_ended, cursor_wait_expired
+from pymsmq.qm.cursor import CursorSeek, cursor_advance, cursor_wait_expired
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.matching import MatchingSeek
 from pymsmq.qm.notifications import Seek, first_available, first_peekable
 from pymsmq.qm.queue import Cursor, own_cursor
 from pymsmq.server.access import receive_right
 from pymsmq.server.reads import matching_reader, reader
-from pymsmq.server.waits import ArrivalWait, Cancels, pass_on, timed_out
+from pymsmq.server.waits import ArrivalWait, Cancels, end_seek, pass_on, timed_out
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -199,24 +199,16 @@ class ReceiveMixin:
             seek = None if at is None else CursorSeek(at, True)  # None: the head (enable_notification)
             try:
                 missing = self._answer_now(rid, run)
+                if missing is not None and waits:
+                    attempt = lambda _remaining: self._answer_now(rid, run) is None  # noqa: E731
+                    ArrivalWait(self, rid, h, attempt, timeout, seek)  # (it ends the seek)
+                    return
             except BaseException:
-                if at is not None:
-                    cursor_wait_ended(at)
+                end_seek(seek)
                 raise
-            if missing is None:
-                return
-            if not waits:
+            end_seek(seek)
+            if missing is not None:
                 raise missing
-            ended = None if at is None else functools.partial(cursor_wait_ended, at)
-            ArrivalWait(
-                self,
-                rid,
-                h,
-                lambda _remaining: self._answer_now(rid, run) is None,
-                timeout,
-                seek,
-                expired=ended,
-            )
             return
         if (
             free
@@ -266,8 +258,7 @@ class ReceiveMixin:
         if at is None:
             self.try_or_park(rid, h, run, timeout, first_peekable if peek else first_available, not peek)
         elif peek:
-            ended = functools.partial(cursor_wait_ended, at)
-            self.try_or_park(rid, h, run, timeout, CursorSeek(at, True), exclusive=False, expired=ended)
+            self.try_or_park(rid, h, run, timeout, CursorSeek(at, True), exclusive=False)
         else:  # a cursor's receive that times out moves it to End ([MS-MQDMPR] 3.2.7.6)
             expired = functools.partial(cursor_wait_expired, at)
             self.try_or_park(rid, h, run, timeout, CursorSeek(at, False), exclusive=True, expired=expired)
@@ -443,8 +434,10 @@ class _WorkPoolRead:
         if self.exclusive and self.woken:  # the turn this read was woken with (``waits.pass_on``)
             pass_on(self.h.queue)
         if session.settle(rid, fut) or session.closed:
+            end_seek(self.seek)
             return
         if self.cancelled:
+            end_seek(self.seek)
             session.fail(rid, MSMQError("the receive was cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED))
             return
         deadline = self.deadline
@@ -452,7 +445,9 @@ class _WorkPoolRead:
         if remaining is not None and remaining <= 0:
             # MQ_ERROR_IO_TIMEOUT: this read waited (a ``timeout`` of 0 here is what was left
             # of a longer one, which NOT_FOUND, the no-wait read's error, would misreport).
-            session.fail(rid, timed_out(self.expired, None))
+            error = timed_out(self.expired, None)
+            end_seek(self.seek)
+            session.fail(rid, error)
             return
         ArrivalWait(
             session,

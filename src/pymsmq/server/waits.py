@@ -222,6 +222,8 @@ class ArrivalWait:
 
     def _end(self) -> None:
         self.over = True
+        if not self.hands_off:  # (a read handed on goes on with its seek: it ends it)
+            end_seek(self.seek)
         session = self.session
         session.pending -= 1
         session.waits.discard(self)
@@ -248,6 +250,14 @@ class ArrivalWait:
         if n is not None:
             n.cancel()
         self._fail(exc)
+
+
+def end_seek(seek: Seek | None) -> None:
+    """A parked read that used ``seek`` ended: a cursor's seek ends its wait at the cursor
+    (``qm.cursor.CursorSeek.end``); other seeks have nothing to end."""
+    end = getattr(seek, "end", None)
+    if end is not None:
+        end()
 
 
 def timed_out(expired: Callable[[], None] | None, timeout: float | None) -> MSMQError:
