@@ -46,7 +46,7 @@ from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate, QueueRow, Store, StoredMessage
-from pymsmq.qm.store.row_checks import meta_problem
+from pymsmq.qm.store.row_checks import meta_problem, queue_table_problem
 from pymsmq.qm.store.sqlite import DAMAGED_HINT
 from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
 from pymsmq.qm.transaction import Transaction
@@ -113,7 +113,10 @@ class QueueManager(QueueCatalog):
         self._internal: dict[str, QueueState] = {}
         snapshot = store.load()
         meta = dict(snapshot.meta)
-        if (problem := meta_problem(meta, (row.queue_id for row in snapshot.queues))) is not None:
+        # The store's rows, each whole (the store checks each), must also make one queue manager.
+        rows = [(row.queue_id, row.path_name, row.properties) for row in snapshot.queues]
+        problem = queue_table_problem(rows) or meta_problem(meta, (row.queue_id for row in snapshot.queues))
+        if problem is not None:
             raise _err(
                 f"cannot load the store: {problem}: {DAMAGED_HINT}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
             )
@@ -477,13 +480,7 @@ class QueueManager(QueueCatalog):
             else:
                 self._register(state)
         for state, parent_id in journals:
-            parent = self._by_id.get(parent_id)
-            if parent is None or parent.kind == "journal":
-                raise _err(
-                    f"cannot load the store: the journal {state.queue_id} names as its queue {parent_id}, "
-                    f"which the store does not hold: {DAMAGED_HINT}",
-                    HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
-                )
+            parent = self._by_id[parent_id]  # (there: ``queue_table_problem`` said so)
             parent.journal, state.parent = state, parent
             state.format_name = parent.format_name + ";JOURNAL"
         for name, transactional in _SYSTEM_QUEUES:

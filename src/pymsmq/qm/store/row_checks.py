@@ -55,6 +55,14 @@ def queue_properties_problem(properties: object) -> str | None:
     return None
 
 
+def _decoded_row_problem(queue_id: object, path_name: object, properties: object) -> str | None:
+    if type(queue_id) is not int:
+        return f"its queue id is not an integer ({queue_id!r})"
+    if type(path_name) is not str:
+        return f"its path name is not text ({type(path_name).__name__})"
+    return queue_properties_problem(properties)
+
+
 def queue_row_problem(queue_id: object, path_name: object, properties: object) -> str | None:
     """Why the queue row ``(queue_id, path_name, properties)`` read from the queue table (the
     properties as their JSON text) cannot make a queue, or None."""
@@ -89,19 +97,24 @@ class QueueRows:
 
 
 def sort_queue_rows(rows: Iterable[tuple[object, object, object]]) -> QueueRows:
-    """Sort the queue table's ``rows`` (queue id, path name, properties as JSON): a row that makes
+    """Sort the queue table's ``rows`` (queue id, path name, properties as JSON text or decoded
+    already; the text is "" in ``loadable`` for decoded ones): a row that makes
     no queue, a second queue of the same path (a queue manager would serve one of them), a journal
     whose queue is not loadable and a queue's second journal are left, each with why."""
     loadable: dict[int, tuple[str, str, dict[str, object]]] = {}
     left: list[tuple[object, object, str]] = []
     paths: dict[tuple[object, str], int] = {}
     for queue_id, path_name, properties in rows:
-        problem = queue_row_problem(queue_id, path_name, properties)
+        if isinstance(properties, dict):  # (decoded already: what a store's load gives)
+            problem = _decoded_row_problem(queue_id, path_name, properties)
+        else:
+            problem = queue_row_problem(queue_id, path_name, properties)
         if problem is not None:
             left.append((queue_id, path_name, problem))
             continue
-        assert type(queue_id) is int and type(path_name) is str and type(properties) is str
-        decoded = json.loads(properties)
+        assert type(queue_id) is int and type(path_name) is str
+        decoded = properties if isinstance(properties, dict) else json.loads(str(properties))
+        properties = properties if isinstance(properties, str) else ""
         kind = decoded.get("queue_type", "private")
         if kind != "journal":
             same = paths.setdefault((kind, path_name.lower()), queue_id)

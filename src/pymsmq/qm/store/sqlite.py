@@ -75,7 +75,7 @@ from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
 from pymsmq.qm.store.in_flight import InFlightLog
-from pymsmq.qm.store.row_checks import queue_table_problem
+from pymsmq.qm.store.row_checks import queue_row_problem
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
@@ -1054,12 +1054,13 @@ class SQLiteStore:
             conn.execute("PRAGMA query_only=1")
             conn.execute("BEGIN")
             meta = dict(conn.execute("SELECT key, value FROM meta ORDER BY key"))
-            rows = conn.execute(
+            queues = []
+            for qid, path, props in conn.execute(
                 "SELECT queue_id, path_name, properties FROM queues ORDER BY queue_id"
-            ).fetchall()
-            if (problem := queue_table_problem(rows)) is not None:
-                raise ValueError(problem)
-            queues = [QueueRow(qid, path, json.loads(props)) for qid, path, props in rows]
+            ):
+                if (problem := queue_row_problem(qid, path, props)) is not None:
+                    raise ValueError(f"the row of queue {qid!r} ({path!r}) is damaged: {problem}")
+                queues.append(QueueRow(qid, path, json.loads(props)))
             lasts = {}
             for qid, last in conn.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids"):
                 if type(last) is not int:
