@@ -418,3 +418,20 @@ def test_rows_a_queue_manager_could_not_reach_are_left_behind(filled: Path, tmp_
     got = _drain(tmp_path / "new", WORK)
     assert len(got) == SENT - 2 and _whole(got)
     assert [m.body for m in _drain(tmp_path / "new", ORDERS)] == [b"o" * BIG]  # once
+
+
+def test_a_store_without_its_message_id_counter_goes_on_from_its_messages_ids(tmp_path: Path) -> None:
+    # Outside QA: with the ordinal_reserved row gone (it is written with the first id), the open
+    # and a salvage gave a new message the id of one still in the queue.
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(WORK)
+        q.send_many([Message(body=b"old %d" % i, delivery=1) for i in range(3)])
+    with sqlite3.connect(_database(tmp_path / "qm")) as db:
+        db.execute("DELETE FROM meta WHERE key = 'ordinal_reserved'")
+    salvage(tmp_path / "qm", tmp_path / "new")
+    for data in (tmp_path / "qm", tmp_path / "new"):
+        with QueueManager.open(data) as qm:
+            q = qm.queue(WORK)
+            q.send(Message(body=b"new", delivery=1))
+            ids = [m.id for m in q.receive_many(5, timeout=0)]
+            assert len(set(ids)) == 4

@@ -132,6 +132,10 @@ class QueueManager(QueueCatalog):
         self.machine_name: str = meta["machine_name"]
         self._next_queue_id = int(meta["next_queue_id"])
         self._ordinal = self._ordinal_reserved = int(meta.get("ordinal_reserved", "0"))
+        #: The highest uniquifier of this queue manager's message ids found in the store while it
+        #: opens, looked for only when the store has no message id counter (it is written with the
+        #: first id: lost, ids still in the store would be given again; outside QA).
+        self._highest_own: int | None = None if "ordinal_reserved" in meta else -1
         #: [MS-MQDMPR] 3.1.1.1 QueueManagerQuota, in kilobytes (None = no limit).  Given, it is kept
         #: in the store for the next opens; INFINITE removes a kept limit.
         stored = meta.get("machine_quota") or ""
@@ -154,13 +158,20 @@ class QueueManager(QueueCatalog):
             gc.disable()
             unreadable: list[str] = []
             # Messages transactions held when the last queue manager on the store died: aborted by
-            # the crash, their abort counts go up as an abort's would (store/in_flight.py).
+            # the crash, their abort counts go up as an abort's would, unless their counts are no
+            # longer those noted: the outcome was stored (store/in_flight.py).
             in_flight = store.in_flight
-            left_over = in_flight.left_over if in_flight is not None else set()
+            left_over = in_flight.left_over if in_flight is not None else {}
             crash_aborted = 0
             try:
                 for sm in snapshot.messages:
-                    if left_over and (sm.queue_id, sm.lookup_id) in left_over and type(sm.abort_count) is int:
+                    if (
+                        left_over
+                        and type(sm.abort_count) is int
+                        and type(sm.move_count) is int
+                        and left_over.get((sm.queue_id, sm.lookup_id))
+                        == (sm.abort_count & 0xFFFFFFFF, sm.move_count & 0xFFFFFFFF)
+                    ):
                         sm = sm._replace(abort_count=sm.abort_count + 1)
                         batch.update.append(MessageUpdate(sm.key, abort_count=sm.abort_count))
                         crash_aborted += 1
@@ -180,6 +191,10 @@ class QueueManager(QueueCatalog):
                 self._apply(batch)
             if in_flight is not None:
                 in_flight.clear()
+            if self._highest_own is not None and self._highest_own >= self._ordinal:
+                log.warning("the store had no message id counter: ids go on from its messages'")
+                self._ordinal = self._ordinal_reserved = self._highest_own
+            self._highest_own = None
             if crash_aborted:
                 log.warning(
                     "%d message(s) were held by transactions when the queue manager on this store "
@@ -570,6 +585,8 @@ class QueueManager(QueueCatalog):
             return
         message.lookup_id = sm.lookup_id
         message.arrived_time = sm.arrived_time
+        if self._highest_own is not None and message.id is not None and message.id.lineage == self.guid:
+            self._highest_own = max(self._highest_own, message.id.uniquifier)
         # Zero counts stay the class defaults: nothing stored in the instance (memory per message).
         if sm.abort_count:
             message.abort_count = sm.abort_count

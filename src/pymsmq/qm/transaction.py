@@ -155,7 +155,8 @@ class Transaction:
         if kind != SEND and entry.durable:
             in_flight = self._qm._store.in_flight
             if in_flight is not None:  # (a crash now aborts it: its abort is counted at the next open)
-                in_flight.begin(((queue.queue_id, entry.lookup_id),))
+                message = self._qm._message_of(entry)
+                in_flight.begin(queue.queue_id, entry.lookup_id, message.abort_count, message.move_count)
 
     # --- commit ([MS-MQDMPR] 3.1.4.3 Prepare + 3.1.4.4 Commit)
     def commit(self) -> None:
@@ -307,7 +308,7 @@ def _let_go(qm: QueueManager, ops: list[_Operation]) -> None:
     in_flight = qm._store.in_flight
     if in_flight is not None:
         in_flight.end(
-            (op.queue.queue_id, op.entry.lookup_id) for op in ops if op.kind != SEND and op.entry.durable
+            [(op.queue.queue_id, op.entry.lookup_id) for op in ops if op.kind != SEND and op.entry.durable]
         )
 
 

@@ -206,7 +206,8 @@ def _sqlite_errors(operation: Callable[..., StoreSummary]) -> Callable[..., Stor
         try:
             return operation(*args, **kwargs)
         except sqlite3.Error as exc:
-            raise _failed(f"{operation.__name__} failed: {exc}") from exc
+            hint = f": {DAMAGED_HINT}" if is_damage(exc) else ""
+            raise _failed(f"{operation.__name__} failed: {exc}{hint}") from exc
 
     return wrapper
 

@@ -7,16 +7,26 @@ transaction aborted by the service, and the message's abort count (PROPID_M_ABOR
 2.2.5.3 AbortCount) goes up by one; WCF's poison handling (ReceiveRetryCount) counts on it to stop
 a message that kills its consumer from being delivered for ever.  An embedded queue manager dies
 with its application (and a server can be killed too): its transactions end with no abort, and the
-message comes back unchanged.  This log records each stored message a transaction takes (``begin``)
-and lets it go at commit or abort (``end``); at the next open the messages begun and not ended are
-the ones a crash aborted (``left_over``), and the queue manager adds one to their abort counts.
+message comes back unchanged.  This log records each stored message a transaction takes, with its
+abort and move counts then (``begin``), and lets it go at commit or abort (``end``); at the next
+open the messages begun and not ended are the ones a crash may have aborted (``left_over``).
+
+The outcome of a transaction is stored before its end is noted, so a process killed between the
+two leaves a message noted whose outcome is stored: the queue manager adds one to a noted
+message's abort count only when the stored counts are still the noted ones (an abort stored raised
+the abort count, a move stored the move count, a receive stored removed the message; outside QA:
+a kill during ``abort()`` counted its abort twice, 16 times in 19).  The open's own count is
+stored before the file is emptied, and counts again nothing for the same reason.
 
 The file is written without fsync, a record a write(2): what write gave the kernel survives the
 death of the process, which is what this is for; a crash of the machine may lose records, and then
-those aborts go uncounted, as before.  The file is emptied whenever no message is held, once it
-has grown past ``COMPACT_SIZE``, and at open once its records are read.
+those aborts go uncounted, as before.  When it has grown past ``COMPACT_SIZE`` it is emptied if
+nothing is held, else written again with only what is held (a long transaction does not make it
+grow with every other one).  A write that fails (a full disk) is logged; the file is then left as
+it is until the queue manager closes (its counts of what is held are no longer sure).
 
-Records are 17 bytes: ``b"B"`` or ``b"E"``, the queue id and the lookup id (little-endian u64s).
+Records are 25 bytes: ``b"B"`` or ``b"E"``, the queue id and the lookup id (little-endian u64s),
+the abort count and the move count (u32s; 0 in an end record).
 """
 
 from __future__ import annotations
@@ -25,34 +35,40 @@ import contextlib
 import logging
 import os
 import struct
-from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["COMPACT_SIZE", "IN_FLIGHT_SUFFIX", "InFlightLog"]
+__all__ = ["COMPACT_SIZE", "IN_FLIGHT_SUFFIX", "InFlightLog", "read_left_over"]
 
 #: The log beside a store's database ``<db>``: ``<db>.inflight``.
 IN_FLIGHT_SUFFIX: Final = ".inflight"
-#: The log is emptied when nothing is held and it has grown to this many bytes.
+#: The log is emptied (or written again with only what is held) once it has grown to this size.
 COMPACT_SIZE: Final = 64 * 1024
 
 log = logging.getLogger("pymsmq.qm")
 
-_RECORD: Final = struct.Struct("<cQQ")
+_RECORD: Final = struct.Struct("<cQQII")
 _BEGIN: Final = b"B"
 _END: Final = b"E"
 
+#: A held message: (queue id, lookup id) -> (abort count, move count) when it was taken.
+Held = dict[tuple[int, int], tuple[int, int]]
 
-def read_left_over(data: bytes) -> set[tuple[int, int]]:
-    """The (queue id, lookup id) pairs begun and not ended in the log ``data`` (a record cut short
-    by the crash, at the end, is left out)."""
-    held: set[tuple[int, int]] = set()
+
+def read_left_over(data: bytes) -> Held:
+    """The messages begun and not ended in the log ``data``, with the counts their begin noted
+    (a record cut short by the crash, at the end, is left out)."""
+    held: Held = {}
     for at in range(0, len(data) - len(data) % _RECORD.size, _RECORD.size):
-        kind, queue_id, lookup_id = _RECORD.unpack_from(data, at)
+        kind, queue_id, lookup_id, aborts, moves = _RECORD.unpack_from(data, at)
         if kind == _BEGIN:
-            held.add((queue_id, lookup_id))
+            held[(queue_id, lookup_id)] = (aborts, moves)
         elif kind == _END:
-            held.discard((queue_id, lookup_id))
+            held.pop((queue_id, lookup_id), None)
     return held
+
+
+def _records(kind: bytes, held: Held) -> bytes:
+    return b"".join(_RECORD.pack(kind, q, lid, a, m) for (q, lid), (a, m) in held.items())
 
 
 class InFlightLog:
@@ -74,30 +90,37 @@ class InFlightLog:
             except BaseException:
                 os.close(self._fd)
                 raise
-        #: What a crash of the last queue manager on the store left held: its transactions' aborts.
+        #: What a crash of the last queue manager on the store left held (``read_left_over``).
         self.left_over = read_left_over(data)
         self._size = len(data)
-        self._held = 0
+        self._held: Held = {}
         #: The left-over records were dealt with (``clear`` at open): until then nothing empties
         #: the file (a queue manager that fails to open leaves them for the next open).
         self._taken = False
-        self._write_failed = False
+        #: A write failed: ``_held`` may not say what the file holds; it is left as it is.
+        self._failed = False
         self._closed = False
 
-    def begin(self, keys: Iterable[tuple[int, int]]) -> None:
-        """A transaction now holds the stored messages ``keys`` (queue id, lookup id)."""
-        self._write(_BEGIN, keys)
+    def begin(self, queue_id: int, lookup_id: int, abort_count: int, move_count: int) -> None:
+        """A transaction now holds the stored message ``(queue_id, lookup_id)``, whose counts are
+        ``abort_count`` and ``move_count``."""
+        counts = (abort_count & 0xFFFFFFFF, move_count & 0xFFFFFFFF)
+        if self._write(_RECORD.pack(_BEGIN, queue_id, lookup_id, *counts)):
+            self._held[(queue_id, lookup_id)] = counts
 
-    def end(self, keys: Iterable[tuple[int, int]]) -> None:
+    def end(self, keys: list[tuple[int, int]]) -> None:
         """The transaction that held ``keys`` committed or aborted (its outcome is stored)."""
-        self._write(_END, keys)
-        if self._taken and self._held <= 0 and self._size >= COMPACT_SIZE:
-            self.clear()
-
-    def _write(self, kind: bytes, keys: Iterable[tuple[int, int]]) -> None:
-        records = b"".join(_RECORD.pack(kind, q, lid) for q, lid in keys)
-        if not records or self._closed:
+        if not keys:
             return
+        if self._write(b"".join(_RECORD.pack(_END, q, lid, 0, 0) for q, lid in keys)):
+            for key in keys:
+                self._held.pop(key, None)
+        if self._size >= COMPACT_SIZE and self._taken and not self._failed:
+            self._compact()
+
+    def _write(self, records: bytes) -> bool:
+        if self._closed:
+            return False
         view = memoryview(records)
         try:
             if self._fd < 0:
@@ -106,29 +129,52 @@ class InFlightLog:
                 view = view[os.write(self._fd, view) :]
         except OSError as exc:
             # (a full disk): the receive or the commit goes on; a crash would not count this abort.
-            if not self._write_failed:
+            if not self._failed:
                 log.warning(
-                    "%s: cannot note the messages transactions hold (%s): a crash now "
-                    "would not count their aborts",
+                    "%s: cannot note the messages transactions hold (%s): a crash now would not "
+                    "count their aborts",
                     self.path,
                     exc,
                 )
-            self._write_failed = True
+            self._failed = True
             if self._fd >= 0:  # a record written in part: the records stay whole
                 with contextlib.suppress(OSError):
                     os.ftruncate(self._fd, self._size)
-            return
-        self._write_failed = False
+            return False
         self._size += len(records)
-        count = len(records) // _RECORD.size
-        self._held += count if kind == _BEGIN else -count
+        return True
+
+    def _compact(self) -> None:
+        # Emptied when nothing is held; else written again, whole, with what is held: to a new
+        # file that takes the name (a kill meanwhile leaves one or the other, both whole).
+        if not self._held:
+            self.clear()
+            return
+        data = _records(_BEGIN, self._held)
+        partial = self.path + ".new"
+        try:
+            fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.replace(partial, self.path)
+            except BaseException:
+                os.close(fd)
+                raise
+        except OSError as exc:
+            log.warning("%s: cannot write the in-flight notes again (%s)", self.path, exc)
+            return
+        os.close(self._fd)
+        self._fd = fd
+        self._size = len(data)
 
     def clear(self) -> None:
         """Empty the log: nothing is held (at open, once the left-over aborts are stored)."""
         if self._fd >= 0 and self._size:
             os.ftruncate(self._fd, 0)
         self._size = 0
-        self._held = 0
+        self._held.clear()
         self._taken = True
 
     def close(self) -> None:
@@ -137,7 +183,7 @@ class InFlightLog:
         if self._closed:
             return
         self._closed = True
-        if self._taken and self._held <= 0:
+        if self._taken and not self._held and not self._failed:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
         if self._fd >= 0:
