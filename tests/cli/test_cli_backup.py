@@ -174,3 +174,16 @@ def test_salvage_copies_a_damaged_store_names_what_it_left_and_the_copy_serves(t
     assert r.exit_code == 2 and "not an empty directory" in r.output
     r = run("salvage", "--data", str(tmp_path / "nothing"), str(tmp_path / "n"))
     assert r.exit_code == 2 and "holds no pymsmq store" in r.output
+
+
+def test_salvage_names_a_dropped_machine_quota_and_exits_4(tmp_path: Path) -> None:
+    # Outside QA: a machine quota that is not a number was dropped with exit 0 and no word.
+    import sqlite3
+
+    with QueueManager.open(tmp_path / "qm", machine_quota=50) as qm:
+        qm.create_queue(ORDERS).send(Message(body=b"kept", delivery=1))
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as conn:
+        conn.execute("UPDATE meta SET value = 'lots' WHERE key = 'machine_quota'")
+    r = run("salvage", "--data", str(tmp_path / "qm"), str(tmp_path / "new"))
+    assert r.exit_code == 4, r.output
+    assert "pymsmq: left behind: meta: the machine quota 'lots' is not a whole number" in r.stderr

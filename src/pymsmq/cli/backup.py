@@ -148,9 +148,7 @@ def salvage(data: str, destination: str) -> None:
 
 def _report_losses(summary: SalvageSummary) -> None:
     # What salvage left behind: named on stderr (the first LOSS_SHOWN), exit code EXIT_DAMAGED.
-    if not (
-        summary.unreadable_ranges or summary.queues_left or summary.messages_left or not summary.identity_kept
-    ):
+    if not summary.losses:  # (every loss is described, the first LOSS_SHOWN of them)
         return
     for loss in summary.losses:
         click.echo(f"pymsmq: left behind: {loss}", err=True)
