@@ -4,18 +4,22 @@ A queue manager refuses a store whose database SQLite reports damaged ("database
 malformed": a bad sector, a file system that lost a write, a copy cut short) and a backup restores
 one (``backup``).  With no backup, or one older than the messages that matter, ``salvage`` reads
 every row SQLite can still read and writes them into a new store in a new directory, leaving the
-damaged one as it is:
+damaged one as it is, byte for byte (SQLite reads a copy of its database and WAL: it writes to
+what it opens, a WAL replayed into its database and removed):
 
 - each table is read in the order of its key; where SQLite cannot read on (a damaged page), the
   scan looks for the first key after it that it can read again (doubling steps, then halving: a
   damaged page costs some dozens of probes) and goes on from there; the rows under the damaged page
-  are lost, and the summary says between which keys;
-- a queue is copied when its row holds what a queue manager loads (``row_checks``), a journal when
-  its queue is copied too; a message when its queue is copied, its facts have their types and its
-  packet matches the checksum stored with it (a big message's file too, hard-linked when it can be);
-- the machine's identity (GUID, name) and counters are kept when they can be read, with the queue
-  counter moved past every queue copied; otherwise the new store gets a new identity (its message
-  ids then start again under a new GUID: none can repeat one of the old store's).
+  are lost, and the summary says between which keys; a row whose key is not integers is left and
+  the scan goes on after it;
+- a queue is copied when a queue manager would load its row (``row_checks.sort_queue_rows``: one
+  queue of a path, one journal a queue, journals whose queue is copied); a message when its queue
+  is copied, its facts have their types, its subqueue is one its queue can have and its packet
+  matches the checksum stored with it (a big message's file too, hard-linked when it can be; a
+  file two rows name goes with the row whose checksum it matches);
+- the machine's identity (GUID, name) and counters are kept when every one can be read, with the
+  queue counter moved past every queue copied; otherwise the new store gets a new identity (its
+  message ids then start again under a new GUID: none can repeat one of the old store's).
 
 The new store is a store like any other: ``pymsmq serve --data DESTINATION`` serves it, and
 ``pymsmq restore DESTINATION --data DIR --replace`` puts it in the damaged one's place.
