@@ -228,3 +228,42 @@ def test_a_wait_that_expired_elsewhere_does_not_move_the_cursor_past_a_message(q
     with qm.begin_transaction() as tx:
         q.send(Message(body=b"later"), tx)
     assert cursor.peek_current(0).body == b"later"
+
+
+def test_what_becomes_available_while_cursors_wait_is_listed_and_bounded() -> None:
+    # Outside QA: the list stopped growing at 4,096 entries, and a wait that outlived that many
+    # commits missed a message made available ahead of it afterwards.  Now entries taken since go
+    # first, then the older half; what is still available and new is always there.
+    from pymsmq.qm.index import AVAILABLE, LOCKED, MADE_AVAILABLE_KEPT, Entry, MessageIndex
+
+    index = MessageIndex()
+    index.cursor_waits = 1
+    m = Message(body=b"x")
+    for lid in range(1, 3 * MADE_AVAILABLE_KEPT):
+        entry = Entry(lid, 0, m, 1, LOCKED)
+        index.add(entry)
+        index.set_state(entry, AVAILABLE)  # listed
+        if lid % 5:
+            index.remove(entry)  # taken by another consumer at once
+    assert len(index.made_available) <= MADE_AVAILABLE_KEPT
+    kept = {e.lookup_id for _, e in index.made_available}
+    recent = range(3 * MADE_AVAILABLE_KEPT - MADE_AVAILABLE_KEPT // 2, 3 * MADE_AVAILABLE_KEPT)
+    assert {lid for lid in recent if lid % 5 == 0} <= kept  # the newest still available: all there
+    seqs = [n for n, _ in index.made_available]
+    assert seqs == sorted(seqs) and index.made_available_seq == 3 * MADE_AVAILABLE_KEPT - 1
+
+
+def test_a_text_packet_in_a_row_leaves_that_message_unread_not_the_store(tmp_path: Path) -> None:
+    # Outside QA: a packet column holding text that is not UTF-8 made SQLite's read of the rows
+    # fail and the open refuse the whole store; it is one damaged message.
+    import sqlite3
+
+    with QueueManager.open(tmp_path / "qm") as qm:
+        q = qm.create_queue(r".\private$\q")
+        q.send_many([Message(body=b"%d" % i, delivery=1) for i in range(3)])
+    with sqlite3.connect(tmp_path / "qm" / "pymsmq.db") as db:
+        (lid,) = db.execute("SELECT lookup_id FROM messages ORDER BY lookup_id LIMIT 1 OFFSET 1").fetchone()
+        db.execute("UPDATE messages SET packet = CAST(x'ff00fe' AS TEXT) WHERE lookup_id = ?", (lid,))
+    with QueueManager.open(tmp_path / "qm") as qm:
+        assert qm.unreadable_messages == 1
+        assert [m.body for m in qm.queue(r".\private$\q").receive_many(5, timeout=0)] == [b"0", b"2"]

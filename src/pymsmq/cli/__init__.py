@@ -3,7 +3,7 @@
 Every queue command takes ``--data DIR`` (the embedded queue manager stored in DIR) or ``--url
 msmq://host:port`` (a ``pymsmq serve`` server, with ``--token``), also from PYMSMQ_DATA /
 PYMSMQ_URL / PYMSMQ_TOKEN.  Exit codes: 0 ok, 1 MSMQ error, 2 bad usage or input, 3 timeout or no
-message (docs/cli.md).
+message, 4 done with damaged or lost messages named (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def main() -> None:
 
     Queue commands need a queue manager: --data DIR (embedded) or --url msmq://host:port (a
     server), or PYMSMQ_DATA / PYMSMQ_URL. Exit codes: 0 ok, 1 MSMQ error, 2 bad usage or input,
-    3 timeout or no message.
+    3 timeout or no message, 4 (backup, restore, salvage) done with damaged or lost messages
+    named, 130 (143) stopped by Ctrl-C (SIGTERM).
 
     \b
     Example:

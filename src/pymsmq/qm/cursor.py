@@ -33,7 +33,7 @@ class Cursor:
         self._read = False
         self._closed = False
         #: While reads wait at the cursor (WaitPeek, WaitReceive; ``_waits`` of them): the queue's
-        #: next lookup id and the length of its index's ``made_available`` when the first of them
+        #: next lookup id and its index's ``made_available_seq`` when the first of them
         #: began.  A message that becomes available meanwhile (it arrives, a transaction commits
         #: it or an abort returns it) satisfies a wait wherever it is placed ([MS-MQDMPR] 3.2.7.5
         #: Message Available moves the waiting cursor to the message; MQReceiveMessage: "If a new
@@ -96,10 +96,12 @@ class Cursor:
             best = index.first_from(p, self._wait_from, peek)
             if best is not None:
                 break
-        for entry in index.made_available[self._wait_listed :]:
+        since = self._wait_listed
+        for listed, entry in index.made_available:
             ahead = entry.priority > priority or (entry.priority == priority and entry.lookup_id < lookup_id)
             if (
-                ahead
+                listed >= since
+                and ahead
                 and entry.visible(peek)
                 and index.get(entry.lookup_id) is entry
                 and (best is None or (-entry.priority, entry.lookup_id) < (-best.priority, best.lookup_id))
@@ -120,7 +122,7 @@ class Cursor:
         index = self._queue._index()
         if not self._waits:
             self._wait_from = self._queue._state.next_lookup
-            self._wait_listed = len(index.made_available)
+            self._wait_listed = index.made_available_seq
         self._waits += 1
         index.cursor_waits += 1
         return index

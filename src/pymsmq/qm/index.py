@@ -194,6 +194,7 @@ class MessageIndex:
         "cursor_waits",
         "locked",
         "made_available",
+        "made_available_seq",
         "pending",
         "shared",
         "total_bytes",
@@ -223,7 +224,10 @@ class MessageIndex:
         #: that returns one, a move) are listed in ``made_available``: one ahead of a waiting cursor
         #: satisfies its wait ([MS-MQDMPR] 3.2.7.5), where its seek forward would never find it.
         self.cursor_waits = 0
-        self.made_available: list[Entry] = []
+        self.made_available: list[tuple[int, Entry]] = []
+        #: The number the next entry listed in ``made_available`` gets (a wait looks at those
+        #: listed from the number it began with).
+        self.made_available_seq = 0
 
     # --- bookkeeping
     def __len__(self) -> int:
@@ -281,9 +285,17 @@ class MessageIndex:
             self._file(entry)
 
     def _made_available(self, entry: Entry) -> None:
-        # (bounded: a wait that outlives this many is left with what its seek forward finds)
-        if len(self.made_available) < MADE_AVAILABLE_KEPT:
-            self.made_available.append(entry)
+        listed = self.made_available
+        listed.append((self.made_available_seq, entry))
+        self.made_available_seq += 1
+        if len(listed) > MADE_AVAILABLE_KEPT:
+            # Bounded: the entries taken or locked since go (outside QA: a cap that stopped the
+            # listing made a wait that outlived 4,096 commits miss one ahead of it); if that is
+            # not enough, the older half (each was looked at by the waits when it was listed).
+            entries = self._entries
+            listed[:] = [(n, e) for n, e in listed if entries.get(e.lookup_id) is e and e.state == AVAILABLE]
+            if len(listed) > MADE_AVAILABLE_KEPT // 2:
+                del listed[: len(listed) - MADE_AVAILABLE_KEPT // 2]
 
     def add_new(
         self, lookup_id: int, priority: int, message: Message, size: int, state: int, expires_at: float | None

@@ -205,7 +205,7 @@ class ArrivalWait:
             self._fail(exc)
             return False
         if done:
-            self._end()
+            self._end(handed_on=self.hands_off)
             return self.hands_off
         self._arm()
         return False
@@ -220,10 +220,10 @@ class ArrivalWait:
         self._end()
         self.session.fail(self.rid, exc)
 
-    def _end(self) -> None:
+    def _end(self, handed_on: bool = False) -> None:
         self.over = True
-        if not self.hands_off:  # (a read handed on goes on with its seek: it ends it)
-            end_seek(self.seek)
+        if not handed_on:  # (a read handed on goes on with its seek: it ends it; outside QA: a
+            end_seek(self.seek)  # cancelled or disconnected one handed nothing on, and leaked)
         session = self.session
         session.pending -= 1
         session.waits.discard(self)

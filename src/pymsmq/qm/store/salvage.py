@@ -60,6 +60,7 @@ from pymsmq.qm.store.row_checks import (
 )
 from pymsmq.qm.store.sqlite import (
     PARTIAL_SUFFIX,
+    decode_text,
     fsync_path,
     is_damage,
     packet_damage,
@@ -119,18 +120,6 @@ class _Losses:
 
 def _nothing() -> None:
     pass  # (a row of a counter table left out: salvage recomputes the counters)
-
-
-class _Undecodable(bytes):
-    """Text of a damaged row that is not UTF-8 (``_text``): of no type a row's check accepts."""
-
-
-def _text(value: bytes) -> str | _Undecodable:
-    # The source's text_factory: a damaged row's text that is not UTF-8 stops no scan.
-    try:
-        return value.decode()
-    except UnicodeDecodeError:
-        return _Undecodable(value)
 
 
 def _readable_from(conn: sqlite3.Connection, probe: str, params: tuple[int, ...]) -> bool:
@@ -501,7 +490,7 @@ def salvage(source: str | os.PathLike[str], destination: str | os.PathLike[str])
                         shutil.copyfile(source_db + suffix, work_db + suffix)
                 try:
                     with closing(sqlite3.connect(work_db, timeout=30)) as conn:
-                        conn.text_factory = _text
+                        conn.text_factory = decode_text
                         _check_readable(conn, source_dir)
                         new.execute("BEGIN")
                         meta, kept = _identity(*_read_meta(conn, losses), losses)

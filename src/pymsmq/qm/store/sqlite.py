@@ -88,7 +88,9 @@ __all__ = [
     "RESTORING_SUFFIX",
     "SCHEMA_VERSION",
     "SQLiteStore",
+    "UndecodableText",
     "damaged_packets",
+    "decode_text",
     "fsync_path",
     "is_damage",
     "packet_damage",
@@ -383,13 +385,31 @@ def row_type_problem(external: object, packet: object, crc: object) -> str | Non
     # A row's packet columns holding values of other types than the schema's (SQLite's columns
     # are not typed), described; None when they have theirs.
     if crc is not None and type(crc) is not int:
-        return f"its stored checksum is not an integer ({type(crc).__name__})"
+        return f"its stored checksum is not an integer ({_kind(crc)})"
     if external is None:
         if type(packet) is not bytes:
-            return f"its packet is not a blob ({type(packet).__name__})"
+            return f"its packet is not a blob ({_kind(packet)})"
     elif type(external) is not str:
-        return f"its packet file name is not text ({type(external).__name__})"
+        return f"its packet file name is not text ({_kind(external)})"
     return None
+
+
+class UndecodableText(bytes):
+    """The value of a TEXT column of a damaged row that is not UTF-8 (``decode_text``): of no type
+    a row's check accepts, so the row is named, not a stop to the whole read."""
+
+
+def decode_text(value: bytes) -> str | UndecodableText:
+    """A connection's text_factory for reading a store that may be damaged (``UndecodableText``:
+    SQLite's own decoding fails the whole read: one such row made the open refuse the store)."""
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return UndecodableText(value)
+
+
+def _kind(value: object) -> str:
+    return "text that is not UTF-8" if isinstance(value, UndecodableText) else type(value).__name__
 
 
 def packet_file_damage(path: str, crc: int, queue_id: int, stored_lookup_id: int) -> str | None:
@@ -1050,6 +1070,7 @@ class SQLiteStore:
         if self._closed:
             raise _closed()
         conn = self._connect()
+        conn.text_factory = decode_text
         try:
             conn.execute("PRAGMA query_only=1")
             conn.execute("BEGIN")
