@@ -21,7 +21,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import platform
 import threading
 import time
 import uuid
@@ -46,7 +45,12 @@ from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate, QueueRow, Store, StoredMessage
-from pymsmq.qm.store.row_checks import meta_problem, queue_table_problem
+from pymsmq.qm.store.row_checks import (
+    facts_have_their_types,
+    meta_problem,
+    new_identity,
+    queue_table_problem,
+)
 from pymsmq.qm.store.sqlite import DAMAGED_HINT
 from pymsmq.qm.timers import FakeClock, TimerHeap, TimerThread
 from pymsmq.qm.transaction import Transaction
@@ -122,10 +126,7 @@ class QueueManager(QueueCatalog):
             )
         batch = Batch()
         if "qm_guid" not in meta:
-            meta["qm_guid"] = str(uuid.uuid4())
-            meta["machine_name"] = machine_name or platform.node() or "localhost"
-            meta["next_queue_id"] = "1"
-            meta["create_time"] = str(int(clock()))
+            meta.update(new_identity(machine_name, clock()))
             batch.meta.update(meta)
         #: [MS-MQDMPR] 3.1.1.1 QueueManager Identifier and ComputerName.
         self.guid = uuid.UUID(meta["qm_guid"])
@@ -161,16 +162,15 @@ class QueueManager(QueueCatalog):
             # the crash, their abort counts go up as an abort's would, unless their counts are no
             # longer those noted: the outcome was stored (store/in_flight.py).
             in_flight = store.in_flight
-            left_over = in_flight.left_over if in_flight is not None else {}
+            noted = in_flight if in_flight is not None and in_flight.left_over else None
             crash_aborted = 0
             try:
                 for sm in snapshot.messages:
                     if (
-                        left_over
+                        noted is not None
                         and type(sm.abort_count) is int
                         and type(sm.move_count) is int
-                        and left_over.get((sm.queue_id, sm.lookup_id))
-                        == (sm.abort_count & 0xFFFFFFFF, sm.move_count & 0xFFFFFFFF)
+                        and noted.crash_aborted(sm.queue_id, sm.lookup_id, sm.abort_count, sm.move_count)
                     ):
                         sm = sm._replace(abort_count=sm.abort_count + 1)
                         batch.update.append(MessageUpdate(sm.key, abort_count=sm.abort_count))
@@ -755,15 +755,8 @@ def _check_stored(sm: StoredMessage) -> None:
     _, lookup_id, packet, priority, arrived, subqueue, aborts, moves, expires, moved = sm
     if (
         type(lookup_id) is not int
-        or type(priority) is not int
-        or type(subqueue) is not str
-        or type(aborts) is not int
-        or type(moves) is not int
         or type(packet) is not bytes
-        or not (type(arrived) is float or type(arrived) is int)
-        or not (expires is None or type(expires) is float or type(expires) is int)
-        or not (moved is None or type(moved) is float or type(moved) is int)
-        or not 0 <= priority <= 7
         or not 0 <= lookup_id < 1 << 64
+        or not facts_have_their_types(priority, arrived, subqueue, aborts, moves, expires, moved)
     ):
         raise ValueError(f"its stored facts are not of their types: {sm._replace(packet=b'')!r}")

@@ -197,16 +197,17 @@ class ReceiveMixin:
             # A cursor's wait begins before the first look (an arrival ahead of it satisfies it).
             at = _cursor_of(h, cursor, action) if waits else None
             seek = None if at is None else CursorSeek(at, True)  # None: the head (enable_notification)
+            parked = False
             try:
                 missing = self._answer_now(rid, run)
                 if missing is not None and waits:
                     attempt = lambda _remaining: self._answer_now(rid, run) is None  # noqa: E731
                     ArrivalWait(self, rid, h, attempt, timeout, seek)  # (it ends the seek)
+                    parked = True
                     return
-            except BaseException:
-                end_seek(seek)
-                raise
-            end_seek(seek)
+            finally:
+                if not parked:
+                    end_seek(seek)
             if missing is not None:
                 raise missing
             return

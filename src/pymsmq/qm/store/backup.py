@@ -45,15 +45,20 @@ from pymsmq.errors import MSMQError, WireError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
 from pymsmq.qm.store.in_flight import IN_FLIGHT_SUFFIX
-from pymsmq.qm.store.row_checks import meta_problem, queue_table_problem
+from pymsmq.qm.store.row_checks import (
+    last_lookup_ids_problem,
+    meta_problem,
+    queue_table_problem,
+    whole_number,
+)
 from pymsmq.qm.store.sqlite import (
     DAMAGED_HINT,
     PACKETS_SUFFIX,
     PARTIAL_SUFFIX,
     RESTORING_SUFFIX,
+    damage_hint,
     damaged_packets,
     fsync_path,
-    is_damage,
     referenced_files,
 )
 from pymsmq.qm.store.store_lock import StoreLock
@@ -206,8 +211,7 @@ def _sqlite_errors(operation: Callable[..., StoreSummary]) -> Callable[..., Stor
         try:
             return operation(*args, **kwargs)
         except sqlite3.Error as exc:
-            hint = f": {DAMAGED_HINT}" if is_damage(exc) else ""
-            raise _failed(f"{operation.__name__} failed: {exc}{hint}") from exc
+            raise _failed(f"{operation.__name__} failed: {exc}{damage_hint(exc)}") from exc
 
     return wrapper
 
@@ -292,13 +296,11 @@ def check(directory: str | os.PathLike[str], checksums: bool = True) -> StoreSum
             messages = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
             referenced = referenced_files(connection)
     except sqlite3.DatabaseError as exc:
-        hint = f": {DAMAGED_HINT}" if is_damage(exc) else ""
-        raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}{hint}") from exc
+        raise _unreadable(where, exc) from exc
     queues = len(queue_rows)
     # The rows a queue manager's open would refuse (damage SQLite's quick_check cannot see).
     problem = queue_table_problem(queue_rows) or meta_problem(meta, (row[0] for row in queue_rows))
-    if problem is None and any(type(q) is not int or type(last) is not int for q, last in lasts):
-        problem = "a last lookup id is not an integer"
+    problem = problem or last_lookup_ids_problem(lasts)
     if problem is not None:
         raise _failed(f"{quoted(where)}: {problem}: {DAMAGED_HINT}")
     files = _packet_dir(database)
@@ -325,10 +327,13 @@ def check(directory: str | os.PathLike[str], checksums: bool = True) -> StoreSum
                     if len(damage) < DAMAGE_SHOWN:
                         damage.append(found)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            hint = f": {DAMAGED_HINT}" if isinstance(exc, sqlite3.Error) and is_damage(exc) else ""
-            raise _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}{hint}") from exc
+            raise _unreadable(where, exc) from exc
     size = os.path.getsize(database) + sum(os.path.getsize(os.path.join(files, n)) for n in referenced)
     return StoreSummary(int(queues), int(messages), len(referenced), size, 1, damaged, tuple(damage))
+
+
+def _unreadable(where: str, exc: Exception) -> MSMQError:
+    return _failed(f"{quoted(where)}: not a readable pymsmq store: {exc}{damage_hint(exc)}")
 
 
 def _packet_file_problem(path: str) -> str | None:
@@ -454,7 +459,8 @@ def _carry_identifiers_forward(replaced_db: str, restored_db: str) -> None:
             return  # another queue manager's backup: its own identifiers
         for key in _ISSUED:
             # (a damaged value of the replaced store, not a whole number, tells nothing: skipped)
-            if _counter(old_meta.get(key)) > _counter(meta.get(key, "0")):
+            replaced, restored = whole_number(old_meta.get(key)), whole_number(meta.get(key, "0"))
+            if replaced is not None and (restored is None or replaced > restored):
                 new.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, old_meta[key]))
         new.executemany(
             "INSERT INTO last_lookup_ids (queue_id, last_lookup_id) VALUES (?, ?) ON CONFLICT (queue_id) "
@@ -462,13 +468,6 @@ def _carry_identifiers_forward(replaced_db: str, restored_db: str) -> None:
             [(q, last) for q, last in old_last.items() if type(q) is int and type(last) is int],
         )
         new.commit()
-
-
-def _counter(value: object) -> int:
-    # A meta counter's value; -1 when it is not a whole number (a damaged store's).
-    if type(value) is str and value.isascii() and value.isdigit():
-        return int(value)
-    return -1
 
 
 def _lock_unless_read_only(database: str) -> StoreLock | None:

@@ -67,6 +67,11 @@ def read_left_over(data: bytes) -> Held:
     return held
 
 
+def _counts(abort_count: int, move_count: int) -> tuple[int, int]:
+    # The counts as a record keeps them (u32s).
+    return abort_count & 0xFFFFFFFF, move_count & 0xFFFFFFFF
+
+
 def _records(kind: bytes, held: Held) -> bytes:
     return b"".join(_RECORD.pack(kind, q, lid, a, m) for (q, lid), (a, m) in held.items())
 
@@ -104,9 +109,15 @@ class InFlightLog:
     def begin(self, queue_id: int, lookup_id: int, abort_count: int, move_count: int) -> None:
         """A transaction now holds the stored message ``(queue_id, lookup_id)``, whose counts are
         ``abort_count`` and ``move_count``."""
-        counts = (abort_count & 0xFFFFFFFF, move_count & 0xFFFFFFFF)
+        counts = _counts(abort_count, move_count)
         if self._write(_RECORD.pack(_BEGIN, queue_id, lookup_id, *counts)):
             self._held[(queue_id, lookup_id)] = counts
+
+    def crash_aborted(self, queue_id: int, lookup_id: int, abort_count: int, move_count: int) -> bool:
+        """Whether the stored message ``(queue_id, lookup_id)``, whose stored counts are
+        ``abort_count`` and ``move_count``, was held when the last queue manager on the store died
+        and its transaction's outcome was not stored (its counts are still those noted)."""
+        return self.left_over.get((queue_id, lookup_id)) == _counts(abort_count, move_count)
 
     def end(self, keys: list[tuple[int, int]]) -> None:
         """The transaction that held ``keys`` committed or aborted (its outcome is stored)."""

@@ -10,6 +10,7 @@ the check reports it, and salvage leaves the queue out (or gives the store a new
 from __future__ import annotations
 
 import json
+import platform
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,13 +22,17 @@ from pymsmq.model.queue_properties import QueueProperties
 __all__ = [
     "QUEUE_KINDS",
     "QueueRows",
+    "facts_have_their_types",
     "journal_parent",
+    "last_lookup_ids_problem",
     "machine_quota_problem",
     "meta_problem",
+    "new_identity",
     "queue_properties_problem",
     "queue_row_problem",
     "queue_table_problem",
     "sort_queue_rows",
+    "whole_number",
 ]
 
 #: The kinds of queue a store holds (its ``queue_type`` property; "private" when absent).
@@ -155,6 +160,56 @@ _COUNTERS: Final = ("next_queue_id", "ordinal_reserved", "create_time")
 
 def _whole_number(value: object) -> bool:
     return type(value) is str and value.isascii() and value.isdigit() and len(value) < 20
+
+
+def whole_number(value: object) -> int | None:
+    """The meta counter ``value`` (whole numbers, as text), or None when it is not one (damaged)."""
+    return int(str(value)) if _whole_number(value) else None
+
+
+def facts_have_their_types(
+    priority: object,
+    arrived: object,
+    subqueue: object,
+    abort_count: object,
+    move_count: object,
+    expires: object,
+    last_move_time: object,
+) -> bool:
+    """Whether the facts a message row keeps beside its packet have their types and ranges (SQLite's
+    columns are not typed: a damaged row can hold anything): what the queue manager's open and
+    salvage both ask of a row."""
+    return (
+        type(priority) is int
+        and 0 <= priority <= 7
+        and type(subqueue) is str
+        and type(abort_count) is int
+        and type(move_count) is int
+        and (type(arrived) is float or type(arrived) is int)
+        and (expires is None or type(expires) is float or type(expires) is int)
+        and (last_move_time is None or type(last_move_time) is float or type(last_move_time) is int)
+    )
+
+
+def last_lookup_ids_problem(rows: Iterable[tuple[object, object]]) -> str | None:
+    """What is wrong with the first of the last_lookup_ids table's ``rows`` (queue id, last lookup
+    id as stored) that is not a pair of integers, or None."""
+    for queue_id, last in rows:
+        if type(queue_id) is not int or type(last) is not int:
+            return f"the last lookup id of queue {queue_id!r} is not an integer ({last!r})"
+    return None
+
+
+def new_identity(machine_name: str | None, now: float) -> dict[str, str]:
+    """The meta rows of a queue manager made at ``now`` (POSIX seconds): a new GUID ([MS-MQDMPR]
+    3.1.1.1 Identifier), its computer name (this host's when ``machine_name`` is None or empty)
+    and its counters from the start."""
+    return {
+        "qm_guid": str(uuid.uuid4()),
+        "machine_name": machine_name or platform.node() or "localhost",
+        "next_queue_id": "1",
+        "create_time": str(int(now)),
+    }
 
 
 def meta_problem(meta: Mapping[str, object], queue_ids: Iterable[object] = ()) -> str | None:

@@ -30,11 +30,9 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import platform
 import shutil
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -54,8 +52,10 @@ from pymsmq.qm.store.backup import (
     refuse_inside,
 )
 from pymsmq.qm.store.row_checks import (
+    facts_have_their_types,
     machine_quota_problem,
     meta_problem,
+    new_identity,
     sort_queue_rows,
 )
 from pymsmq.qm.store.sqlite import (
@@ -63,9 +63,8 @@ from pymsmq.qm.store.sqlite import (
     decode_text,
     fsync_path,
     is_damage,
-    packet_damage,
-    packet_file_damage,
     row_type_problem,
+    stored_packet_problem,
     write_schema,
 )
 
@@ -331,12 +330,7 @@ def _identity(meta: dict[str, str], whole: bool, losses: _Losses) -> tuple[dict[
     if problem is None:
         return meta, True
     losses.note(f"meta: {problem}: the new store has a new identity (GUID)")
-    fresh = {
-        "qm_guid": str(uuid.uuid4()),
-        "machine_name": meta.get("machine_name") or platform.node() or "localhost",
-        "next_queue_id": "1",
-        "create_time": str(int(time.time())),
-    }
+    fresh = new_identity(meta.get("machine_name"), time.time())
     if "machine_quota" in meta:
         fresh["machine_quota"] = meta["machine_quota"]
     return fresh, False
@@ -378,36 +372,20 @@ def _message_problem(row: tuple[object, ...], queues: dict[int, str], files: str
             validate_subqueue_name(subqueue)
         except MSMQError as exc:
             return f"its subqueue: {exc.message}"
-    numbers = (priority, aborts, moves)
-    times = (expires, moved)
-    if (
-        any(type(n) is not int for n in numbers)
-        or type(subqueue) is not str
-        or type(arrived) not in (int, float)
-        or any(t is not None and type(t) not in (int, float) for t in times)
-        or not 0 <= priority <= 7  # type: ignore[operator]
-    ):
+    if not facts_have_their_types(priority, arrived, subqueue, aborts, moves, expires, moved):
         return "its stored facts are not of their types"
     problem = row_type_problem(external, packet, crc)
-    if problem is not None:
-        return problem
-    if external is None:
-        assert isinstance(packet, bytes)
-        if not packet:
-            return "its packet is empty"
-        damage = packet_damage(packet, crc if type(crc) is int else None, qid, lid)
-        return None if damage is None else f"its packet {damage}"
-    assert isinstance(external, str)
-    path = os.path.join(files, external)
-    if not os.path.isfile(path):
-        return f"its packet file {external} is missing"
-    problem = _packet_file_problem(path)
-    if problem is not None:
-        return f"its packet file {external} {problem}"
-    if type(crc) is not int:
-        return None
-    damage = packet_file_damage(path, crc, qid, lid)
-    return None if damage is None else f"its packet file {external} {damage}"
+    if problem is None and external is None and not packet:
+        problem = "its packet is empty"
+    if problem is None and isinstance(external, str):
+        path = os.path.join(files, external)
+        if not os.path.isfile(path):
+            problem = "is missing"
+        elif (whole := _packet_file_problem(path)) is not None:
+            problem = whole
+        if problem is not None:
+            problem = f"its packet file {external} {problem}"
+    return problem or stored_packet_problem(external, packet, crc, qid, lid, files)
 
 
 def _shared_files(conn: sqlite3.Connection) -> set[str]:

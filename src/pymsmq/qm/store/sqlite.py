@@ -75,7 +75,7 @@ from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
 from pymsmq.qm.store.in_flight import InFlightLog
-from pymsmq.qm.store.row_checks import queue_row_problem
+from pymsmq.qm.store.row_checks import last_lookup_ids_problem, queue_row_problem
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
@@ -89,6 +89,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SQLiteStore",
     "UndecodableText",
+    "damage_hint",
     "damaged_packets",
     "decode_text",
     "fsync_path",
@@ -97,6 +98,7 @@ __all__ = [
     "packet_file_damage",
     "referenced_files",
     "row_type_problem",
+    "stored_packet_problem",
     "write_schema",
 ]
 
@@ -338,6 +340,11 @@ def is_damage(exc: sqlite3.Error) -> bool:
     return code.startswith(_DAMAGE_CODES)
 
 
+def damage_hint(exc: BaseException) -> str:
+    """``": " + DAMAGED_HINT`` when ``exc`` is SQLite saying the database is damaged, else ""."""
+    return f": {DAMAGED_HINT}" if isinstance(exc, sqlite3.Error) and is_damage(exc) else ""
+
+
 #: Beside a store's database ``<db>``: its big packets' files (``<db>.packets/``), a backup's
 #: database until it takes the name ``<db>`` and a restore's until it takes the store's place
 #: (``pymsmq.qm.store.backup``; the store refuses the first alone and removes the second).
@@ -370,15 +377,34 @@ def damaged_packets(connection: sqlite3.Connection, packet_dir: str) -> Iterator
         if type(qid) is not int or type(lid) is not int:
             yield f"a message of queue {qid!r}: its key is not a pair of integers ({lid!r})"
             continue
-        name = f"message {lid + _OFF} of queue {qid}"
-        problem = row_type_problem(external, packet, crc)
-        if problem is not None:
-            yield f"{name}: {problem}"
-        elif external is None:
-            if (damage := packet_damage(packet, crc, qid, lid)) is not None:
-                yield f"{name}: its packet {damage}"
-        elif (damage := packet_file_damage(os.path.join(packet_dir, external), crc, qid, lid)) is not None:
-            yield f"{name}: its packet file {external} {damage}"
+        if (problem := stored_packet_problem(external, packet, crc, qid, lid, packet_dir)) is not None:
+            yield f"message {lid + _OFF} of queue {qid}: {problem}"
+
+
+def stored_packet_problem(
+    external: object, packet: object, crc: object, queue_id: int, stored_lookup_id: int, packet_dir: str
+) -> str | None:
+    """Why a message row's packet columns (its packet file's name, or its packet, and its checksum)
+    do not hold the packet stored with them: values of other types, its file gone, a packet (in the
+    row or in its file) that does not match the checksum; None when they do (or the row has no
+    checksum to compare with).  What ``backup.check`` and salvage ask of every row."""
+    problem = row_type_problem(external, packet, crc)
+    if problem is not None:
+        return problem
+    checksum = crc if type(crc) is int else None  # (an int or None: row_type_problem said so)
+    if external is None:
+        assert isinstance(packet, bytes)
+        damage = packet_damage(packet, checksum, queue_id, stored_lookup_id)
+        return None if damage is None else f"its packet {damage}"
+    if checksum is None:
+        return None
+    try:
+        damage = packet_file_damage(
+            os.path.join(packet_dir, str(external)), checksum, queue_id, stored_lookup_id
+        )
+    except FileNotFoundError:
+        return f"its packet file {external} is missing"
+    return None if damage is None else f"its packet file {external} {damage}"
 
 
 def row_type_problem(external: object, packet: object, crc: object) -> str | None:
@@ -524,9 +550,8 @@ class SQLiteStore:
         except (sqlite3.Error, OSError) as e:
             self._close_in_flight()
             self._owner.release()
-            hint = f": {DAMAGED_HINT}" if isinstance(e, sqlite3.Error) and is_damage(e) else ""
             raise MSMQError(
-                f"cannot open store {self.path}: {e}{hint}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+                f"cannot open store {self.path}: {e}{damage_hint(e)}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
             ) from e
         except BaseException:
             self._close_in_flight()
@@ -1082,17 +1107,14 @@ class SQLiteStore:
                 if (problem := queue_row_problem(qid, path, props)) is not None:
                     raise ValueError(f"the row of queue {qid!r} ({path!r}) is damaged: {problem}")
                 queues.append(QueueRow(qid, path, json.loads(props)))
-            lasts = {}
-            for qid, last in conn.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids"):
-                if type(last) is not int:
-                    raise ValueError(f"the last lookup id of queue {qid!r} is not an integer ({last!r})")
-                lasts[qid] = last + _OFF
+            last_rows = conn.execute("SELECT queue_id, last_lookup_id FROM last_lookup_ids").fetchall()
+            if (problem := last_lookup_ids_problem(last_rows)) is not None:
+                raise ValueError(problem)
+            lasts = {qid: last + _OFF for qid, last in last_rows}
             cur = conn.execute(_LOAD)
         except (sqlite3.Error, ValueError) as e:
             conn.close()
-            raise MSMQError(
-                f"cannot load store {self.path}: {e}: {DAMAGED_HINT}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
-            ) from e
+            raise _load_failed(self.path, e) from e
         messages = _stream(self.path, conn, cur)
         return Snapshot(meta=meta, queues=queues, last_lookup_ids=lasts, messages=messages)
 
@@ -1155,7 +1177,11 @@ def _fetch(path: str, cur: sqlite3.Cursor) -> list[Any]:
     try:
         return cur.fetchmany(_FETCH)
     except sqlite3.Error as e:
-        raise MSMQError(
-            f"cannot load store {path}: {e}: {DAMAGED_HINT}",
-            HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
-        ) from e
+        raise _load_failed(path, e) from e
+
+
+def _load_failed(path: str, e: Exception) -> MSMQError:
+    # The store's rows could not be read (damaged pages) or do not hold what they must.
+    return MSMQError(
+        f"cannot load store {path}: {e}: {DAMAGED_HINT}", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+    )
