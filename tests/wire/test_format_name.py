@@ -437,7 +437,9 @@ def test_keywords_are_case_insensitive(fn: FormatName, rnd: object) -> None:
     text = str(fn)
     key, _, body = text.partition("=")
     variant = key.lower() + "=" + body
-    for word in ("JOURNAL", "DEADLETTER", "DEADXACT", "XACTONLY", "SYSTEM$", "private$", "msmq"):
+    # ("/msmq/": the path of an HTTP direct name; a bare "msmq" is also a distribution list's
+    # domain, which is data, kept as it is written: Hypothesis found DL=...@msmq made MSMQ)
+    for word in ("JOURNAL", "DEADLETTER", "DEADXACT", "XACTONLY", "SYSTEM$", "private$", "/msmq/"):
         variant = variant.replace(word, word.swapcase())
     if isinstance(fn, DirectFormatName):
         variant = variant.replace(f"{fn.protocol.value}:", f"{fn.protocol.value.lower()}:", 1)
