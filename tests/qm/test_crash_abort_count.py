@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pymsmq import Message, QueueManager
+from pymsmq.model.constants import MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE, MQMSG_DEADLETTER
 from pymsmq.qm.store.in_flight import COMPACT_SIZE, IN_FLIGHT_SUFFIX, InFlightLog, read_left_over
 
 WORK = r".\private$\work"
@@ -139,6 +140,95 @@ def test_ended_transactions_leave_nothing_held_in_the_log(tmp_path: Path) -> Non
     assert not os.path.exists(log)
 
 
+_PURGE_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    import pymsmq
+    qm = pymsmq.QueueManager.open(sys.argv[1])
+    q = qm.queue(sys.argv[2])
+    tx = qm.begin_transaction()
+    held = q.receive(timeout=0, transaction=tx)
+    q.purge()                                          # the held one: deleted when tx ends
+    if sys.argv[3] == "abort":
+        tx.abort()
+        qm.close()
+    print("HELD", held.label, flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def _purged_while_held(data: Path, ending: str) -> dict[str, object]:
+    """Three messages asking for a dead letter and a NACK; a child holds the first in a
+    transaction, purges the queue, and aborts (``ending`` "abort") or is killed; what the queues
+    hold then."""
+    with QueueManager.open(data) as qm:
+        admin = qm.create_queue(r".\private$\admin")
+        q = qm.create_queue(WORK, transactional=True)
+        with qm.begin_transaction() as tx:
+            for i in range(3):
+                q.send(
+                    Message(
+                        body=b"%d" % i,
+                        label=str(i),
+                        delivery=1,
+                        journal=MQMSG_DEADLETTER,
+                        ack=MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE,
+                        admin_queue=admin.format_name,
+                    ),
+                    transaction=tx,
+                )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PURGE_CHILD, str(data), WORK, ending], stdout=subprocess.PIPE
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"HELD 0\n"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    with QueueManager.open(data) as qm:
+        dead = qm.transactional_dead_letter_queue.receive_many(10, timeout=0)
+        acks = qm.queue(r".\private$\admin").receive_many(10, timeout=0)
+        return {
+            "work": qm.queue(WORK).message_count,
+            "dead letters": sorted((m.label, m.msg_class) for m in dead),
+            "acks": sorted((m.label, m.msg_class) for m in acks),
+        }
+
+
+def test_a_message_purged_while_held_is_deleted_when_a_kill_ends_its_transaction(tmp_path: Path) -> None:
+    # [MS-MQDMPR] 3.1.7.1.7 Purge Queue: a locked message becomes PurgePending and is deleted when
+    # its transaction ends, committed or aborted.  A crash ends it as an abort: the message came
+    # back into the purged queue (left out since 2026-11-27).  The kill ends as the abort does.
+    aborted = _purged_while_held(tmp_path / "aborted", "abort")
+    killed = _purged_while_held(tmp_path / "killed", "kill")
+    purged = [(str(i), 0xC001) for i in range(3)]  # MQMSG_CLASS_NACK_Q_PURGED, each message once
+    assert aborted == {"work": 0, "dead letters": purged, "acks": purged}
+    assert killed == aborted
+    assert not os.path.exists(str(tmp_path / "killed" / "pymsmq.db") + IN_FLIGHT_SUFFIX)
+
+
+def test_a_purge_noted_of_a_message_whose_outcome_was_stored_deletes_nothing(tmp_path: Path) -> None:
+    # The purge note is read only with the begin's counts still stored: a message whose
+    # transaction's outcome was stored (here: an abort counted) before its end was noted stays.
+    data = tmp_path / "qm"
+    with QueueManager.open(data) as qm:
+        q = qm.create_queue(WORK, transactional=True)
+        with qm.begin_transaction() as tx:
+            q.send(Message(body=b"x", label="0"), tx)
+        lookup_id, queue_id = q.peek(timeout=0).lookup_id, q._state.queue_id
+        tx = qm.begin_transaction()
+        q.receive(timeout=0, transaction=tx)
+        tx.abort()  # stored: abort count 1
+    log = InFlightLog(str(data / "pymsmq.db"))
+    log.begin(queue_id, lookup_id, 0, 0)  # as a kill between that abort's store and its end left it
+    log.purged([(queue_id, lookup_id)])
+    log.close()
+    with QueueManager.open(data) as qm:
+        assert qm.queue(WORK).peek(timeout=0).abort_count == 1  # kept, not deleted, not counted again
+
+
 RECORD = 25
 
 
@@ -156,7 +246,7 @@ def test_the_log_is_emptied_or_written_again_with_what_is_held_when_it_has_grown
     # Outside QA: one transaction held open made the file grow by every other one's notes.
     assert os.path.getsize(log.path) < COMPACT_SIZE
     log.close()  # one held: kept
-    assert read_left_over(Path(log.path).read_bytes()) == {(1, 7): (2, 1)}
+    assert read_left_over(Path(log.path).read_bytes()) == ({(1, 7): (2, 1)}, set())
     again = InFlightLog(str(tmp_path / "db"))
     assert again.left_over == {(1, 7): (2, 1)}
     again.close()  # not dealt with (no clear): kept for the next open
@@ -180,7 +270,7 @@ def test_a_failed_note_leaves_the_file_as_it_is(tmp_path: Path) -> None:
         log.begin(3, i, 0, 0)
         log.end([(3, i)])
     log.close()
-    assert read_left_over(Path(log.path).read_bytes()) == {(1, 1): (0, 0)}
+    assert read_left_over(Path(log.path).read_bytes()) == ({(1, 1): (0, 0)}, set())
 
 
 def test_an_outcome_stored_before_its_end_was_noted_is_not_counted_again(tmp_path: Path) -> None:
@@ -216,25 +306,33 @@ def test_an_outcome_stored_before_its_end_was_noted_is_not_counted_again(tmp_pat
 
 
 @given(
-    st.lists(st.tuples(st.booleans(), st.integers(0, 3), st.integers(0, 5), st.integers(0, 9)), max_size=60),
+    st.lists(
+        st.tuples(st.sampled_from("BPE"), st.integers(0, 3), st.integers(0, 5), st.integers(0, 9)),
+        max_size=60,
+    ),
     st.integers(0, RECORD - 1),
 )
-def test_left_over_is_what_was_begun_and_not_ended(ops: list[tuple[bool, int, int, int]], cut: int) -> None:
+def test_left_over_is_what_was_begun_and_not_ended(ops: list[tuple[str, int, int, int]], cut: int) -> None:
     data = b""
     held: dict[tuple[int, int], tuple[int, int]] = {}
-    for begin, q, lid, aborts in ops:
+    purged: set[tuple[int, int]] = set()
+    for kind, q, lid, aborts in ops:
         data += (
-            (b"B" if begin else b"E")
+            kind.encode()
             + q.to_bytes(8, "little")
             + lid.to_bytes(8, "little")
-            + (aborts if begin else 0).to_bytes(4, "little")
+            + (aborts if kind == "B" else 0).to_bytes(4, "little")
             + (0).to_bytes(4, "little")
         )
-        if begin:
+        if kind == "B":
             held[(q, lid)] = (aborts, 0)
-        else:
+            purged.discard((q, lid))
+        elif kind == "P" and (q, lid) in held:  # a purge of what is not held notes nothing
+            purged.add((q, lid))
+        elif kind == "E":
             held.pop((q, lid), None)
-    assert read_left_over(data) == held
+            purged.discard((q, lid))
+    assert read_left_over(data) == (held, purged)
     if ops and cut:  # the last record cut short by the crash: as if it was not written
         before = read_left_over(data[:-RECORD])
         assert read_left_over(data[:-cut]) == before

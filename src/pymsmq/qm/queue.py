@@ -635,6 +635,7 @@ class Queue(LookupIdOps, MatchingReads):
             index = self._index()
             batch = Batch()
             life = qm._life
+            held: list[tuple[int, int]] = []
             for entry in list(index):
                 if entry.state == AVAILABLE:
                     index.remove(entry)
@@ -644,6 +645,8 @@ class Queue(LookupIdOps, MatchingReads):
                     life.removed(self._state, entry, NACK_Q_PURGED, batch)
                 elif entry.state == LOCKED:
                     entry.purge_pending = True
+                    if entry.durable:
+                        held.append((self._state.queue_id, entry.lookup_id))
             # And the stored messages of this queue (or subqueue) that could not be read at open:
             # the only way to delete them short of deleting the queue (outside QA 2026-11-27).
             queue_id = self._state.queue_id
@@ -651,6 +654,9 @@ class Queue(LookupIdOps, MatchingReads):
                 batch.delete.append(MessageKey(queue_id, lookup_id))
             if batch:
                 qm._apply(batch)
+            in_flight = qm._store.in_flight
+            if held and in_flight is not None:  # (a crash now deletes them as an abort would)
+                in_flight.purged(held)
 
 
 def own_cursor(queue: Queue) -> Cursor:

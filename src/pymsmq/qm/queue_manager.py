@@ -164,6 +164,7 @@ class QueueManager(QueueCatalog):
             in_flight = store.in_flight
             noted = in_flight if in_flight is not None and in_flight.left_over else None
             crash_aborted = 0
+            crash_purged: list[StoredMessage] = []
             try:
                 for sm in snapshot.messages:
                     if (
@@ -172,13 +173,18 @@ class QueueManager(QueueCatalog):
                         and type(sm.move_count) is int
                         and noted.crash_aborted(sm.queue_id, sm.lookup_id, sm.abort_count, sm.move_count)
                     ):
-                        sm = sm._replace(abort_count=sm.abort_count + 1)
-                        batch.update.append(MessageUpdate(sm.key, abort_count=sm.abort_count))
-                        crash_aborted += 1
+                        if noted.crash_purged(sm.queue_id, sm.lookup_id, sm.abort_count, sm.move_count):
+                            crash_purged.append(sm)  # (deleted below, once it is loaded)
+                        else:
+                            sm = sm._replace(abort_count=sm.abort_count + 1)
+                            batch.update.append(MessageUpdate(sm.key, abort_count=sm.abort_count))
+                            crash_aborted += 1
                     self._restore(sm, unreadable)
             finally:
                 if collecting:
                     gc.enable()
+            for sm in crash_purged:
+                self._delete_crash_purged(sm, batch)
             if unreadable:
                 log.error(
                     "%d stored message(s) could not be read and are left in the store, not loaded "
@@ -195,6 +201,13 @@ class QueueManager(QueueCatalog):
                 log.warning("the store had no message id counter: ids go on from its messages'")
                 self._ordinal = self._ordinal_reserved = self._highest_own
             self._highest_own = None
+            if crash_purged:
+                log.warning(
+                    "%d message(s) purged while transactions held them were held when the queue "
+                    "manager on this store stopped without ending those transactions: deleted, as "
+                    "their aborts would have",
+                    len(crash_purged),
+                )
             if crash_aborted:
                 log.warning(
                     "%d message(s) were held by transactions when the queue manager on this store "
@@ -563,6 +576,18 @@ class QueueManager(QueueCatalog):
             self._by_id[journal.queue_id] = journal
             batch.upsert_queues.append(journal.row())
         return state
+
+    def _delete_crash_purged(self, sm: StoredMessage, batch: Batch) -> None:
+        # Under the lock, at open: a message a purge met while a transaction held it, whose
+        # transaction a crash ended: deleted as that abort would have (``_put_back``).
+        state = self._by_id.get(sm.queue_id)
+        index = None if state is None else state.index_for(sm.subqueue)
+        entry = None if index is None else index.get(sm.lookup_id)
+        if state is None or index is None or entry is None:
+            batch.delete.append(sm.key)  # (not loaded: its packet could not be read)
+            return
+        entry.purge_pending = True
+        self._put_back(state, index, entry, batch)
 
     def _restore(self, sm: StoredMessage, unreadable: list[str]) -> None:
         state = self._by_id.get(sm.queue_id)

@@ -25,8 +25,13 @@ nothing is held, else written again with only what is held (a long transaction d
 grow with every other one).  A write that fails (a full disk) is logged; the file is then left as
 it is until the queue manager closes (its counts of what is held are no longer sure).
 
-Records are 25 bytes: ``b"B"`` or ``b"E"``, the queue id and the lookup id (little-endian u64s),
-the abort count and the move count (u32s; 0 in an end record).
+A message a purge meets while a transaction holds it is deleted when the transaction ends either way
+([MS-MQDMPR] 3.1.7.1.7 Purge Queue: PurgePending); a crash ends it too, so the purge is noted as well
+(``purged``), and the next open deletes such a message instead of counting its abort (outside QA,
+left out since 2026-11-27: the message came back after a kill, as if never purged).
+
+Records are 25 bytes: ``b"B"``, ``b"P"`` (purged while held) or ``b"E"``, the queue id and the
+lookup id (little-endian u64s), the abort count and the move count (u32s; 0 in purge and end records).
 """
 
 from __future__ import annotations
@@ -48,23 +53,31 @@ log = logging.getLogger("pymsmq.qm")
 
 _RECORD: Final = struct.Struct("<cQQII")
 _BEGIN: Final = b"B"
+_PURGED: Final = b"P"
 _END: Final = b"E"
 
 #: A held message: (queue id, lookup id) -> (abort count, move count) when it was taken.
 Held = dict[tuple[int, int], tuple[int, int]]
 
 
-def read_left_over(data: bytes) -> Held:
-    """The messages begun and not ended in the log ``data``, with the counts their begin noted
-    (a record cut short by the crash, at the end, is left out)."""
+def read_left_over(data: bytes) -> tuple[Held, set[tuple[int, int]]]:
+    """The messages begun and not ended in the log ``data``, with the counts their begin noted, and
+    those of them a purge met (a record cut short by the crash, at the end, is left out)."""
     held: Held = {}
+    purged: set[tuple[int, int]] = set()
     for at in range(0, len(data) - len(data) % _RECORD.size, _RECORD.size):
         kind, queue_id, lookup_id, aborts, moves = _RECORD.unpack_from(data, at)
+        key = (queue_id, lookup_id)
         if kind == _BEGIN:
-            held[(queue_id, lookup_id)] = (aborts, moves)
+            held[key] = (aborts, moves)
+            purged.discard(key)
+        elif kind == _PURGED:
+            if key in held:
+                purged.add(key)
         elif kind == _END:
-            held.pop((queue_id, lookup_id), None)
-    return held
+            held.pop(key, None)
+            purged.discard(key)
+    return held, purged
 
 
 def _counts(abort_count: int, move_count: int) -> tuple[int, int]:
@@ -95,10 +108,12 @@ class InFlightLog:
             except BaseException:
                 os.close(self._fd)
                 raise
-        #: What a crash of the last queue manager on the store left held (``read_left_over``).
-        self.left_over = read_left_over(data)
+        #: What a crash of the last queue manager on the store left held, and which of those a
+        #: purge met (``read_left_over``).
+        self.left_over, self.left_over_purged = read_left_over(data)
         self._size = len(data)
         self._held: Held = {}
+        self._purged: set[tuple[int, int]] = set()
         #: The left-over records were dealt with (``clear`` at open): until then nothing empties
         #: the file (a queue manager that fails to open leaves them for the next open).
         self._taken = False
@@ -119,6 +134,20 @@ class InFlightLog:
         and its transaction's outcome was not stored (its counts are still those noted)."""
         return self.left_over.get((queue_id, lookup_id)) == _counts(abort_count, move_count)
 
+    def crash_purged(self, queue_id: int, lookup_id: int, abort_count: int, move_count: int) -> bool:
+        """Whether ``crash_aborted`` holds and a purge met the message while it was held: the
+        crash's abort deletes it ([MS-MQDMPR] 3.1.7.1.7 PurgePending)."""
+        return (queue_id, lookup_id) in self.left_over_purged and self.crash_aborted(
+            queue_id, lookup_id, abort_count, move_count
+        )
+
+    def purged(self, keys: list[tuple[int, int]]) -> None:
+        """A purge met these stored messages (those a transaction holds are noted; the others are
+        not in this log: a hold outside a transaction)."""
+        keys = [key for key in keys if key in self._held and key not in self._purged]
+        if keys and self._write(b"".join(_RECORD.pack(_PURGED, q, lid, 0, 0) for q, lid in keys)):
+            self._purged.update(keys)
+
     def end(self, keys: list[tuple[int, int]]) -> None:
         """The transaction that held ``keys`` committed or aborted (its outcome is stored)."""
         if not keys:
@@ -126,6 +155,7 @@ class InFlightLog:
         if self._write(b"".join(_RECORD.pack(_END, q, lid, 0, 0) for q, lid in keys)):
             for key in keys:
                 self._held.pop(key, None)
+                self._purged.discard(key)
         if self._size >= COMPACT_SIZE and self._taken and not self._failed:
             self._compact()
 
@@ -161,7 +191,9 @@ class InFlightLog:
         if not self._held:
             self.clear()
             return
-        data = _records(_BEGIN, self._held)
+        data = _records(_BEGIN, self._held) + b"".join(
+            _RECORD.pack(_PURGED, q, lid, 0, 0) for q, lid in self._purged
+        )
         partial = self.path + ".new"
         try:
             fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
@@ -186,6 +218,7 @@ class InFlightLog:
             os.ftruncate(self._fd, 0)
         self._size = 0
         self._held.clear()
+        self._purged.clear()
         self._taken = True
 
     def close(self) -> None:
