@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from pymsmq import Message, QueueManager
 from pymsmq.model.constants import MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE, MQMSG_DEADLETTER
+from pymsmq.qm.store.backup import backup, restore
 from pymsmq.qm.store.in_flight import COMPACT_SIZE, IN_FLIGHT_SUFFIX, InFlightLog, read_left_over
+from pymsmq.qm.store.salvage import salvage
 
 WORK = r".\private$\work"
 
@@ -158,10 +160,10 @@ _PURGE_CHILD = textwrap.dedent(
 )
 
 
-def _purged_while_held(data: Path, ending: str) -> dict[str, object]:
+def _purged_while_held(data: Path, ending: str, salvaged_into: Path | None = None) -> dict[str, object]:
     """Three messages asking for a dead letter and a NACK; a child holds the first in a
     transaction, purges the queue, and aborts (``ending`` "abort") or is killed; what the queues
-    hold then."""
+    hold then (in the store ``salvage`` makes of it into ``salvaged_into``, if given)."""
     with QueueManager.open(data) as qm:
         admin = qm.create_queue(r".\private$\admin")
         q = qm.create_queue(WORK, transactional=True)
@@ -187,6 +189,9 @@ def _purged_while_held(data: Path, ending: str) -> dict[str, object]:
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
+    if salvaged_into is not None:
+        salvage(data, salvaged_into)
+        data = salvaged_into
     with QueueManager.open(data) as qm:
         dead = qm.transactional_dead_letter_queue.receive_many(10, timeout=0)
         acks = qm.queue(r".\private$\admin").receive_many(10, timeout=0)
@@ -207,6 +212,30 @@ def test_a_message_purged_while_held_is_deleted_when_a_kill_ends_its_transaction
     assert aborted == {"work": 0, "dead letters": purged, "acks": purged}
     assert killed == aborted
     assert not os.path.exists(str(tmp_path / "killed" / "pymsmq.db") + IN_FLIGHT_SUFFIX)
+    # A salvage of the killed store carries what it held: the same end (left out until 2026-11-27).
+    assert _purged_while_held(tmp_path / "killed again", "kill", tmp_path / "salvaged") == aborted
+
+
+def test_a_backup_restore_and_salvage_count_the_aborts_a_crash_would(tmp_path: Path) -> None:
+    # A backup opens as the store would after a crash at its instant, and a salvage is made of a
+    # crashed store: the messages transactions held are aborted, their abort counts one higher.
+    data = tmp_path / "live"
+    _filled(data)
+    with QueueManager.open(data) as qm:
+        tx = qm.begin_transaction()
+        assert qm.queue(WORK).receive(timeout=0, transaction=tx).label == "0"
+        backup(data, tmp_path / "backup")
+        tx.abort()
+        assert qm.queue(WORK).peek(timeout=0).abort_count == 1  # the live store: its own abort only
+    restore(tmp_path / "backup", tmp_path / "restored")
+    for copy in (tmp_path / "backup", tmp_path / "restored"):
+        assert _counts(copy) == {"0": 1, "1": 0, "2": 0, "3": 0, "4": 0, "5": 0}, copy
+    killed = tmp_path / "killed"
+    _filled(killed)
+    assert _held_then_killed(killed, WORK, "commit-first") == "1"
+    salvage(killed, tmp_path / "salvaged")
+    assert _counts(tmp_path / "salvaged") == {"1": 1, "2": 0, "3": 0, "4": 0, "5": 0}
+    assert _counts(killed) == {"1": 1, "2": 0, "3": 0, "4": 0, "5": 0}  # the source kept its note
 
 
 def test_a_purge_noted_of_a_message_whose_outcome_was_stored_deletes_nothing(tmp_path: Path) -> None:

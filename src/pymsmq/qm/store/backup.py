@@ -44,7 +44,7 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError, WireError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
-from pymsmq.qm.store.in_flight import IN_FLIGHT_SUFFIX
+from pymsmq.qm.store.in_flight import IN_FLIGHT_SUFFIX, carry_held
 from pymsmq.qm.store.row_checks import (
     last_lookup_ids_problem,
     meta_problem,
@@ -248,6 +248,9 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
         snapshots = 0
         while True:
             snapshots += 1
+            # What transactions hold, noted before the snapshot: the backup opens as the store
+            # would after a crash at its instant, those aborts counted (in_flight.carry_held).
+            carry_held(source_db, target_db)
             _snapshot(source_db, partial_db)
             with closing(sqlite3.connect(partial_db)) as copy:
                 referenced = referenced_files(copy)
@@ -411,6 +414,7 @@ def restore(
                 if os.path.exists(target_db + suffix):
                     os.unlink(target_db + suffix)
             os.replace(incoming, target_db)
+            carry_held(source_db, target_db)  # (after: a kill between leaves aborts uncounted)
             fsync_path(target_dir)
             for name in set(os.listdir(target_files)) - referenced:
                 os.unlink(os.path.join(target_files, name))  # the replaced store's big messages

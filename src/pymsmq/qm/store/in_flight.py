@@ -42,7 +42,7 @@ import os
 import struct
 from typing import Final
 
-__all__ = ["COMPACT_SIZE", "IN_FLIGHT_SUFFIX", "InFlightLog", "read_left_over"]
+__all__ = ["COMPACT_SIZE", "IN_FLIGHT_SUFFIX", "InFlightLog", "carry_held", "read_left_over"]
 
 #: The log beside a store's database ``<db>``: ``<db>.inflight``.
 IN_FLIGHT_SUFFIX: Final = ".inflight"
@@ -80,6 +80,32 @@ def read_left_over(data: bytes) -> tuple[Held, set[tuple[int, int]]]:
     return held, purged
 
 
+def carry_held(source_database: str, target_database: str) -> int:
+    """Write what the log of the store ``source_database`` says is held (as a crash now would
+    leave it) as the log of the copy ``target_database``, so that the first open of the copy counts
+    those aborts (and deletes those purged) as the source's next open would; how many are held
+    (0: no log written).  For ``backup`` (taken before its snapshot: a message taken after it is
+    not counted, and one whose outcome the snapshot holds has other counts: not counted either),
+    ``restore`` and ``salvage``, which keep the messages' queue ids and lookup ids."""
+    try:
+        with open(source_database + IN_FLIGHT_SUFFIX, "rb") as f:
+            held, purged = read_left_over(f.read())
+    except FileNotFoundError:
+        held, purged = {}, set()
+    target = target_database + IN_FLIGHT_SUFFIX
+    if not held:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
+        return 0
+    partial = target + ".new"
+    with open(partial, "wb") as f:
+        f.write(_records(_BEGIN, held) + _purge_records(purged))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, target)
+    return len(held)
+
+
 def _counts(abort_count: int, move_count: int) -> tuple[int, int]:
     # The counts as a record keeps them (u32s).
     return abort_count & 0xFFFFFFFF, move_count & 0xFFFFFFFF
@@ -87,6 +113,10 @@ def _counts(abort_count: int, move_count: int) -> tuple[int, int]:
 
 def _records(kind: bytes, held: Held) -> bytes:
     return b"".join(_RECORD.pack(kind, q, lid, a, m) for (q, lid), (a, m) in held.items())
+
+
+def _purge_records(keys: set[tuple[int, int]] | list[tuple[int, int]]) -> bytes:
+    return b"".join(_RECORD.pack(_PURGED, q, lid, 0, 0) for q, lid in keys)
 
 
 class InFlightLog:
@@ -145,7 +175,7 @@ class InFlightLog:
         """A purge met these stored messages (those a transaction holds are noted; the others are
         not in this log: a hold outside a transaction)."""
         keys = [key for key in keys if key in self._held and key not in self._purged]
-        if keys and self._write(b"".join(_RECORD.pack(_PURGED, q, lid, 0, 0) for q, lid in keys)):
+        if keys and self._write(_purge_records(keys)):
             self._purged.update(keys)
 
     def end(self, keys: list[tuple[int, int]]) -> None:
@@ -191,9 +221,7 @@ class InFlightLog:
         if not self._held:
             self.clear()
             return
-        data = _records(_BEGIN, self._held) + b"".join(
-            _RECORD.pack(_PURGED, q, lid, 0, 0) for q, lid in self._purged
-        )
+        data = _records(_BEGIN, self._held) + _purge_records(self._purged)
         partial = self.path + ".new"
         try:
             fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)

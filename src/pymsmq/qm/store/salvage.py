@@ -51,6 +51,7 @@ from pymsmq.qm.store.backup import (
     _source_database,
     refuse_inside,
 )
+from pymsmq.qm.store.in_flight import carry_held
 from pymsmq.qm.store.row_checks import (
     facts_have_their_types,
     machine_quota_problem,
@@ -494,6 +495,9 @@ def salvage(source: str | os.PathLike[str], destination: str | os.PathLike[str])
                 new.execute("COMMIT")
             fsync_path(partial_db)
             fsync_path(_packet_dir(target_db))
+            # The crash's aborts (and purges) of held messages, counted at the new store's first
+            # open: messages keep their queue ids and lookup ids (in_flight.carry_held).
+            carry_held(source_db, target_db)
             os.replace(partial_db, target_db)
             fsync_path(target_dir)
     except sqlite3.Error as exc:
