@@ -165,31 +165,44 @@ def test_pending_transactional_send_past_ttbr_expires_at_commit(qm: QueueManager
     assert [x.msg_class for x in drain(qm.transactional_dead_letter_queue)] == [0xC002]
 
 
-def test_ttrq_passed_before_commit_never_arrives(qm: QueueManager, clock: FakeClock) -> None:
+def test_a_local_transactional_send_reaches_its_queue_whatever_its_ttrq(
+    qm: QueueManager, clock: FakeClock
+) -> None:
+    # "If the queue is local, the message will always reach it" (System.Messaging
+    # Message.TimeToReachQueue): a transactional send is in its local queue at send, pending until
+    # the commit.  Outside QA, 2026-11-27: the commit checked the TTRQ against SentTime (whole seconds), and a
+    # TTRQ of 0 dropped every message committed at once, a TTRQ of 5 one committed 5.5 s later.
     q = qm.create_queue(r".\private$\t", transactional=True)
     admin = qm.create_queue(r".\private$\admin")
-    tx = qm.begin_transaction()
-    m = Message(
-        body=b"slow",
-        max_time_to_reach_queue=5,
-        journal=MQMSG_DEADLETTER,
-        ack=MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE,
-        admin_queue=admin.format_name,
+    clock.advance(0.75)  # between two whole seconds, as almost every send is
+    reports = dict(
+        journal=MQMSG_DEADLETTER, ack=MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE, admin_queue=admin.format_name
     )
-    q.send(m, transaction=tx)
-    q.send(Message(body=b"no-ttrq"), transaction=tx)
-    clock.advance(5)  # at the deadline: still in time
-    q2 = qm.begin_transaction()
-    q.send(Message(body=b"in-time", max_time_to_reach_queue=5), transaction=q2)
-    clock.advance(5)
-    q2.commit()  # sent at T0+5, committed at T0+10: exactly at its deadline -> arrives
-    clock.advance(0.5)
+    with qm.begin_transaction() as tx:
+        q.send(Message(body=b"ttrq 0", max_time_to_reach_queue=0, **reports), transaction=tx)
+    tx = qm.begin_transaction()
+    q.send(Message(body=b"ttrq 5", max_time_to_reach_queue=5, **reports), transaction=tx)
+    clock.advance(5.5)
     tx.commit()
-    assert [x.body for x in drain(q)] == [b"no-ttrq", b"in-time"]  # send (lookup id) order
-    dead = drain(qm.transactional_dead_letter_queue)
-    assert [(x.body, x.msg_class) for x in dead] == [(b"slow", 0x8002)]  # NACK_REACH_QUEUE_TIMEOUT
-    acks = drain(admin)
-    assert [(a.msg_class, a.correlation_id) for a in acks] == [(0x8002, m.id)]
+    assert [x.body for x in drain(q)] == [b"ttrq 0", b"ttrq 5"]
+    assert drain(qm.transactional_dead_letter_queue) == [] and drain(admin) == []
+
+
+@pytest.mark.parametrize("how", ["send", "send_many"])
+def test_ttbr_counts_from_the_send_instant_not_from_sent_times_whole_second(
+    qm: QueueManager, clock: FakeClock, how: str
+) -> None:
+    # Outside QA, 2026-11-27: the deadline counted from SentTime, rounded down to whole seconds ([MS-MQMQ]
+    # 2.2.19.2), so a message with TTBR 1 received 0.3 s after a send at x.85 had expired.
+    q = qm.create_queue(r".\private$\q")
+    clock.advance(0.85)
+    m = Message(body=b"x", max_time_to_receive=1)
+    q.send(m) if how == "send" else q.send_many([m])
+    assert m.sent_time is not None and m.sent_time == int(m.sent_time)  # the wire's whole second
+    clock.advance(0.99)
+    assert q.peek(timeout=0).body == b"x"
+    clock.advance(0.01)  # the send instant + 1 s
+    assert q.message_count == 0
 
 
 def test_ttrq_raises_ttbr_on_send(qm: QueueManager, clock: FakeClock) -> None:

@@ -54,7 +54,7 @@ def test_the_space_of_a_drained_backlog_goes_back_to_the_disk(
             else:
                 q.close()
                 qm.delete_queue(Q)
-            # Not between the deletes' commit and their callers' return (QA round 5: a crash there
+            # Not between the deletes' commit and their callers' return (Outside QA, 2026-11-27: a crash there
             # took a non-transactional receive_many's messages), but before the next write.
             other.send(Message(body=b"after", delivery=1))
         assert _size(data) < full / 2, (full, _size(data))
@@ -106,7 +106,7 @@ def test_a_store_closed_right_after_a_drain_gives_the_space_back_then(
 def test_a_failed_compaction_is_logged_once(
     tmp_path: Path, small_thresholds: None, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # QA round 5: on a nearly full disk every look logged the same warning.
+    # Outside QA, 2026-11-27: on a nearly full disk every look logged the same warning.
     data = tmp_path / "qm"
     with QueueManager.open(data) as qm:
         store = qm._store  # type: ignore[attr-defined]

@@ -13,9 +13,10 @@ Rules (decisions are recorded in docs/lifecycle.md):
   locally sent message -> transactional DLQ; non-transactional queue -> DLQ.  A per-message
   dead-letter queue (PROPID_M_DEADLETTER_QUEUE, [MS-MQDMPR] 3.1.1.12 ApplicationDeadletterQueue
   "SHOULD be used for undeliverable JN messages") takes precedence when it names a local queue.
-* Time-To-Reach-Queue: a local message reaches its queue at send (non-transactional) or at commit
-  (transactional); if ``sent_time + TTRQ <= now`` at that moment it never arrives: NACK_REACH_QUEUE_
-  TIMEOUT (0x8002) if NEG_ARRIVAL, dead-lettered with MQMSG_DEADLETTER ([MS-MQQB] 3.1.7.1.2).
+* Time-To-Reach-Queue: a local message reaches its queue at send (a transactional one as a pending
+  message, visible at commit), so no TTRQ ends it: "If the queue is local, the message will always
+  reach it" (System.Messaging Message.TimeToReachQueue).  NACK_REACH_QUEUE_TIMEOUT (0x8002) is for
+  messages in outgoing queues ([MS-MQQB] 3.1.7.1.2), which pymsmq does not have yet.
 * Arrival failures ([MS-MQQB] 3.1.5.8.2 / 3.1.5.8.8): queue quota (0x8003), bad destination
   (0x8000, queue deleted before commit), access denied and the other NACK classes via
   ``QueueManager.reject_message``: NACK if NEG_ARRIVAL, dead-lettered with MQMSG_DEADLETTER.
@@ -45,7 +46,6 @@ import uuid
 from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError
-from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.qm.index import AVAILABLE, Entry
@@ -179,12 +179,6 @@ class Lifecycle:
         if message.journal & _JOURNAL and message.transaction_id is None:
             # Source journaling of a non-transactional message: delivery confirmed on arrival.
             self.journal_copy(self.qm._system["JOURNAL"], message, batch)
-
-    def reach_expired(self, message: Message, now: float) -> bool:
-        """True when the message arrives after its TimeToReachQueue (arriving at the deadline is in time)."""
-        ttrq = message.max_time_to_reach_queue
-        sent = message.sent_time
-        return ttrq != INFINITE and sent is not None and sent + ttrq < now
 
     def undeliverable(self, message: Message, msg_class: int, batch: Batch) -> None:
         """A message could not reach its queue: NACK if NEG_ARRIVAL, dead-letter if MQMSG_DEADLETTER."""

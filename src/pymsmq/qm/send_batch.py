@@ -336,7 +336,7 @@ def _enqueue_run(
         ttbr = m.max_time_to_receive
         if INFINITE != ttrq > ttbr:
             m.max_time_to_receive = ttbr = ttrq
-        expires_at = None if ttbr == INFINITE else sent + ttbr
+        expires_at = None if ttbr == INFINITE else now + ttbr  # (Queue._enqueue: the send instant)
         state.next_lookup = lid + 1
         m.lookup_id = lid
         entry = add_new(lid, m.priority, m, size, AVAILABLE, expires_at)

@@ -30,7 +30,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
-from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_REACH_QUEUE_TIMEOUT, NACK_RECEIVE_REJECTED
+from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_RECEIVE_REJECTED
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 
 if TYPE_CHECKING:
@@ -167,15 +167,13 @@ class Transaction:
             if self.state != ACTIVE:
                 raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
             self.state = COMMITTING
-            # A send reaches its queue now: too late for its TimeToReachQueue -> never arrives.
+            # A send to a local queue reached it at send, as a pending message ([MS-MQDMPR]
+            # 3.1.4.3): no TimeToReachQueue applies at commit.  "If the queue is local, the message
+            # will always reach it" (System.Messaging Message.TimeToReachQueue); a commit checked
+            # it, and with SentTime in whole seconds a TTRQ of 0 dropped every message (outside QA, 2026-11-27).
             now = qm._clock()
             life = qm._life
-            late = {
-                id(op) for op in self._ops if op.kind == SEND and life.reach_expired(op.entry.message, now)
-            }
-            sends = [
-                op for op in self._ops if op.kind == SEND and not op.queue.deleted and id(op) not in late
-            ]
+            sends = [op for op in self._ops if op.kind == SEND and not op.queue.deleted]
             # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
             # LastInTransaction (applied to the messages this transaction sends).
             for i, op in enumerate(sends):
@@ -184,7 +182,7 @@ class Transaction:
                     message.is_first_in_transaction = i == 0
                     message.is_last_in_transaction = i == len(sends) - 1
             for op in self._ops:
-                if op.queue.deleted or id(op) in late:
+                if op.queue.deleted:
                     continue
                 entry = op.entry
                 if op.kind == SEND:
@@ -210,11 +208,10 @@ class Transaction:
             for op in self._ops:
                 entry = op.entry
                 entry.allow_peek = False
-                if op.kind == SEND and (op.queue.deleted or id(op) in late):
-                    # Bad destination (queue deleted before commit) or TimeToReachQueue passed.
+                if op.kind == SEND and op.queue.deleted:
+                    # Bad destination: the queue was deleted before the commit.
                     op.index.remove(entry)
-                    reason = NACK_BAD_DST_Q if op.queue.deleted else NACK_REACH_QUEUE_TIMEOUT
-                    life.undeliverable(entry.message, reason, effects)
+                    life.undeliverable(entry.message, NACK_BAD_DST_Q, effects)
                     continue
                 if op.queue.deleted:
                     continue
