@@ -170,7 +170,8 @@ class Transaction:
             # A send to a local queue reached it at send, as a pending message ([MS-MQDMPR]
             # 3.1.4.3): no TimeToReachQueue applies at commit.  "If the queue is local, the message
             # will always reach it" (System.Messaging Message.TimeToReachQueue); a commit checked
-            # it, and with SentTime in whole seconds a TTRQ of 0 dropped every message (outside QA, 2026-11-27).
+            # it, and with SentTime in whole seconds a TTRQ of 0 dropped every message (outside QA,
+            # 2026-11-27).
             now = qm._clock()
             life = qm._life
             sends = [op for op in self._ops if op.kind == SEND and not op.queue.deleted]
