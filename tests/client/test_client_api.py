@@ -316,6 +316,24 @@ def test_transaction_facts_are_the_queue_managers(qm: Any) -> None:
     assert got.is_first_in_transaction and got.is_last_in_transaction
 
 
+def test_xa_transactions_are_refused(qm: Any) -> None:
+    # No XA transaction manager to import from: MQ_ERROR_TRANSACTION_IMPORT, nothing sent or taken.
+    q = qm.create_queue(Q)
+    q.send(Message(body=b"kept"))
+    calls = [
+        lambda: q.send(Message(body=b"x"), transaction=2),
+        lambda: q.send_many([Message(body=b"x")], transaction=2),
+        lambda: q.receive(timeout=0, transaction=2),
+        lambda: q.receive_many(5, timeout=0, transaction=2),
+        lambda: q.receive_by_lookup_id(q.peek(timeout=0).lookup_id, transaction=2),
+    ]
+    for call in calls:
+        with pytest.raises(MSMQError) as caught:
+            call()
+        assert caught.value.hresult == HResult.MQ_ERROR_TRANSACTION_IMPORT
+    assert [m.body for m in q.receive_many(10, timeout=0)] == [b"kept"]
+
+
 def test_a_quota_refusal_is_a_quota_exceeded_error(qm: Any) -> None:
     # pymsmq.QuotaExceededError (MQ_ERROR_INSUFFICIENT_RESOURCES, msg_class NACK_Q_EXCEED_QUOTA)
     # on both sides, for send and send_many; other refusals with that HRESULT are not one.

@@ -139,11 +139,22 @@ def test_transactional_queue_rules(qm: QueueManager) -> None:
     assert hr(tq.send, Message(), transaction=7) == HResult.MQ_ERROR_INVALID_PARAMETER
 
 
-@pytest.mark.parametrize("ambient", [MQ_MTS_TRANSACTION, MQ_XA_TRANSACTION])
-def test_mts_and_xa_without_ambient_transaction_mean_none(qm: QueueManager, ambient: int) -> None:
+def test_mts_without_an_ambient_transaction_means_none(qm: QueueManager) -> None:
     nq = qm.create_queue(r".\private$\n")
-    nq.send(Message(body=b"a"), transaction=ambient)
-    assert nq.receive(timeout=0, transaction=ambient).body == b"a"
+    nq.send(Message(body=b"a"), transaction=MQ_MTS_TRANSACTION)
+    assert nq.receive(timeout=0, transaction=MQ_MTS_TRANSACTION).body == b"a"
+
+
+def test_xa_is_refused_and_the_message_stays(qm: QueueManager) -> None:
+    # Outside QA: MQ_XA_TRANSACTION read as "none" removed the message at once, and a rollback of
+    # the caller's XA transaction could not give it back.  There is no XA manager to import from.
+    imp = HResult.MQ_ERROR_TRANSACTION_IMPORT
+    for transactional in (False, True):
+        q = qm.create_queue(rf".\private$\xa{int(transactional)}", transactional=transactional)
+        assert hr(q.send, Message(body=b"x"), transaction=MQ_XA_TRANSACTION) == imp
+        q.send(Message(body=b"kept"), transaction=MQ_SINGLE_MESSAGE if transactional else None)
+        assert hr(q.receive, timeout=0, transaction=MQ_XA_TRANSACTION) == imp
+        assert [m.body for m in q.receive_many(10, timeout=0)] == [b"kept"]
 
 
 def test_context_manager(qm: QueueManager) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
 from pymsmq.protocol import TransactionRef
 from pymsmq.protocol import messages as pm
 
@@ -88,8 +89,8 @@ class RemoteTransaction:
 
 
 def _receive_xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
-    """``_xact`` for a receive: MQ_NO_TRANSACTION, MQ_MTS_TRANSACTION, MQ_XA_TRANSACTION and
-    MQ_SINGLE_MESSAGE (0-3) all receive outside a transaction (as the queue manager reads them):
+    """``_xact`` for a receive: MQ_NO_TRANSACTION, MQ_MTS_TRANSACTION and MQ_SINGLE_MESSAGE (0, 1,
+    3) all receive outside a transaction (as the queue manager reads them):
     None, so that the receive is two-phase (docs/protocol.md END_RECEIVE)."""
     xact = _xact(qm, transaction)
     return None if type(xact) is int and xact <= 3 else xact
@@ -107,5 +108,7 @@ def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
             raise MSMQError(f"the transaction is {transaction.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
         return transaction.id
     if isinstance(transaction, int) and not isinstance(transaction, bool) and 0 <= transaction <= 0xFF:
+        if transaction == MQ_XA_TRANSACTION_VALUE:  # (as the server refuses it: no request sent)
+            raise xa_transaction_refused()
         return transaction
     raise MSMQError(f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER)

@@ -6,11 +6,11 @@ moves.  Timeouts are seconds: 0 = no wait (MQ_ERROR_MESSAGE_NOT_FOUND), a positi
 (MQ_ERROR_IO_TIMEOUT), ``None`` = wait forever.
 
 Transaction arguments: ``None`` or MQ_NO_TRANSACTION (0); a ``Transaction``; MQ_SINGLE_MESSAGE
-(3) = a one-message internal transaction; MQ_MTS_TRANSACTION / MQ_XA_TRANSACTION (1, 2) = the
-caller's ambient transaction, of which an embedded caller has none, so they mean "none" ([MC-MQAC]
-3.17.4.1.48 step 4 [WIN]).  Transactional queues accept only transactional sends and the other
-queues only non-transactional ones; a transactional receive needs a transactional queue
-(MQ_ERROR_TRANSACTION_USAGE).
+(3) = a one-message internal transaction; MQ_MTS_TRANSACTION (1) = the caller's ambient
+transaction, of which an embedded caller has none, so it means "none" ([MC-MQAC] 3.17.4.1.48 step 4
+[WIN]); MQ_XA_TRANSACTION (2) is refused (``pymsmq.model.xa_transaction``).  Transactional queues
+accept only transactional sends and the other queues only non-transactional ones; a transactional
+receive needs a transactional queue (MQ_ERROR_TRANSACTION_USAGE).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.quota_error import QuotaExceededError
+from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
 from pymsmq.qm.hold import Hold
@@ -283,8 +284,10 @@ class Queue(LookupIdOps, MatchingReads):
                 )
             return transaction
         if isinstance(transaction, int) and not isinstance(transaction, bool):
-            if transaction in (0, 1, 2):  # MQ_NO_TRANSACTION, MTS and XA (no ambient transaction here)
+            if transaction in (0, 1):  # MQ_NO_TRANSACTION, and MTS (no ambient transaction here)
                 return None
+            if transaction == MQ_XA_TRANSACTION_VALUE:
+                raise xa_transaction_refused()
             if transaction == 3:  # MQ_SINGLE_MESSAGE
                 if receive:
                     return None

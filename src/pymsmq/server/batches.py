@@ -107,7 +107,7 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     h = s.handle(req.handle)
     s.check(h, _WRITE, "send to")
     ref = req.transaction
-    if (ref is None or (type(ref) is int and ref in (0, 1, 2))) and (h.tail is None or h.tail.done()):
+    if (ref is None or (type(ref) is int and ref in (0, 1))) and (h.tail is None or h.tail.done()):
         # Express messages outside a transaction, nothing of this handle running off the loop, and
         # every packet one that decode_for_send takes: decoded in one pass, queued as they are (no
         # copy, no validate: valid by construction), on the loop, under one lock hold.
@@ -126,7 +126,7 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     # Decoded messages, or the SEND_RESULTS entry of one refused before reaching the queue.
     work: list[Message | bytes] = []
     append = work.append
-    express = tx is None or tx in (0, 1, 2)
+    express = tx is None or tx in (0, 1)
     for packet, props in items:
         if len(packet) > limit:
             append(_TOO_LARGE)

@@ -97,7 +97,7 @@ class SendMixin:
         counters = self.stats.queue(h.format_name)
         size = len(message.body)
         queue = h.queue
-        if message.delivery == 0 and (tx is None or tx in (0, 1, 2)) and (h.tail is None or h.tail.done()):
+        if message.delivery == 0 and (tx is None or tx in (0, 1)) and (h.tail is None or h.tail.done()):
             # Fast path: an express send outside a DTC transaction, nothing of this handle still
             # running off the loop: done here, on the loop (no closure).
             queue.send(message, tx)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from pymsmq.errors import MSMQError, quoted, reason
 from pymsmq.hresult import HResult
+from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
 from pymsmq.protocol import (
     ClientHello,
     ConnectionClosed,
@@ -583,6 +584,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def transaction(self, ref: object) -> Transaction | int | None:
         """The QM transaction argument of an XACT field."""
         if ref is None or isinstance(ref, int):
+            if ref == MQ_XA_TRANSACTION_VALUE:
+                raise xa_transaction_refused()
             return ref
         assert isinstance(ref, uuid.UUID)
         tx = self.transactions.get(ref)
@@ -593,9 +596,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         return tx
 
     def receive_transaction(self, ref: object) -> Transaction | int | None:
-        """``transaction`` for a receive: 0-3 (MQ_NO_TRANSACTION, MTS, XA, MQ_SINGLE_MESSAGE) are
+        """``transaction`` for a receive: 0, 1 and 3 (MQ_NO_TRANSACTION, MTS, MQ_SINGLE_MESSAGE) are
         receives outside a transaction (as the queue manager reads them), so None (two-phase
-        receives apply)."""
+        receives apply); XA is refused (``transaction``)."""
         tx = self.transaction(ref)
         return None if type(tx) is int and 0 <= tx <= 3 else tx
 
