@@ -116,11 +116,16 @@ def test_ack_message_fields(qm: QueueManager) -> None:
         label="order 7",
         delivery=1,
         priority=6,
+        app_specific=77,
+        extension=b"ext",
         ack=MQMSG_ACKNOWLEDGMENT_FULL_REACH_QUEUE,
         admin_queue=admin.format_name,
     )
     q.send(m)
     reach = admin.receive(timeout=0)
+    # "PROPID_M_APPSPECIFIC ... Same as original message" (MSMQ's Acknowledgment Message
+    # Properties; outside QA, 2026-11-27: 0), and PROPID_M_EXTENSION the same.
+    assert reach.app_specific == 77 and reach.extension == b"ext"
     assert reach.msg_class == ACK_REACH_QUEUE
     assert reach.correlation_id == m.id and reach.label == "order 7"
     assert reach.body == b""  # [MS-MQQB] 3.1.7.15 step 5: no body for ACK_REACH_QUEUE

@@ -349,10 +349,15 @@ class Lifecycle:
             delivery=original.delivery,
             priority=original.priority,
             response_queue=original.destination_queue,
+            # "PROPID_M_APPSPECIFIC ... Same as original message", and PROPID_M_EXTENSION (MSMQ's
+            # "Acknowledgment Message Properties"; [MS-MQQB] 3.1.7.15 is silent): an ack carried 0
+            # and no extension (outside QA, 2026-11-27).
+            app_specific=original.app_specific,
+            extension=original.extension,
         )
         ack.destination_queue = state.format_name
         try:
-            qm._check_quota(state, len(body) + 2 * len(ack.label))
+            qm._check_quota(state, len(body) + 2 * len(ack.label) + len(ack.extension))
         except MSMQError:
             return False
         self.deliver(state, ack, batch)
