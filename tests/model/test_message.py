@@ -301,10 +301,16 @@ def test_local_format_parse() -> None:
     assert f.kind == "direct" and f.subqueue == "sub" and f.path is not None and f.path.name == "q"
     f = LocalFormat.parse(f"MACHINE={QM};DEADXACT")
     assert (f.kind, f.suffix) == ("machine", "DEADXACT")
-    for bad in ("DIRECT=HTTP://x/msmq\\q", f"PRIVATE={QM}", "PUBLIC=zz", f"MACHINE={QM}", "DL=x", "X=1"):
+    for bad in (f"PRIVATE={QM}", "PUBLIC=zz", f"MACHINE={QM}", "DL=x", "X=1"):
         with pytest.raises(FormatNameError) as e:
             LocalFormat.parse(bad)
         assert e.value.hresult == HResult.MQ_ERROR_ILLEGAL_FORMATNAME
+    # Valid format names that name no local queue: unsupported, not illegal (outside QA, 2026-11-27).
+    multiple = f"PRIVATE={QM}\\1,PRIVATE={QM}\\2"
+    for valid in ("DIRECT=HTTP://x/msmq\\q", f"DL={QM}", multiple, "MULTICAST=234.1.1.1:8001"):
+        with pytest.raises(FormatNameError) as e:
+            LocalFormat.parse(valid)
+        assert e.value.hresult == HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION, valid
 
 
 # ---------------------------------------------------------------- queue properties

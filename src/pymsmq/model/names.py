@@ -56,6 +56,21 @@ def _bad_format(text: str, why: str) -> FormatNameError:
     return FormatNameError(f"illegal format name {quoted(text)}: {why}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
 
 
+def _not_local(text: str, why: str) -> FormatNameError:
+    # A name LocalFormat cannot resolve: MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION when it is a
+    # valid [MS-MQMQ] 2.1 format name (multiple elements, DL=, MULTICAST=, DIRECT=HTTP:, which
+    # MSMQ sends to and pymsmq does not yet), MQ_ERROR_ILLEGAL_FORMATNAME when it is not one at all
+    # (outside QA, 2026-11-27: valid names were called illegal).
+    try:
+        FormatName.parse(text)
+    except FormatNameError:
+        return _bad_format(text, why)
+    return FormatNameError(
+        f"format name {quoted(text)}: {why} (a valid format name this queue manager does not serve)",
+        HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
+    )
+
+
 def private_queue_hash(name: str) -> int:
     """[MC-MQAC] 3.1.6.2: ``h = ((h << 5) + ord(ch) + h) mod 2**32`` over the queue name."""
     h = 0
@@ -176,11 +191,11 @@ class LocalFormat:
         if not value:
             raise _bad_format(text, "nothing after '='")
         if "," in value:
-            raise _bad_format(text, "multiple-element format names are not supported here")
+            raise _not_local(text, "multiple-element format names are not supported here")
         if keyword == "DIRECT":
             protocol, colon, rest = value.partition(":")
             if not colon or protocol.upper() not in ("OS", "TCP"):
-                raise _bad_format(text, "only DIRECT=OS: and DIRECT=TCP: name local queues")
+                raise _not_local(text, "only DIRECT=OS: and DIRECT=TCP: name local queues")
             try:  # the [MS-MQMQ] 2.1.2 grammar first (a TCP address is a.b.c.d), as everywhere else
                 FormatName.parse(text)
             except FormatNameError as exc:
@@ -231,4 +246,4 @@ class LocalFormat:
                     raise _bad_format(text, f"{token} is a format-name suffix, not a subqueue name")
                 subqueue, suffix = token, ""
             return cls(keyword.lower(), suffix, subqueue, guid=guid, number=number)
-        raise _bad_format(text, f"{keyword}= does not name a local queue")
+        raise _not_local(text, f"{keyword}= does not name a local queue")
