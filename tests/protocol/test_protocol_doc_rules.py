@@ -1,5 +1,6 @@
 """Rules of docs/protocol.md that a server connection enforces while decoding: the exact list of
-VARTYPEs a PROPS entry may carry and VT_BOOL's two values (section 3, PROPS encoding)."""
+VARTYPEs a PROPS entry may carry (section 3, PROPS encoding), VT_BOOL's two values, the ops of
+version 1 (section 4.1), and the token's limit (4.1)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from pymsmq.protocol import (
     ServerHello,
     encode_frame,
 )
+from pymsmq.protocol.batch_ops import ReceiveManyRequest, SendManyRequest
+from pymsmq.protocol.messages import ReadRangeRequest
+from pymsmq.server.access import AccessPolicy
 
 QM = uuid.UUID("11111111-2222-3333-4444-555555555555")
 _U32 = struct.Struct("<I")
@@ -93,3 +97,36 @@ def test_a_vt_bool_other_than_ffff_or_0000_is_a_protocol_error(raw: int) -> None
         _server().receive_data(_set_props_frame(0x000B, struct.pack("<H", raw)))
     (event,) = _server().receive_data(_set_props_frame(0x000B, b"\x00\x00"))
     assert isinstance(event, RequestReceived)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [ReadRangeRequest(1), SendManyRequest(1), ReceiveManyRequest(1)],
+    ids=["READ_RANGE", "SEND_MANY", "RECEIVE_MANY"],
+)
+def test_the_batch_ops_are_ops_of_version_1(request_: ReadRangeRequest) -> None:
+    """docs/protocol.md 4.1: READ_RANGE, SEND_MANY and RECEIVE_MANY are in version 1."""
+    frame = encode_frame(FrameType.REQUEST, request_.encode(), request_.OP, 7)
+    (event,) = _server(version=1).receive_data(frame)
+    assert event == RequestReceived(7, request_)
+
+
+def test_a_token_over_4096_bytes_is_a_protocol_error() -> None:
+    """docs/protocol.md 4.1: not MQ_ERROR_ACCESS_DENIED, the hello itself is malformed."""
+    ok = ClientHello((5,), b"t" * 4096, "c")
+    (hello,) = ServerConnection().receive_data(ClientConnection().send(ok))
+    assert hello == ok
+    payload = b"\x01\x00\x05\x00" + _U32.pack(4097) + b"t" * 4097 + b"\x00\x00"
+    with pytest.raises(ProtocolError, match=r"ClientHello\.token is longer than 4096 bytes"):
+        ServerConnection().receive_data(encode_frame(FrameType.CLIENT_HELLO, payload))
+
+
+def test_the_token_bytes_are_the_utf8_of_the_token_text() -> None:
+    """docs/protocol.md 4.1: a server configured with the text "tökén" accepts its UTF-8 bytes only."""
+    for policy in (
+        AccessPolicy.single_token("tökén"),
+        AccessPolicy.from_json('{"tokens": {"tökén": "someone"}, "permissions": {}}'),
+    ):
+        assert policy.authenticate("tökén".encode()) is not None
+        assert policy.authenticate("tökén".encode("latin-1")) is None
+        assert policy.authenticate("tökén".encode("utf-16-le")) is None
