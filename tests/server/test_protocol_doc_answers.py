@@ -1,12 +1,17 @@
 """What docs/protocol.md says the server answers, where a client implementer would otherwise guess:
 the order of GET_QUEUE_PROPERTIES answers, LIST_QUEUES with no propids, RECEIVE_MANY entries without
-PROPID_PYMSMQ_HELD, the cursor after a receive at it and the HRESULTs of section 6."""
+PROPID_PYMSMQ_HELD, the cursor after a receive at it, the HRESULTs of section 6, the size the server
+adds to a sent packet, direct names and the transaction id inside packets, and the hash and
+encryption algorithm fields (sections 2.3, 5, 6 and 11)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 
@@ -16,10 +21,13 @@ from pymsmq import Message
 from pymsmq.client import connect
 from pymsmq.hresult import HResult
 from pymsmq.model.packet_mapping import packet_to_message
-from pymsmq.protocol import ErrorResponse
+from pymsmq.protocol import ErrorResponse, hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.batch_ops import ReceiveManyRequest, decode_messages
 from pymsmq.protocol.codes import Action, ManyFlags, ManyMore
+from pymsmq.protocol.message_codec import encode_packet
+from pymsmq.wire.packet_types import DirectQueueFormatName
+from pymsmq.wire.user_message import UserMessage
 
 Q = ".\\private$\\doc"
 _HELD = 0x7F000003
@@ -109,3 +117,77 @@ def test_the_hresults_section_6_adds(server: ThreadServer) -> None:
     assert q.receive(timeout=0).body == b"A"
     again = _ask(q, pm.ReceiveRequest(q._handle, Action.MQ_ACTION_PEEK_CURRENT, 0, cursor))
     assert _hresult(again) == 0xC00E001D
+
+
+def _packet_of_size(size: int, **fields: Any) -> bytes:
+    """A packet with no destination and no TransactionHeader, of exactly ``size`` bytes."""
+    empty = len(encode_packet(Message(body=b"", **fields)))
+    packet = encode_packet(Message(body=b"z" * (size - empty), **fields))
+    assert len(packet) == size
+    return packet
+
+
+@pytest.mark.parametrize(("path", "added"), [(".\\private$\\big", 4), (".\\big", 16)])
+def test_the_server_adds_its_destination_before_the_4_mb_check(
+    server: ThreadServer, path: str, added: int
+) -> None:
+    """docs/protocol.md 2.3: the stored packet carries the destination (4 bytes for a private queue,
+    16 for a public one), and a transactional send a 20-byte TransactionHeader too."""
+    q = connect(server.url).create_queue(path)
+    largest = _packet_of_size(0x400000 - added)
+    assert isinstance(_ask(q, hot.send_request(q._handle, largest, None)), pm.SendResponse)
+    over = _packet_of_size(0x400000 - added + 4)
+    assert _hresult(_ask(q, hot.send_request(q._handle, over, None))) == 0xC00E0027
+    # The answer leaves out the destination (the handle's own queue): the size as it was sent.
+    assert len(_ask(q, pm.ReceiveRequest(q._handle, 0, 0)).packet) == len(largest)
+
+
+def test_a_transactional_send_adds_a_transaction_header(server: ThreadServer) -> None:
+    q = connect(server.url).create_queue(".\\private$\\bigt", transactional=True)
+    largest = _packet_of_size(0x400000 - 24, delivery=1, priority=0)
+    assert isinstance(_ask(q, hot.send_request(q._handle, largest, 3)), pm.SendResponse)
+    over = _packet_of_size(0x400000 - 20, delivery=1, priority=0)
+    assert _hresult(_ask(q, hot.send_request(q._handle, over, 3))) == 0xC00E0027
+
+
+def test_direct_names_travel_without_direct_prefix(server: ThreadServer) -> None:
+    """A DirectQueueFormatName holds the name after ``DIRECT=``; one sent with the prefix comes back
+    without it."""
+    q = connect(server.url).create_queue(Q)
+    for sent in ("OS:otherhost\\private$\\replies", "DIRECT=OS:otherhost\\private$\\replies"):
+        plain = UserMessage.decode(encode_packet(Message(body=b"x", response_queue="DIRECT=OS:h\\q")))
+        user = dataclasses.replace(plain.user_header, response_queue=DirectQueueFormatName(sent))
+        packet = dataclasses.replace(plain, user_header=user).encode()
+        assert isinstance(_ask(q, hot.send_request(q._handle, packet, None)), pm.SendResponse)
+        got = UserMessage.decode(_ask(q, pm.ReceiveRequest(q._handle, 0, 0)).packet)
+        assert got.user_header.response_queue == DirectQueueFormatName("OS:otherhost\\private$\\replies")
+
+
+def test_the_transaction_id_is_the_source_guid_and_the_tx_sequence_ordinal(server: ThreadServer) -> None:
+    client = connect(server.url)
+    q = client.create_queue(".\\private$\\tq", transactional=True)
+    tx = _ask(q, pm.BeginTransactionRequest()).transaction
+    assert isinstance(
+        _ask(q, hot.send_request(q._handle, encode_packet(Message(body=b"t")), tx)), pm.SendResponse
+    )
+    _ask(q, pm.CommitTransactionRequest(tx))
+    packet = _ask(q, pm.ReceiveRequest(q._handle, Action.MQ_ACTION_PEEK_CURRENT, 0)).packet
+    um = UserMessage.decode(packet)
+    header = um.transaction_header
+    assert header is not None
+    ordinal = header.tx_sequence_id.ordinal
+    assert (header.flags >> 4) & 0xFFFFF == ordinal & 0xFFFFF
+    m = packet_to_message(packet)
+    assert m.transaction_id is not None
+    assert (m.transaction_id.lineage, m.transaction_id.uniquifier) == (
+        um.user_header.source_queue_manager,
+        ordinal,
+    )
+
+
+def test_hash_and_encryption_algorithms_are_kept_unchecked(server: ThreadServer) -> None:
+    q = connect(server.url).create_queue(Q)
+    for hash_alg, enc_alg in ((0, 0), (0x800E, 0x6602), (0xFFFFFFFF, 0x12345678)):
+        q.send(Message(body=b"x", hash_algorithm=hash_alg, encrypt_algorithm=enc_alg))
+        m = q.receive(timeout=1)
+        assert (m.hash_algorithm, m.encrypt_algorithm) == (hash_alg, enc_alg)
