@@ -182,6 +182,16 @@ def test_send_bad_input_exits_2(data: str, args: tuple[str, ...], needle: str) -
     assert peek_all(data) == []
 
 
+def test_a_valid_name_not_served_here_is_an_msmq_refusal_not_bad_input(data: str) -> None:
+    # Outside QA, 2026-11-27: DL=<guid> (a valid format name that needs store-and-forward) exited
+    # 2, "bad usage or input", embedded and 1 through --url; a malformed name stays 2.
+    dl = "DL=11111111-2222-3333-4444-555555555555"
+    r = run(data, "send", dl, "x")
+    assert r.exit_code == 1 and "MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION" in r.stderr, r.output
+    r = run(data, "send", "DL=nope", "x")
+    assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME" in r.stderr and "not a GUID" in r.stderr
+
+
 def test_send_unreadable_file_is_one_line(data: str, tmp_path: Path) -> None:
     folder = tmp_path / "adir"
     folder.mkdir()

@@ -326,6 +326,8 @@ def test_xa_transactions_are_refused(qm: Any) -> None:
         lambda: q.receive(timeout=0, transaction=2),
         lambda: q.receive_many(5, timeout=0, transaction=2),
         lambda: q.receive_by_lookup_id(q.peek(timeout=0).lookup_id, transaction=2),
+        lambda: q.send_many([], transaction=2),  # (nothing to send or take: refused all the same)
+        lambda: q.receive_many(0, timeout=0, transaction=2),
     ]
     for call in calls:
         with pytest.raises(MSMQError) as caught:

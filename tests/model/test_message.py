@@ -308,9 +308,10 @@ def test_local_format_parse() -> None:
     # Valid format names that name no local queue: unsupported, not illegal (outside QA, 2026-11-27).
     multiple = f"PRIVATE={QM}\\1,PRIVATE={QM}\\2"
     for valid in ("DIRECT=HTTP://x/msmq\\q", f"DL={QM}", multiple, "MULTICAST=234.1.1.1:8001"):
-        with pytest.raises(FormatNameError) as e:
+        with pytest.raises(MSMQError) as caught:
             LocalFormat.parse(valid)
-        assert e.value.hresult == HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION, valid
+        assert caught.value.hresult == HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION, valid
+        assert not isinstance(caught.value, FormatNameError)  # not malformed
 
 
 # ---------------------------------------------------------------- queue properties

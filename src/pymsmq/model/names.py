@@ -56,16 +56,18 @@ def _bad_format(text: str, why: str) -> FormatNameError:
     return FormatNameError(f"illegal format name {quoted(text)}: {why}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
 
 
-def _not_local(text: str, why: str) -> FormatNameError:
+def _not_local(text: str, why: str) -> MSMQError:
     # A name LocalFormat cannot resolve: MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION when it is a
     # valid [MS-MQMQ] 2.1 format name (multiple elements, DL=, MULTICAST=, DIRECT=HTTP:, which
-    # MSMQ sends to and pymsmq does not yet), MQ_ERROR_ILLEGAL_FORMATNAME when it is not one at all
-    # (outside QA, 2026-11-27: valid names were called illegal).
+    # MSMQ sends to and pymsmq does not yet): an MSMQError, not a FormatNameError (the name is not
+    # malformed: the CLI's exit code 1, not 2); a FormatNameError (MQ_ERROR_ILLEGAL_FORMATNAME)
+    # with the grammar's own reason when it is not one at all (outside QA, 2026-11-27: valid names
+    # were called illegal, then malformed ones were given the reason meant for valid ones).
     try:
         FormatName.parse(text)
-    except FormatNameError:
-        return _bad_format(text, why)
-    return FormatNameError(
+    except FormatNameError as exc:
+        return _bad_format(text, exc.message.removeprefix(f"{quoted(text)}: "))
+    return MSMQError(
         f"format name {quoted(text)}: {why} (a valid format name this queue manager does not serve)",
         HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
     )

@@ -26,6 +26,7 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
+from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE
 from pymsmq.qm.receive_batch import DURABLE, take_available
@@ -358,6 +359,8 @@ def send_many(
     Every message is validated first (an invalid one raises before anything is sent); then every
     valid message is sent and the first error is raised after all were tried.
     """
+    if transaction == MQ_XA_TRANSACTION_VALUE and type(transaction) is int:
+        raise xa_transaction_refused()  # (also for no messages, as the remote client refuses it)
     batch = list(messages)
     for message in batch:
         if not isinstance(message, Message):
@@ -413,6 +416,8 @@ def receive_many(
     try:
         direct = queue._transaction(transaction, receive=True) is None
     except MSMQError:
+        if not todo:  # (no receive below to report it: a bad argument is still refused)
+            raise
         direct = False  # the receives below meet (and report) the same error
     hold = Hold() if direct and todo else None
     try:
