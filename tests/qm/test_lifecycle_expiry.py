@@ -18,7 +18,7 @@ from pymsmq import (
     QueueManager,
 )
 from pymsmq.qm.queue import Queue
-from pymsmq.qm.timers import FakeClock
+from pymsmq.qm.timers import DEADLINE_STEP, FakeClock
 
 T0 = 1_700_000_000.0  # the start of conftest.py's fake clock
 
@@ -199,9 +199,9 @@ def test_ttbr_counts_from_the_send_instant_not_from_sent_times_whole_second(
     m = Message(body=b"x", max_time_to_receive=1)
     q.send(m) if how == "send" else q.send_many([m])
     assert m.sent_time is not None and m.sent_time == int(m.sent_time)  # the wire's whole second
-    clock.advance(0.99)
-    assert q.peek(timeout=0).body == b"x"
-    clock.advance(0.01)  # the send instant + 1 s
+    clock.advance(0.999)
+    assert q.peek(timeout=0).body == b"x"  # never early
+    clock.advance(0.001 + DEADLINE_STEP)  # the send instant + 1 s, rounded up to the timers' step
     assert q.message_count == 0
 
 
