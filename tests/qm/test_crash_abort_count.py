@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from pymsmq import Message, QueueManager
 from pymsmq.model.constants import MQMSG_ACKNOWLEDGMENT_NACK_RECEIVE, MQMSG_DEADLETTER
-from pymsmq.qm.store.backup import backup, restore
-from pymsmq.qm.store.in_flight import COMPACT_SIZE, IN_FLIGHT_SUFFIX, InFlightLog, read_left_over
+from pymsmq.qm.store.backup import _snapshot, backup, restore
+from pymsmq.qm.store.in_flight import COMPACT_SIZE, IN_FLIGHT_SUFFIX, InFlightLog, carry_held, read_left_over
 from pymsmq.qm.store.salvage import salvage
 
 WORK = r".\private$\work"
@@ -252,10 +252,49 @@ def test_a_purge_noted_of_a_message_whose_outcome_was_stored_deletes_nothing(tmp
         tx.abort()  # stored: abort count 1
     log = InFlightLog(str(data / "pymsmq.db"))
     log.begin(queue_id, lookup_id, 0, 0)  # as a kill between that abort's store and its end left it
-    log.purged([(queue_id, lookup_id)])
+    log.purged([(queue_id, lookup_id)], 0)
     log.close()
     with QueueManager.open(data) as qm:
         assert qm.queue(WORK).peek(timeout=0).abort_count == 1  # kept, not deleted, not counted again
+
+
+def test_a_purge_noted_but_not_stored_deletes_nothing(tmp_path: Path) -> None:
+    # The purge is noted before it is stored (outside QA, 2026-11-27: noted after, a kill between
+    # the two gave a purged message back while the rest of the purge stood): a kill between the two
+    # leaves a note whose purge number the store does not hold; that purge did not happen.
+    data = tmp_path / "qm"
+    _filled(data)
+    with QueueManager.open(data) as qm:
+        q = qm.queue(WORK)
+        head = q.peek(timeout=0)
+        queue_id = q._state.queue_id
+    log = InFlightLog(str(data / "pymsmq.db"))
+    log.begin(queue_id, head.lookup_id, 0, 0)
+    log.purged([(queue_id, head.lookup_id)], 1)  # purge 1: the store holds no purge yet
+    log.close()
+    assert _counts(data) == {"0": 1, "1": 0, "2": 0, "3": 0, "4": 0, "5": 0}  # back, abort counted
+
+
+def test_a_backup_holds_the_purge_of_a_held_message_made_while_it_copied(tmp_path: Path) -> None:
+    # backup(): the note before the snapshot, the snapshot, the purges noted meanwhile (outside
+    # QA, 2026-11-27: a purge between the note and the snapshot gave the held message back in the
+    # backup, with the rest of the purge done).
+    data = tmp_path / "live"
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    _filled(data)
+    source_db, copy_db = str(data / "pymsmq.db"), str(copy / "pymsmq.db")
+    with QueueManager.open(data) as qm:
+        q = qm.queue(WORK)
+        tx = qm.begin_transaction()
+        assert q.receive(timeout=0, transaction=tx).label == "0"
+        held = carry_held(source_db, copy_db)  # backup's steps, with a purge where a race puts it
+        q.purge()
+        _snapshot(source_db, copy_db)
+        carry_held(source_db, copy_db, held)
+        tx.abort()
+    with QueueManager.open(copy) as qm:
+        assert qm.queue(WORK).message_count == 0  # the held one deleted as the purge's abort would
 
 
 RECORD = 25
@@ -275,7 +314,7 @@ def test_the_log_is_emptied_or_written_again_with_what_is_held_when_it_has_grown
     # Outside QA: one transaction held open made the file grow by every other one's notes.
     assert os.path.getsize(log.path) < COMPACT_SIZE
     log.close()  # one held: kept
-    assert read_left_over(Path(log.path).read_bytes()) == ({(1, 7): (2, 1)}, set())
+    assert read_left_over(Path(log.path).read_bytes()) == ({(1, 7): (2, 1)}, {})
     again = InFlightLog(str(tmp_path / "db"))
     assert again.left_over == {(1, 7): (2, 1)}
     again.close()  # not dealt with (no clear): kept for the next open
@@ -299,7 +338,7 @@ def test_a_failed_note_leaves_the_file_as_it_is(tmp_path: Path) -> None:
         log.begin(3, i, 0, 0)
         log.end([(3, i)])
     log.close()
-    assert read_left_over(Path(log.path).read_bytes()) == ({(1, 1): (0, 0)}, set())
+    assert read_left_over(Path(log.path).read_bytes()) == ({(1, 1): (0, 0)}, {})
 
 
 def test_an_outcome_stored_before_its_end_was_noted_is_not_counted_again(tmp_path: Path) -> None:
@@ -344,23 +383,23 @@ def test_an_outcome_stored_before_its_end_was_noted_is_not_counted_again(tmp_pat
 def test_left_over_is_what_was_begun_and_not_ended(ops: list[tuple[str, int, int, int]], cut: int) -> None:
     data = b""
     held: dict[tuple[int, int], tuple[int, int]] = {}
-    purged: set[tuple[int, int]] = set()
+    purged: dict[tuple[int, int], int] = {}
     for kind, q, lid, aborts in ops:
         data += (
             kind.encode()
             + q.to_bytes(8, "little")
             + lid.to_bytes(8, "little")
-            + (aborts if kind == "B" else 0).to_bytes(4, "little")
+            + (aborts if kind != "E" else 0).to_bytes(4, "little")  # (a purge's number for P)
             + (0).to_bytes(4, "little")
         )
         if kind == "B":
             held[(q, lid)] = (aborts, 0)
-            purged.discard((q, lid))
+            purged.pop((q, lid), None)
         elif kind == "P" and (q, lid) in held:  # a purge of what is not held notes nothing
-            purged.add((q, lid))
+            purged[(q, lid)] = aborts
         elif kind == "E":
             held.pop((q, lid), None)
-            purged.discard((q, lid))
+            purged.pop((q, lid), None)
     assert read_left_over(data) == (held, purged)
     if ops and cut:  # the last record cut short by the crash: as if it was not written
         before = read_left_over(data[:-RECORD])

@@ -133,6 +133,8 @@ class QueueManager(QueueCatalog):
         self.machine_name: str = meta["machine_name"]
         self._next_queue_id = int(meta["next_queue_id"])
         self._ordinal = self._ordinal_reserved = int(meta.get("ordinal_reserved", "0"))
+        #: Purges that met messages transactions held, stored with each such purge (in_flight.py).
+        self._purges = int(meta.get("purges", "0"))
         #: The highest uniquifier of this queue manager's message ids found in the store while it
         #: opens, looked for only when the store has no message id counter (it is written with the
         #: first id: lost, ids still in the store would be given again; outside QA).
@@ -173,7 +175,9 @@ class QueueManager(QueueCatalog):
                         and type(sm.move_count) is int
                         and noted.crash_aborted(sm.queue_id, sm.lookup_id, sm.abort_count, sm.move_count)
                     ):
-                        if noted.crash_purged(sm.queue_id, sm.lookup_id, sm.abort_count, sm.move_count):
+                        if noted.crash_purged(
+                            sm.queue_id, sm.lookup_id, sm.abort_count, sm.move_count, self._purges
+                        ):
                             crash_purged.append(sm)  # (deleted below, once it is loaded)
                         else:
                             sm = sm._replace(abort_count=sm.abort_count + 1)

@@ -250,8 +250,9 @@ def backup(source: str | os.PathLike[str], destination: str | os.PathLike[str]) 
             snapshots += 1
             # What transactions hold, noted before the snapshot: the backup opens as the store
             # would after a crash at its instant, those aborts counted (in_flight.carry_held).
-            carry_held(source_db, target_db)
+            held = carry_held(source_db, target_db)
             _snapshot(source_db, partial_db)
+            carry_held(source_db, target_db, held)  # (and the purges of those noted meanwhile)
             with closing(sqlite3.connect(partial_db)) as copy:
                 referenced = referenced_files(copy)
             missing = [name for name in referenced - placed if not place(name)]

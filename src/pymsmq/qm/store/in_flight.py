@@ -28,10 +28,14 @@ it is until the queue manager closes (its counts of what is held are no longer s
 A message a purge meets while a transaction holds it is deleted when the transaction ends either way
 ([MS-MQDMPR] 3.1.7.1.7 Purge Queue: PurgePending); a crash ends it too, so the purge is noted as well
 (``purged``), and the next open deletes such a message instead of counting its abort (outside QA,
-left out since 2026-11-27: the message came back after a kill, as if never purged).
+left out since 2026-11-27: the message came back after a kill, as if never purged).  Each such
+purge has a number, stored in the store's meta (``purges``) with the purge's deletions and noted
+here before them: the open deletes only for a purge whose number the store holds (a kill between
+the note and the store leaves the purge undone, and the message comes back, as the others do).
 
 Records are 25 bytes: ``b"B"``, ``b"P"`` (purged while held) or ``b"E"``, the queue id and the
-lookup id (little-endian u64s), the abort count and the move count (u32s; 0 in purge and end records).
+lookup id (little-endian u64s), the abort count and the move count (u32s; a purge record holds its
+purge's number and 0, an end record 0 and 0).
 """
 
 from __future__ import annotations
@@ -60,50 +64,61 @@ _END: Final = b"E"
 Held = dict[tuple[int, int], tuple[int, int]]
 
 
-def read_left_over(data: bytes) -> tuple[Held, set[tuple[int, int]]]:
+#: Held messages a purge met: (queue id, lookup id) -> the purge's number.
+Purged = dict[tuple[int, int], int]
+
+
+def read_left_over(data: bytes) -> tuple[Held, Purged]:
     """The messages begun and not ended in the log ``data``, with the counts their begin noted, and
-    those of them a purge met (a record cut short by the crash, at the end, is left out)."""
+    those of them a purge met, with its number (a record cut short by the crash, at the end, is
+    left out)."""
     held: Held = {}
-    purged: set[tuple[int, int]] = set()
+    purged: Purged = {}
     for at in range(0, len(data) - len(data) % _RECORD.size, _RECORD.size):
         kind, queue_id, lookup_id, aborts, moves = _RECORD.unpack_from(data, at)
         key = (queue_id, lookup_id)
         if kind == _BEGIN:
             held[key] = (aborts, moves)
-            purged.discard(key)
+            purged.pop(key, None)
         elif kind == _PURGED:
             if key in held:
-                purged.add(key)
+                purged[key] = aborts  # (the purge's number)
         elif kind == _END:
             held.pop(key, None)
-            purged.discard(key)
+            purged.pop(key, None)
     return held, purged
 
 
-def carry_held(source_database: str, target_database: str) -> int:
+def carry_held(source_database: str, target_database: str, held: Held | None = None) -> Held:
     """Write what the log of the store ``source_database`` says is held (as a crash now would
     leave it) as the log of the copy ``target_database``, so that the first open of the copy counts
-    those aborts (and deletes those purged) as the source's next open would; how many are held
-    (0: no log written).  For ``backup`` (taken before its snapshot: a message taken after it is
-    not counted, and one whose outcome the snapshot holds has other counts: not counted either),
-    ``restore`` and ``salvage``, which keep the messages' queue ids and lookup ids."""
+    those aborts (and deletes those purged) as the source's next open would; returns what was
+    held.  For ``restore`` and ``salvage``, which keep the messages' queue ids and lookup ids, and
+    for ``backup``: before its snapshot (a message taken after it is not counted, and one whose
+    outcome the snapshot holds has other counts: not counted either), then again after it with
+    ``held``, what the first call returned, to add the purges of those messages noted meanwhile
+    (the open keeps only those whose number the snapshot's store holds; outside QA, 2026-11-27: a
+    purge between the two left the backup giving its held messages back)."""
     try:
         with open(source_database + IN_FLIGHT_SUFFIX, "rb") as f:
-            held, purged = read_left_over(f.read())
+            now_held, purged = read_left_over(f.read())
     except FileNotFoundError:
-        held, purged = {}, set()
+        now_held, purged = {}, {}
+    if held is None:
+        held = now_held
+    purged = {key: number for key, number in purged.items() if key in held}
     target = target_database + IN_FLIGHT_SUFFIX
     if not held:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target)
-        return 0
+        return held
     partial = target + ".new"
     with open(partial, "wb") as f:
         f.write(_records(_BEGIN, held) + _purge_records(purged))
         f.flush()
         os.fsync(f.fileno())
     os.replace(partial, target)
-    return len(held)
+    return held
 
 
 def _counts(abort_count: int, move_count: int) -> tuple[int, int]:
@@ -115,8 +130,10 @@ def _records(kind: bytes, held: Held) -> bytes:
     return b"".join(_RECORD.pack(kind, q, lid, a, m) for (q, lid), (a, m) in held.items())
 
 
-def _purge_records(keys: set[tuple[int, int]] | list[tuple[int, int]]) -> bytes:
-    return b"".join(_RECORD.pack(_PURGED, q, lid, 0, 0) for q, lid in keys)
+def _purge_records(purged: Purged) -> bytes:
+    return b"".join(
+        _RECORD.pack(_PURGED, q, lid, number & 0xFFFFFFFF, 0) for (q, lid), number in purged.items()
+    )
 
 
 class InFlightLog:
@@ -143,7 +160,7 @@ class InFlightLog:
         self.left_over, self.left_over_purged = read_left_over(data)
         self._size = len(data)
         self._held: Held = {}
-        self._purged: set[tuple[int, int]] = set()
+        self._purged: Purged = {}
         #: The left-over records were dealt with (``clear`` at open): until then nothing empties
         #: the file (a queue manager that fails to open leaves them for the next open).
         self._taken = False
@@ -164,19 +181,26 @@ class InFlightLog:
         and its transaction's outcome was not stored (its counts are still those noted)."""
         return self.left_over.get((queue_id, lookup_id)) == _counts(abort_count, move_count)
 
-    def crash_purged(self, queue_id: int, lookup_id: int, abort_count: int, move_count: int) -> bool:
-        """Whether ``crash_aborted`` holds and a purge met the message while it was held: the
-        crash's abort deletes it ([MS-MQDMPR] 3.1.7.1.7 PurgePending)."""
-        return (queue_id, lookup_id) in self.left_over_purged and self.crash_aborted(
-            queue_id, lookup_id, abort_count, move_count
+    def crash_purged(
+        self, queue_id: int, lookup_id: int, abort_count: int, move_count: int, stored_purges: int
+    ) -> bool:
+        """Whether ``crash_aborted`` holds and a purge met the message while it was held, a purge
+        the store holds (its number is at most ``stored_purges``, the store's count): the crash's
+        abort deletes it ([MS-MQDMPR] 3.1.7.1.7 PurgePending)."""
+        number = self.left_over_purged.get((queue_id, lookup_id))
+        return (
+            number is not None
+            and number <= stored_purges & 0xFFFFFFFF
+            and self.crash_aborted(queue_id, lookup_id, abort_count, move_count)
         )
 
-    def purged(self, keys: list[tuple[int, int]]) -> None:
-        """A purge met these stored messages (those a transaction holds are noted; the others are
-        not in this log: a hold outside a transaction)."""
-        keys = [key for key in keys if key in self._held and key not in self._purged]
-        if keys and self._write(_purge_records(keys)):
-            self._purged.update(keys)
+    def purged(self, keys: list[tuple[int, int]], number: int) -> None:
+        """Purge number ``number`` meets these stored messages (noted before the purge is stored;
+        those a transaction holds are noted, the others are not in this log: a hold outside a
+        transaction)."""
+        met = {key: number for key in keys if key in self._held and key not in self._purged}
+        if met and self._write(_purge_records(met)):
+            self._purged.update(met)
 
     def end(self, keys: list[tuple[int, int]]) -> None:
         """The transaction that held ``keys`` committed or aborted (its outcome is stored)."""
@@ -185,7 +209,7 @@ class InFlightLog:
         if self._write(b"".join(_RECORD.pack(_END, q, lid, 0, 0) for q, lid in keys)):
             for key in keys:
                 self._held.pop(key, None)
-                self._purged.discard(key)
+                self._purged.pop(key, None)
         if self._size >= COMPACT_SIZE and self._taken and not self._failed:
             self._compact()
 

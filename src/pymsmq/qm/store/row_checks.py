@@ -155,7 +155,7 @@ def queue_table_problem(rows: Iterable[tuple[object, object, object]]) -> str | 
 
 
 #: Meta values that are counters: whole numbers, as text.
-_COUNTERS: Final = ("next_queue_id", "ordinal_reserved", "create_time")
+_COUNTERS: Final = ("next_queue_id", "ordinal_reserved", "create_time", "purges")
 
 
 def _whole_number(value: object) -> bool:

@@ -283,6 +283,7 @@ _META_KEYS: Final = (
     "create_time",
     "ordinal_reserved",
     "machine_quota",
+    "purges",
 )
 _MESSAGES: Final = _Table("messages", ("queue_id", "lookup_id"), _message_params, _message_position, 1 << 127)
 _QUEUES: Final = _Table("queues", ("queue_id",), _one, _queue_position, 1 << 63)
