@@ -205,6 +205,19 @@ def test_ttbr_counts_from_the_send_instant_not_from_sent_times_whole_second(
     assert q.message_count == 0
 
 
+def test_ttbr_zero_expires_at_once_between_timer_steps(qm: QueueManager, clock: FakeClock) -> None:
+    # Outside QA: deadlines rounded up to 1/64 s made a TTBR of 0 receivable for up to 15.6 ms
+    # (on a clock between two steps, which a real one nearly always is).
+    q = qm.create_queue(r".\private$\q")
+    clock.advance(0.001)
+    q.send(Message(body=b"x", max_time_to_receive=0))
+    q.send_many([Message(body=b"y", max_time_to_receive=0)])
+    with pytest.raises(MSMQError) as caught:
+        q.receive(timeout=0)  # (a read runs the timers that are due: both are)
+    assert caught.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+    assert q.message_count == 0
+
+
 def test_ttrq_raises_ttbr_on_send(qm: QueueManager, clock: FakeClock) -> None:
     # [MC-MQAC] 3.17.4.1.48 step 12: TTRQ 60 > TTBR 10 -> TTBR 60.
     q = qm.create_queue(r".\private$\q")

@@ -339,7 +339,13 @@ def _enqueue_run(
         if INFINITE != ttrq > ttbr:
             m.max_time_to_receive = ttbr = ttrq
         # (Queue._enqueue: the send instant, rounded up to timers.DEADLINE_STEP)
-        expires_at = None if ttbr == INFINITE else -(-(now + ttbr) * DEADLINE_STEPS // 1.0) / DEADLINE_STEPS
+        expires_at = (
+            None
+            if ttbr == INFINITE
+            else -(-(now + ttbr) * DEADLINE_STEPS // 1.0) / DEADLINE_STEPS
+            if ttbr
+            else now
+        )
         state.next_lookup = lid + 1
         m.lookup_id = lid
         entry = add_new(lid, m.priority, m, size, AVAILABLE, expires_at)

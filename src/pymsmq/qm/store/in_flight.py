@@ -101,11 +101,14 @@ def carry_held(source_database: str, target_database: str, held: Held | None = N
     purge between the two left the backup giving its held messages back)."""
     try:
         with open(source_database + IN_FLIGHT_SUFFIX, "rb") as f:
-            now_held, purged = read_left_over(f.read())
+            data = f.read()
     except FileNotFoundError:
-        now_held, purged = {}, {}
+        data = b""
+    now_held, purged = read_left_over(data)
     if held is None:
         held = now_held
+    else:  # (again after backup's snapshot: a purge noted, then the transaction ended, counts)
+        purged = _purge_numbers(data)
     purged = {key: number for key, number in purged.items() if key in held}
     target = target_database + IN_FLIGHT_SUFFIX
     if not held:
@@ -119,6 +122,17 @@ def carry_held(source_database: str, target_database: str, held: Held | None = N
         os.fsync(f.fileno())
     os.replace(partial, target)
     return held
+
+
+def _purge_numbers(data: bytes) -> Purged:
+    # The first purge number noted of each message in the log ``data``, whether or not its
+    # transaction ended since (backup's second read: the open keeps only a purge its snapshot holds).
+    numbers: Purged = {}
+    for at in range(0, len(data) - len(data) % _RECORD.size, _RECORD.size):
+        kind, queue_id, lookup_id, number, _ = _RECORD.unpack_from(data, at)
+        if kind == _PURGED:
+            numbers.setdefault((queue_id, lookup_id), number)
+    return numbers
 
 
 def _counts(abort_count: int, move_count: int) -> tuple[int, int]:
@@ -188,9 +202,11 @@ class InFlightLog:
         the store holds (its number is at most ``stored_purges``, the store's count): the crash's
         abort deletes it ([MS-MQDMPR] 3.1.7.1.7 PurgePending)."""
         number = self.left_over_purged.get((queue_id, lookup_id))
+        # (Numbers are u32s: "at most" in serial-number arithmetic, so a count past 2**32 still
+        # tells a stored purge from the next one, outside QA.)
         return (
             number is not None
-            and number <= stored_purges & 0xFFFFFFFF
+            and (stored_purges - number) & 0xFFFFFFFF < 0x80000000
             and self.crash_aborted(queue_id, lookup_id, abort_count, move_count)
         )
 

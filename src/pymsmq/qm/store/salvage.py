@@ -58,6 +58,7 @@ from pymsmq.qm.store.row_checks import (
     meta_problem,
     new_identity,
     sort_queue_rows,
+    whole_number,
 )
 from pymsmq.qm.store.sqlite import (
     PARTIAL_SUFFIX,
@@ -326,6 +327,12 @@ def _identity(meta: dict[str, str], whole: bool, losses: _Losses) -> tuple[dict[
     if quota_problem is not None:
         del meta["machine_quota"]
         losses.note(f"meta: {quota_problem}: the new store has none")
+    purges = meta.get("purges")
+    if purges is not None and whole_number(purges) is None:
+        # Not part of the identity (outside QA: a damaged purge count cost the store its GUID):
+        # dropped, the purges it numbered are taken as not stored (their held messages come back).
+        del meta["purges"]
+        losses.note(f"meta: the purge count {purges!r} is not a whole number: the new store has none")
     problem = meta_problem(meta) if meta else "the meta table holds nothing"
     if problem is None and "ordinal_reserved" not in meta and not whole:
         problem = "the message id counter (ordinal_reserved) could not be read"
