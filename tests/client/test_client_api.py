@@ -334,6 +334,15 @@ def test_xa_transactions_are_refused(qm: Any) -> None:
             call()
         assert caught.value.hresult == HResult.MQ_ERROR_TRANSACTION_IMPORT
     assert [m.body for m in q.receive_many(10, timeout=0)] == [b"kept"]
+    # Any other constant above MQ_SINGLE_MESSAGE is invalid, with or without messages, embedded and
+    # remote alike (outside QA: an empty receive_many was refused embedded, accepted remotely).
+    for call in (
+        lambda: q.send_many([], transaction=99),
+        lambda: q.receive_many(0, timeout=0, transaction=99),
+    ):
+        with pytest.raises(MSMQError) as caught:
+            call()
+        assert caught.value.hresult == HResult.MQ_ERROR_INVALID_PARAMETER
 
 
 def test_a_quota_refusal_is_a_quota_exceeded_error(qm: Any) -> None:

@@ -329,11 +329,13 @@ class RemoteQueue:
     ) -> None:
         """Send many messages in SEND_MANY batches (many per frame, frames pipelined).
 
-        Every message is validated first (an invalid one raises before anything is sent); then every
-        valid message is sent, each gets ``id``, ``sent_time``, ... as with ``send``, and the first
-        error is raised after all were answered (as the embedded ``Queue.send_many``).  A message
-        the UserMessage packet cannot hold (MQ_ERROR_ILLEGAL_PROPERTY_VALUE, or over 4 MB:
-        MQ_ERROR_INSUFFICIENT_RESOURCES, from the encoder) is one that fails: the others are sent.
+        Every message's properties are validated first (an invalid one raises before anything is
+        sent); then every valid message is sent (one refused at its send, e.g. for a queue name
+        that is not a format name, does not stop the others), each gets ``id``, ``sent_time``, ...
+        as with ``send``, and the first error is raised after all were answered (as the embedded
+        ``Queue.send_many``).  A message the UserMessage packet cannot hold
+        (MQ_ERROR_ILLEGAL_PROPERTY_VALUE, or over 4 MB: MQ_ERROR_INSUFFICIENT_RESOURCES, from the
+        encoder) is one that fails: the others are sent.
         A frame the connection refuses (over a server's frame limit, a lost connection) stops the
         batch there: the frames already written are answered, then that error is raised.
         """

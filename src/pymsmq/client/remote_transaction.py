@@ -110,5 +110,9 @@ def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
     if isinstance(transaction, int) and not isinstance(transaction, bool) and 0 <= transaction <= 0xFF:
         if transaction == MQ_XA_TRANSACTION_VALUE:  # (as the server refuses it: no request sent)
             raise xa_transaction_refused()
+        if transaction > 3:  # (as the queue manager refuses it, also with nothing to send or take)
+            raise MSMQError(
+                f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER
+            )
         return transaction
     raise MSMQError(f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER)

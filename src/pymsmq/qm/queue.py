@@ -360,9 +360,10 @@ class Queue(LookupIdOps, MatchingReads):
     def send_many(self, messages: Iterable[Message], transaction: Transaction | int | None = None) -> None:
         """Send many messages (recoverable ones share one durable write); raises the first error.
 
-        Every message is validated first (an invalid one raises before anything is sent); then every
-        valid message is tried, those that succeed are sent (and get their ids) even when another
-        fails, and the first error is raised.  Same semantics as the remote client's SEND_MANY.
+        Every message's properties are validated first (an invalid one raises before anything is
+        sent); then every valid message is tried, those that succeed are sent (and get their ids)
+        even when another fails (a queue name that is not a format name, a quota, ...), and the
+        first error is raised.  Same semantics as the remote client's SEND_MANY.
         """
         send_many(self, messages, transaction)
 

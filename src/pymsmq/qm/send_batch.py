@@ -26,7 +26,6 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
-from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE
 from pymsmq.qm.receive_batch import DURABLE, take_available
@@ -364,11 +363,14 @@ def send_many(
 ) -> None:
     """``Queue.send_many``: the remote client's semantics.
 
-    Every message is validated first (an invalid one raises before anything is sent); then every
-    valid message is sent and the first error is raised after all were tried.
+    Every message's properties are validated first (an invalid one raises before anything is
+    sent); then every valid message is sent and the first error (one refused at its send: a queue
+    name that is not a format name, a quota, ...) is raised after all were tried.
     """
-    if transaction == MQ_XA_TRANSACTION_VALUE and type(transaction) is int:
-        raise xa_transaction_refused()  # (also for no messages, as the remote client refuses it)
+    if type(transaction) is int and transaction != 3:
+        # A constant is judged once, also for no messages (as the remote client does): XA and
+        # values other than 0-3 are refused.
+        queue._transaction(transaction, receive=False)
     batch = list(messages)
     for message in batch:
         if not isinstance(message, Message):
