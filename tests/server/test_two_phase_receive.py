@@ -185,8 +185,9 @@ def test_a_receiver_killed_before_its_acknowledgement_loses_nothing(server: Any)
 
 
 def test_mq_no_transaction_and_its_kin_receive_two_phase(server: Any) -> None:
-    # For a receive, MQ_NO_TRANSACTION, MTS, XA and MQ_SINGLE_MESSAGE (0-3) mean no transaction:
-    # the server holds the message as for no XACT at all, and the client sends none of them.
+    # For a receive, MQ_NO_TRANSACTION, MTS and MQ_SINGLE_MESSAGE (0, 1, 3) mean no transaction:
+    # the server holds the message as for no XACT at all, and the client sends none of them (XA
+    # and the constants above 3 it refuses itself, as the server would).
     _fill(server.url, b"zero", b"three")
     c = connect(server.url)
     q = c.queue(Q)
@@ -195,7 +196,13 @@ def test_mq_no_transaction_and_its_kin_receive_two_phase(server: Any) -> None:
         answer = q._t.call(request)
         assert is_held(answer.properties)
     assert _receive_xact(c, 0) is None and _receive_xact(c, 3) is None
-    assert _receive_xact(c, 4) == 4  # not a receive's "no transaction": the server refuses it
+    for refused, hresult in (
+        (2, HResult.MQ_ERROR_TRANSACTION_IMPORT),
+        (4, HResult.MQ_ERROR_INVALID_PARAMETER),
+    ):
+        with pytest.raises(MSMQError) as caught:
+            _receive_xact(c, refused)
+        assert caught.value.hresult == hresult
     c.close()
     assert _count(server.url) == 2  # both given back with the connection
 
