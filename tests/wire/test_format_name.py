@@ -437,9 +437,18 @@ def test_keywords_are_case_insensitive(fn: FormatName, rnd: object) -> None:
     text = str(fn)
     key, _, body = text.partition("=")
     variant = key.lower() + "=" + body
-    # ("/msmq/": the path of an HTTP direct name; a bare "msmq" is also a distribution list's
-    # domain, which is data, kept as it is written: Hypothesis found DL=...@msmq made MSMQ)
-    for word in ("JOURNAL", "DEADLETTER", "DEADXACT", "XACTONLY", "SYSTEM$", "private$", "/msmq/"):
+    # Keywords with their delimiters: a bare word is also data (Hypothesis found DL=...@msmq made
+    # MSMQ, and a public queue named DEADLETTER made deadletter); "/msmq/" is an HTTP name's path.
+    for word in (
+        ";JOURNAL",
+        ";DEADLETTER",
+        ";DEADXACT",
+        ";XACTONLY",
+        "\\SYSTEM$;",
+        "\\private$\\",
+        "/private$/",
+        "/msmq/",
+    ):
         variant = variant.replace(word, word.swapcase())
     if isinstance(fn, DirectFormatName):
         variant = variant.replace(f"{fn.protocol.value}:", f"{fn.protocol.value.lower()}:", 1)
