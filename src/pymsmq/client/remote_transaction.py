@@ -107,12 +107,10 @@ def _xact(qm: RemoteQueueManager, transaction: object) -> TransactionRef:
         if transaction.state != "active":
             raise MSMQError(f"the transaction is {transaction.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
         return transaction.id
-    if isinstance(transaction, int) and not isinstance(transaction, bool) and 0 <= transaction <= 0xFF:
-        if transaction == MQ_XA_TRANSACTION_VALUE:  # (as the server refuses it: no request sent)
+    # An MQTRANSACTION constant (0-3); XA and any other value are refused here, as the queue
+    # manager refuses them, also with nothing to send or take (no request sent).
+    if isinstance(transaction, int) and not isinstance(transaction, bool) and 0 <= transaction <= 3:
+        if transaction == MQ_XA_TRANSACTION_VALUE:
             raise xa_transaction_refused()
-        if transaction > 3:  # (as the queue manager refuses it, also with nothing to send or take)
-            raise MSMQError(
-                f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER
-            )
         return transaction
     raise MSMQError(f"invalid transaction argument {transaction!r}", HResult.MQ_ERROR_INVALID_PARAMETER)

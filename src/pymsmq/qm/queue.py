@@ -39,7 +39,7 @@ from pymsmq.qm.notifications import Notification, enable_notification, receive_a
 from pymsmq.qm.queue_state import subqueue_format
 from pymsmq.qm.send_batch import receive_many, send_many
 from pymsmq.qm.store.base import Batch, MessageKey
-from pymsmq.qm.timers import DEADLINE_STEPS
+from pymsmq.qm.timers import expiry_deadline
 from pymsmq.qm.transaction import RECEIVE, SEND, Transaction
 from pymsmq.qm.waiters import normalize_timeout, not_found, wait_for
 
@@ -444,15 +444,7 @@ class Queue(LookupIdOps, MatchingReads):
         # The deadline counts from the send instant, not from SentTime's whole second: a message
         # lost up to a second of its TimeToBeReceived, and one of 1 s received 0.3 s after its send
         # was gone 10 times in 10 (outside QA, 2026-11-27).  The wire's SentTime stays whole seconds.
-        # Rounded up to DEADLINE_STEP: the sends of a burst share a timer bucket (timers.py); a
-        # TTBR of 0 is not (expired at once: rounded, it was receivable for up to 15.6 ms, QA).
-        expires_at = (
-            None
-            if ttbr == INFINITE
-            else -(-(now + ttbr) * DEADLINE_STEPS // 1.0) / DEADLINE_STEPS
-            if ttbr
-            else now
-        )
+        expires_at = None if ttbr == INFINITE else expiry_deadline(now, ttbr)
         durable = m.delivery == 1
         # Refused now what no packet can hold, before the message gets an id (an express message is
         # not encoded at all; a recoverable one failed only when its packet was written, id set):

@@ -30,7 +30,7 @@ from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE
 from pymsmq.qm.receive_batch import DURABLE, take_available
 from pymsmq.qm.store.base import Batch, StoredMessage
-from pymsmq.qm.timers import DEADLINE_STEPS
+from pymsmq.qm.timers import expiry_deadline
 from pymsmq.qm.transaction import Transaction
 from pymsmq.qm.waiters import normalize_timeout
 
@@ -337,14 +337,7 @@ def _enqueue_run(
         ttbr = m.max_time_to_receive
         if INFINITE != ttrq > ttbr:
             m.max_time_to_receive = ttbr = ttrq
-        # (Queue._enqueue: the send instant, rounded up to timers.DEADLINE_STEP)
-        expires_at = (
-            None
-            if ttbr == INFINITE
-            else -(-(now + ttbr) * DEADLINE_STEPS // 1.0) / DEADLINE_STEPS
-            if ttbr
-            else now
-        )
+        expires_at = None if ttbr == INFINITE else expiry_deadline(now, ttbr)  # (Queue._enqueue)
         state.next_lookup = lid + 1
         m.lookup_id = lid
         entry = add_new(lid, m.priority, m, size, AVAILABLE, expires_at)

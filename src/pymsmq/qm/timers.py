@@ -31,13 +31,22 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.qm.queue_state import QueueState
 
-__all__ = ["DEADLINE_STEP", "DEADLINE_STEPS", "FakeClock", "TimerHeap", "TimerThread"]
+__all__ = ["DEADLINE_STEP", "DEADLINE_STEPS", "FakeClock", "TimerHeap", "TimerThread", "expiry_deadline"]
 
 #: A send's expiry deadline is rounded up to a multiple of this many seconds (1/64 s: exact in
 #: binary, so deadlines compare equal): a message expires up to 15.6 ms after its instant plus its
 #: TimeToBeReceived, never before; the sends of one such step share a timer bucket.
 DEADLINE_STEPS: Final = 64.0
 DEADLINE_STEP: Final = 1.0 / DEADLINE_STEPS
+
+
+def expiry_deadline(now: float, ttbr: int) -> float:
+    """The expiry deadline of a message sent at ``now`` with the finite TimeToBeReceived ``ttbr``
+    (seconds): ``now + ttbr`` rounded up to ``DEADLINE_STEP``, so that the sends of a burst share a
+    timer bucket; a TTBR of 0 is not rounded (expired at once: rounded, it was receivable for up to
+    15.6 ms, outside QA 2026-11-27)."""
+    return -(-(now + ttbr) * DEADLINE_STEPS // 1.0) / DEADLINE_STEPS if ttbr else now
+
 
 _MIN_COMPACT: Final = 1 << 14
 

@@ -44,6 +44,7 @@ import contextlib
 import logging
 import os
 import struct
+from collections.abc import Iterator
 from typing import Final
 
 __all__ = ["COMPACT_SIZE", "IN_FLIGHT_SUFFIX", "InFlightLog", "carry_held", "read_left_over"]
@@ -68,14 +69,18 @@ Held = dict[tuple[int, int], tuple[int, int]]
 Purged = dict[tuple[int, int], int]
 
 
+def _whole_records(data: bytes) -> Iterator[tuple[bytes, int, int, int, int]]:
+    # The records of the log ``data``, less a last one cut short by a crash.
+    return _RECORD.iter_unpack(memoryview(data)[: len(data) - len(data) % _RECORD.size])
+
+
 def read_left_over(data: bytes) -> tuple[Held, Purged]:
     """The messages begun and not ended in the log ``data``, with the counts their begin noted, and
     those of them a purge met, with its number (a record cut short by the crash, at the end, is
     left out)."""
     held: Held = {}
     purged: Purged = {}
-    for at in range(0, len(data) - len(data) % _RECORD.size, _RECORD.size):
-        kind, queue_id, lookup_id, aborts, moves = _RECORD.unpack_from(data, at)
+    for kind, queue_id, lookup_id, aborts, moves in _whole_records(data):
         key = (queue_id, lookup_id)
         if kind == _BEGIN:
             held[key] = (aborts, moves)
@@ -104,9 +109,8 @@ def carry_held(source_database: str, target_database: str, held: Held | None = N
             data = f.read()
     except FileNotFoundError:
         data = b""
-    now_held, purged = read_left_over(data)
     if held is None:
-        held = now_held
+        held, purged = read_left_over(data)
     else:  # (again after backup's snapshot: a purge noted, then the transaction ended, counts)
         purged = _purge_numbers(data)
     purged = {key: number for key, number in purged.items() if key in held}
@@ -128,8 +132,7 @@ def _purge_numbers(data: bytes) -> Purged:
     # The first purge number noted of each message in the log ``data``, whether or not its
     # transaction ended since (backup's second read: the open keeps only a purge its snapshot holds).
     numbers: Purged = {}
-    for at in range(0, len(data) - len(data) % _RECORD.size, _RECORD.size):
-        kind, queue_id, lookup_id, number, _ = _RECORD.unpack_from(data, at)
+    for kind, queue_id, lookup_id, number, _ in _whole_records(data):
         if kind == _PURGED:
             numbers.setdefault((queue_id, lookup_id), number)
     return numbers
