@@ -10,6 +10,7 @@ chosen queues, as a full disk refuses them.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from pymsmq import (
     MQMSG_ACKNOWLEDGMENT_FULL_REACH_QUEUE,
     MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE,
+    MQMSG_CLASS_ACK_RECEIVE,
     Message,
     MSMQError,
     QueueManager,
@@ -127,3 +129,80 @@ def test_a_batch_of_receives_returns_its_messages_when_their_journal_copies_cann
     assert store.refused == 1  # one batch for the five copies
     assert q.message_count == 0 and q.journal.message_count == 0
     assert len(_dropped(caplog)) == 1
+
+
+class GatedStore(MemoryStore):
+    """A memory store whose writes that delete messages wait at ``gate`` (once ``hold`` is set),
+    or fail when ``fail`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = False
+        self.fail = False
+        self.waiting = threading.Event()
+        self.gate = threading.Event()
+
+    def apply(self, batch: Batch) -> None:
+        if batch.delete and self.fail:
+            raise MSMQError("refused: an I/O error", HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED)
+        if batch.delete and self.hold:
+            self.waiting.set()
+            assert self.gate.wait(30)
+        super().apply(batch)
+
+
+def test_a_receives_effects_are_unseen_until_its_write_is_durable() -> None:
+    # The ACK_RECEIVE and the journal copy go in the write that deletes the message
+    # (lifecycle.Effects): until that write returns they are in their queues unseen, as a
+    # transaction's sends are, so nobody reads an acknowledgement of a receive that may not happen.
+    store = GatedStore()
+    with QueueManager.open("unused", store=store) as qm:
+        admin = qm.create_queue(r".\private$\admin")
+        q = qm.create_queue(r".\private$\journaled", journal=True)
+        q.send(
+            Message(
+                body=b"m", delivery=1, ack=MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE, admin_queue=admin.format_name
+            )
+        )
+        store.hold = True
+        got: list[bytes] = []
+        receiver = threading.Thread(target=lambda: got.append(q.receive(timeout=0).body))
+        receiver.start()
+        assert store.waiting.wait(30)
+        try:
+            assert admin.message_count == 0 and q.journal.message_count == 0
+            with pytest.raises(MSMQError):
+                admin.peek(timeout=0)
+            with pytest.raises(MSMQError):
+                q.journal.receive(timeout=0)
+        finally:
+            store.gate.set()
+        receiver.join(30)
+        assert got == [b"m"]
+        assert [m.msg_class for m in admin.receive_many(10)] == [MQMSG_CLASS_ACK_RECEIVE]
+        assert [m.body for m in q.journal.receive_many(10)] == [b"m"]
+
+
+def test_a_receive_whose_write_fails_leaves_no_effect_behind() -> None:
+    # The write fails as a whole: the message is back in its place, and the acknowledgement and
+    # journal copy built for it are gone from memory too (the next receive makes one of each).
+    store = GatedStore()
+    with QueueManager.open("unused", store=store) as qm:
+        admin = qm.create_queue(r".\private$\admin")
+        q = qm.create_queue(r".\private$\journaled", journal=True)
+        ack = MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE
+        q.send_many(
+            [Message(body=b"%d" % i, delivery=1, ack=ack, admin_queue=admin.format_name) for i in range(2)]
+        )
+        store.fail = True
+        with pytest.raises(MSMQError) as err:
+            q.receive(timeout=0)
+        assert err.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+        with pytest.raises(MSMQError), qm.begin_transaction() as tx:
+            q.receive(timeout=0, transaction=tx)
+        with pytest.raises(MSMQError):
+            q.receive_many(2)
+        store.fail = False
+        assert [m.body for m in q.receive_many(2)] == [b"0", b"1"]
+        assert [m.msg_class for m in admin.receive_many(10)] == [MQMSG_CLASS_ACK_RECEIVE] * 2
+        assert [m.body for m in q.journal.receive_many(10)] == [b"0", b"1"]

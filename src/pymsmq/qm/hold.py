@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.qm.index import AVAILABLE, LOCKED
+from pymsmq.qm.lifecycle import RECEIPTS
 from pymsmq.qm.store.base import Batch, MessageKey
 
 if TYPE_CHECKING:
@@ -104,25 +105,48 @@ def remove_taken(queue: Queue, index: MessageIndex, taken: list[Entry]) -> None:
     """Outside the lock: remove messages of ``queue`` that a receive took (locked in ``index``).
 
     Like ``Queue._finish_take``, with one durable write for all of them: the recoverable ones are
-    deleted first (on a store failure every one is available again, and the error is raised), then
-    their acknowledgements and journal copies are stored in one more commit.
+    deleted with their acknowledgements and journal copies (``Effects``; on a store failure every
+    one is available again, and the error is raised).  An express message's effects are made once
+    it is removed.
     """
     qm = queue._qm
     state = queue._state
+    life = qm._life
     keys = [MessageKey(state.queue_id, e.lookup_id) for e in taken if e.durable]
+    receipts = None
+    refused = None
     if keys:
+        with_receipt = [e.message for e in taken if e.durable and life.has_receipt(state, e.message)]
+
+        def build(batch: Batch) -> None:
+            for message in with_receipt:
+                life.receipt(state, message, batch)
+
+        if with_receipt:
+            with qm._lock:
+                receipts = qm._prepared(build, RECEIPTS)
         try:
-            qm._apply(Batch(delete=keys))
+            if receipts is None:
+                qm._apply(Batch(delete=keys))
+            else:
+                refused = qm._apply_with(Batch(delete=keys), receipts)
         except BaseException:
             with qm._lock:
+                if receipts is not None:
+                    qm._drop_prepared(receipts, RECEIPTS)
                 for e in taken:
                     if index.get(e.lookup_id) is e and e.state == LOCKED:
                         index.set_state(e, AVAILABLE)
                 state.cond.notify_all()
             raise
-    effects = Batch()  # acknowledgements and journal copies: one commit for all of them
+    effects = Batch()  # express messages' acknowledgements and journal copies: one commit
     with qm._lock:
         for e in taken:
             if index.remove(e):
-                qm._on_removed(state, e, effects)
-        qm._store_effects(effects, "journal copies and acknowledgements of received messages")
+                if e.durable:
+                    life.left(e)
+                else:
+                    qm._on_removed(state, e, effects)
+        if receipts is not None:
+            qm._shown(receipts, refused, RECEIPTS)
+        qm._store_effects(effects, RECEIPTS)

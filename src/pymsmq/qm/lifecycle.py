@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import MSMQError
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.qm.index import AVAILABLE, Entry
+from pymsmq.qm.index import AVAILABLE, PENDING, Entry
 from pymsmq.qm.queue_state import message_size
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.timers import TimerHeap
@@ -59,7 +59,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACK_CLASSES",
+    "ARRIVAL_EVENTS",
+    "RECEIPTS",
     "REPORT_QUEUE_TYPE",
+    "Effects",
     "Lifecycle",
 ]
 
@@ -107,6 +110,9 @@ _APP_KINDS: Final = frozenset({"private", "public"})
 #: [MS-MQMQ] 2.3.1.2 / [MC-MQAC] <3>: the queue type GUID of report queues (MQ_QTYPE_REPORT).
 REPORT_QUEUE_TYPE: Final = uuid.UUID("55ee8f32-cce9-11cf-b108-0020afd61ce9")
 _VT_BSTR: Final = 8
+#: What the warning of effects that could not be stored names (``QueueManager._drop_effects``).
+ARRIVAL_EVENTS: Final = "arrival events"
+RECEIPTS: Final = "journal copies and acknowledgements of received messages"
 
 
 def _requested(message: Message, msg_class: int) -> bool:
@@ -115,6 +121,54 @@ def _requested(message: Message, msg_class: int) -> bool:
     if bit is None:
         bit = _NEG_RECEIVE if msg_class & 0xC000 == 0xC000 else _NEG_ARRIVAL
     return bool(message.ack & bit)
+
+
+class Effects(Batch):
+    """Side effects built before the write that makes their cause durable, to go in that write.
+
+    A receive's ACK_RECEIVE and journal copies, a send's ACK_REACH_QUEUE, trace report and source
+    journal copy, a commit's acknowledgements: stored in a second write after their cause, a process
+    killed between the two kept the cause and lost them (outside QA, 2026-11-27: 11 kills in 160).
+    Built into an ``Effects``, their rows join the cause's batch, and the messages they deliver wait
+    in their queues PENDING (unseen, as a transaction's sends) until ``show`` -- after the write --
+    or ``drop`` when it failed.  Both under the queue manager's lock.
+    """
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The messages delivered, PENDING until ``show``.
+        self.entries: list[tuple[QueueState, Entry]] = []
+
+    def absorb(self, other: Batch) -> None:
+        """Add ``other`` (its delivered messages too, when it is an ``Effects``)."""
+        super().absorb(other)
+        if isinstance(other, Effects):
+            self.entries += other.entries
+
+    def show(self) -> None:
+        """The write holding these effects is durable: their messages are in their queues."""
+        woken: dict[int, QueueState] = {}
+        for state, entry in self.entries:
+            index = state.index
+            if index.get(entry.lookup_id) is entry and entry.state == PENDING:
+                index.set_state(entry, AVAILABLE)
+                woken[id(state)] = state
+        self.entries = []
+        for state in woken.values():
+            state.cond.notify_all()
+
+    def drop(self) -> int:
+        """The write failed: the messages delivered are taken out of their queues; how many."""
+        dropped = 0
+        for state, entry in self.entries:
+            index = state.index
+            if index.get(entry.lookup_id) is entry:
+                index.remove(entry)
+                dropped += 1
+        self.entries = []
+        return dropped
 
 
 class Lifecycle:
@@ -196,34 +250,56 @@ class Lifecycle:
         Its acknowledgement and journal copies are stored now, or added to ``into`` for the caller
         to store with others (one commit for a batch of receives, ``QueueManager._store_effects``).
         """
+        self.left(entry)
+        message = entry.message
+        if self.has_receipt(state, message):
+            # The receive is durable already: a failure to store these must not fail it.
+            self.qm._effects(
+                lambda batch: self.receipt(state, message, batch),
+                "journal copies and acknowledgements of a received message",
+                into,
+            )
+
+    def left(self, entry: Entry) -> None:
+        """``entry`` left its queue for good: its TTBR timer is stale."""
         if entry.expires_at is not None:
             self.timers.removed(entry)
-        message = entry.message
+
+    def has_receipt(self, state: QueueState, message: Message) -> bool:
+        """True when receiving ``message`` from ``state`` has effects (``receipt`` builds them)."""
         if state.kind not in _APP_KINDS or message.msg_class & 0x8000:
-            return
+            return False
+        return bool(
+            (state.props.journal and state.journal is not None)
+            or message.ack & _POS_RECEIVE
+            or message.journal & _JOURNAL
+        )
+
+    def receipt(self, state: QueueState, message: Message, batch: Batch) -> None:
+        """Build the effects of ``message`` received from ``state`` into ``batch``: ACK_RECEIVE if
+        POS_RECEIVE, the queue journal's copy, the machine journal's for a transactional message
+        sent with MQMSG_JOURNAL (call when ``has_receipt``)."""
         journal = state.journal if state.props.journal else None
-        if not (journal is not None or message.ack & _POS_RECEIVE or message.journal & _JOURNAL):
-            return
-
-        def effects(batch: Batch) -> None:
-            if message.ack & _POS_RECEIVE:
-                self.send_ack(message, ACK_RECEIVE, batch)
-            if journal is not None:
-                self.journal_copy(journal, message, batch)
-            if message.journal & _JOURNAL and message.transaction_id is not None:
-                # Transactional source journaling happens on the positive FinalAck (= the receive).
-                self.journal_copy(self.qm._system["JOURNAL"], message, batch)
-
-        # The receive is durable already: a failure to store these must not fail it.
-        self.qm._effects(effects, "journal copies and acknowledgements of a received message", into)
+        if message.ack & _POS_RECEIVE:
+            self.send_ack(message, ACK_RECEIVE, batch)
+        if journal is not None:
+            self.journal_copy(journal, message, batch)
+        if message.journal & _JOURNAL and message.transaction_id is not None:
+            # Transactional source journaling happens on the positive FinalAck (= the receive).
+            self.journal_copy(self.qm._system["JOURNAL"], message, batch)
 
     def removed(self, state: QueueState, entry: Entry, msg_class: int, batch: Batch) -> None:
         """``entry`` left its queue unreceived (purge, queue deletion)."""
-        if entry.expires_at is not None:
-            self.timers.removed(entry)
+        self.left(entry)
         if state.kind not in _APP_KINDS:
             return
         self.failed_in_queue(state, entry.message, msg_class, batch)
+
+    def rejected(self, state: QueueState, message: Message, batch: Batch) -> None:
+        """``message``, marked rejected, was received from ``state`` in a committed transaction:
+        MQMSG_CLASS_NACK_RECEIVE_REJECTED if NEG_RECEIVE, dead-lettered as a removal is."""
+        if state.kind in _APP_KINDS:
+            self.failed_in_queue(state, message, NACK_RECEIVE_REJECTED, batch)
 
     def failed_in_queue(
         self, state: QueueState, message: Message, msg_class: int, batch: Batch, expiry: bool = False
@@ -304,17 +380,26 @@ class Lifecycle:
         return True
 
     def deliver(self, state: QueueState, m: Message, batch: Batch, keep_arrival: bool = False) -> Entry:
-        """Enqueue ``m`` (already a private copy) into ``state`` as Available, no timers."""
+        """Enqueue ``m`` (already a private copy) into ``state`` as Available, no timers.
+
+        Into an ``Effects``, it waits PENDING until the write holding it is durable (``show``).
+        """
         qm = self.qm
         if not keep_arrival or m.arrived_time is None:
             m.arrived_time = qm._clock()
         m.lookup_id = qm._next_lookup(state)
         size = message_size(m)
-        entry = Entry(m.lookup_id, m.priority, m, size, AVAILABLE, m.delivery == 1, None)
+        effects = batch if isinstance(batch, Effects) else None
+        entry = Entry(
+            m.lookup_id, m.priority, m, size, AVAILABLE if effects is None else PENDING, m.delivery == 1, None
+        )
         state.index.add(entry)
         if entry.durable:
             batch.insert.append(qm._stored(state, entry))
-        state.cond.notify_all()
+        if effects is None:
+            state.cond.notify_all()
+        else:
+            effects.entries.append((state, entry))
         return entry
 
     # ------------------------------------------------------------------ acknowledgements

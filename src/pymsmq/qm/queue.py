@@ -32,7 +32,7 @@ from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
-from pymsmq.qm.lifecycle import NACK_Q_PURGED
+from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, NACK_Q_PURGED, RECEIPTS, Effects
 from pymsmq.qm.lookup_ids import LookupIdOps
 from pymsmq.qm.matching import MatchingReads
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
@@ -330,19 +330,39 @@ class Queue(LookupIdOps, MatchingReads):
             entry = self._enqueue(message, tx)
             if entry is None:
                 return
+            arrival = self._arrival(entry)
+        refused = None
         try:
-            qm._apply(Batch(insert=[qm._stored(state, entry)]))
+            if arrival is None:
+                qm._apply(Batch(insert=[qm._stored(state, entry)]))
+            else:
+                refused = qm._apply_with(Batch(insert=[qm._stored(state, entry)]), arrival)
         except BaseException:
             with qm._lock:
                 state.index.remove(entry)
+                if arrival is not None:
+                    qm._drop_prepared(arrival, ARRIVAL_EVENTS)
             raise
         with qm._lock:
-            self._on_durable(entry)
+            self._on_durable(entry, arrival=arrival)
+            if arrival is not None:
+                qm._shown(arrival, refused, ARRIVAL_EVENTS)
 
-    def _on_durable(self, entry: Entry, notify: bool = True) -> None:
+    def _arrival(self, entry: Entry) -> Effects | None:
+        """Under qm._lock: the arrival events of a recoverable send (ACK_REACH_QUEUE, trace report,
+        source journal copy), prepared to be stored with it; None when it has none."""
+        m = entry.message
+        if not (m.ack & 1 or m.trace or m.journal & 2):
+            return None
+        qm = self._qm
+        state = self._state
+        return qm._prepared(lambda batch: qm._life.arrived(state, m, batch), ARRIVAL_EVENTS)
+
+    def _on_durable(self, entry: Entry, notify: bool = True, arrival: Effects | None = None) -> None:
         """Under qm._lock: a durably written send becomes available.
 
         ``notify=False``: the caller wakes the queue's readers itself (once for many sends).
+        ``arrival``: its arrival events were written with it (``_arrival``; the caller shows them).
         """
         qm = self._qm
         state = self._state
@@ -352,7 +372,7 @@ class Queue(LookupIdOps, MatchingReads):
             if notify:
                 state.cond.notify_all()
             m = entry.message
-            if m.ack & 1 or m.trace or m.journal & 2:
+            if arrival is None and (m.ack & 1 or m.trace or m.journal & 2):
                 qm._arrived(state, m)
             if entry.expires_at is not None:
                 qm._life.check_available(state, entry)
@@ -498,18 +518,39 @@ class Queue(LookupIdOps, MatchingReads):
         if isinstance(tx, Transaction) or (type(tx) is Hold and tx._holds(entry)):
             return
         qm = self._qm
+        state = self._state
         if entry.durable:
+            # Its acknowledgement and journal copies go in the write that deletes it (Effects).
+            receipt = None
+            if qm._life.has_receipt(state, entry.message):
+                with qm._lock:
+                    receipt = qm._prepared(
+                        lambda batch: qm._life.receipt(state, entry.message, batch), RECEIPTS
+                    )
+            delete = Batch(delete=[MessageKey(state.queue_id, entry.lookup_id)])
+            refused = None
             try:
-                qm._apply(Batch(delete=[MessageKey(self._state.queue_id, entry.lookup_id)]))
+                if receipt is None:
+                    qm._apply(delete)
+                else:
+                    refused = qm._apply_with(delete, receipt)
             except BaseException:
                 with qm._lock:
+                    if receipt is not None:
+                        qm._drop_prepared(receipt, RECEIPTS)
                     if index.get(entry.lookup_id) is entry:
                         index.set_state(entry, AVAILABLE)
-                        self._state.cond.notify_all()
+                        state.cond.notify_all()
                 raise
+            with qm._lock:
+                if index.remove(entry):
+                    qm._life.left(entry)
+                if receipt is not None:
+                    qm._shown(receipt, refused, RECEIPTS)
+            return
         with qm._lock:
             if index.remove(entry):
-                qm._on_removed(self._state, entry)
+                qm._on_removed(state, entry)
 
     def _read(
         self,

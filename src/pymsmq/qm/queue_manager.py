@@ -39,7 +39,7 @@ from pymsmq.model.quota_error import MACHINE_QUOTA_TEXT, QuotaExceededError, que
 from pymsmq.model.stored_packet import restore_message
 from pymsmq.qm.catalog import QueueCatalog
 from pymsmq.qm.index import AVAILABLE, ByteTotal, Entry, MessageIndex
-from pymsmq.qm.lifecycle import NACK_Q_PURGED, Lifecycle
+from pymsmq.qm.lifecycle import NACK_Q_PURGED, Effects, Lifecycle
 from pymsmq.qm.notifications import Dispatcher
 from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
@@ -410,7 +410,7 @@ class QueueManager(QueueCatalog):
         it again.  The effects are dropped instead, taken out of memory as well (memory holds what
         the store holds), and logged as a warning.
         """
-        batch = Batch()
+        batch = Effects() if isinstance(into, Effects) else Batch()
         try:
             build(batch)
         except MSMQError as exc:  # (a block of lookup ids could not be reserved)
@@ -430,7 +430,54 @@ class QueueManager(QueueCatalog):
         except MSMQError as exc:
             self._drop_effects(batch, what, exc)
 
+    def _prepared(self, build: Callable[[Batch], object], what: str) -> Effects:
+        """Under the lock: the side effects ``build`` makes, built before the write of the operation
+        that causes them, to be stored in it (``_apply_with``); empty when they could not be built."""
+        effects = Effects()
+        self._effects(build, what, effects)
+        return effects
+
+    def _apply_with(self, batch: Batch, effects: Effects) -> MSMQError | None:
+        """Outside the lock: store ``batch`` and the side effects ``effects`` of the operation it
+        holds in one write.  None when they were stored together (the caller then ``show``s the
+        effects under the lock); else the error that refused them (the caller ``_drop_prepared``s).
+
+        When that write fails the operation is written alone (a full disk refuses the journal
+        copy of a receive, not its delete): side effects never fail their operation (``_effects``).
+        Raises only when the operation itself cannot be stored (then the caller drops them).
+        """
+        if not effects:
+            if batch:
+                self._apply(batch)
+            return None
+        whole = Batch()
+        whole.absorb(batch)
+        whole.absorb(effects)
+        try:
+            self._apply(whole)
+        except MSMQError as refused:
+            self._apply(batch)
+            return refused
+        return None
+
+    def _shown(self, effects: Effects, refused: MSMQError | None, what: str) -> None:
+        """Under the lock, after ``_apply_with``: the effects are seen, or dropped when refused."""
+        if refused is None:
+            effects.show()
+        else:
+            self._drop_prepared(effects, what, refused)
+
+    def _drop_prepared(self, effects: Effects, what: str, exc: MSMQError | None = None) -> None:
+        """Under the lock: prepared side effects that were not stored leave memory too; logged
+        unless their operation failed as well (``exc`` None)."""
+        dropped = effects.drop()
+        if exc is not None:
+            log.warning("%s not stored, %d messages dropped: %s", what, dropped, reason(exc))
+
     def _drop_effects(self, batch: Batch, what: str, exc: MSMQError) -> None:
+        if isinstance(batch, Effects):
+            self._drop_prepared(batch, what, exc)
+            return
         for row in batch.insert:
             state = self._by_id.get(row.queue_id)
             entry = None if state is None else state.index.get(row.lookup_id)

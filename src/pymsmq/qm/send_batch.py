@@ -28,6 +28,7 @@ from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE
+from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, Effects
 from pymsmq.qm.receive_batch import DURABLE, take_available
 from pymsmq.qm.store.base import Batch, StoredMessage
 from pymsmq.qm.timers import expiry_deadline
@@ -133,6 +134,8 @@ def send_batch(
     if not ready:
         return results
     written: list[tuple[int, Queue, Entry]] = []
+    # The arrival events of the messages that have some (by position), written with them (Effects).
+    arrivals: dict[int, Effects] = {}
     with qm._lock:
         for i, queue, message, tx in ready:
             try:
@@ -142,50 +145,68 @@ def send_batch(
                 continue
             if entry is not None:
                 written.append((i, queue, entry))
+                arrival = queue._arrival(entry)
+                if arrival is not None:
+                    arrivals[i] = arrival
     if not written:
         return results
     rows: list[StoredMessage] = []
     kept: list[tuple[int, Queue, Entry]] = []
-    failed: list[tuple[Queue, Entry]] = []
+    failed: list[tuple[int, Queue, Entry]] = []
     for i, queue, entry in written:
         try:
             rows.append(qm._stored(queue._state, entry, given[i]))
             kept.append((i, queue, entry))
         except Exception as exc:
             results[i] = _as_error(exc)
-            failed.append((queue, entry))
+            failed.append((i, queue, entry))
     durable = kept
+    refused: dict[int, MSMQError | None] = {}  # (by position: arrival events refused with it)
     if rows:
+        whole = Batch(insert=rows)
+        for i, _, _ in kept:
+            if i in arrivals:
+                whole.absorb(arrivals[i])
         try:
-            qm._apply(Batch(insert=rows))
+            qm._apply(whole)
         except Exception as exc:
             durable = []
-            if len(rows) == 1:
+            if len(rows) == 1 and kept[0][0] not in arrivals:
                 i, queue, entry = kept[0]
                 results[i] = _as_error(exc)
-                failed.append((queue, entry))
+                failed.append((i, queue, entry))
             else:
                 # A store batch is atomic (nothing of it was written): write each message alone
-                # so that one bad message cannot fail the others.
+                # so that one bad message cannot fail the others (and its events cannot fail it).
                 for (i, queue, entry), row in zip(kept, rows, strict=True):
                     try:
-                        qm._apply(Batch(insert=[row]))
+                        if i in arrivals:
+                            refused[i] = qm._apply_with(Batch(insert=[row]), arrivals[i])
+                        else:
+                            qm._apply(Batch(insert=[row]))
                     except Exception as one:
                         results[i] = _as_error(one)
-                        failed.append((queue, entry))
+                        failed.append((i, queue, entry))
                     else:
                         durable.append((i, queue, entry))
         except BaseException:  # interrupted (Ctrl-C): like Queue.send, forget the entries and go up
             with qm._lock:
                 for _, queue, entry in written:
                     queue._state.index.remove(entry)
+                for arrival in arrivals.values():
+                    qm._drop_prepared(arrival, ARRIVAL_EVENTS)
             raise
     with qm._lock:
-        for queue, entry in failed:
+        for i, queue, entry in failed:
             queue._state.index.remove(entry)
+            if i in arrivals:
+                qm._drop_prepared(arrivals[i], ARRIVAL_EVENTS)
         arrived: dict[int, QueueState] = {}
-        for _, queue, entry in durable:
-            queue._on_durable(entry, False)
+        for i, queue, entry in durable:
+            arrival = arrivals.get(i)
+            queue._on_durable(entry, False, arrival)
+            if arrival is not None:
+                qm._shown(arrival, refused.get(i), ARRIVAL_EVENTS)
             state = queue._state
             arrived[id(state)] = state
         for state in arrived.values():  # the readers of each queue woken once (they run after the lock)

@@ -30,7 +30,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
-from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, NACK_RECEIVE_REJECTED
+from pymsmq.qm.lifecycle import NACK_BAD_DST_Q
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ ACTIVE: Final = "active"
 COMMITTING: Final = "committing"
 COMMITTED: Final = "committed"
 ABORTED: Final = "aborted"
+COMMIT_EFFECTS: Final = "acknowledgements, NACKs and journal copies of a committed transaction"
 
 
 @dataclass(slots=True)
@@ -195,17 +196,22 @@ class Transaction:
                     batch.update.append(
                         moved_update(op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
                     )
-        if batch:
-            try:
-                qm._apply(batch)
-            except BaseException:
-                with qm._lock:
-                    self.state = ACTIVE
-                self.abort()
-                raise
+            # Its acknowledgements, NACKs and journal copies go in the commit's write (Effects): in
+            # a second write, a kill between the two kept the commit and lost them.
+            prepared = qm._prepared(lambda effects: self._effects(qm, effects), COMMIT_EFFECTS)
+        refused = None
+        try:
+            refused = qm._apply_with(batch, prepared)
+        except BaseException:
+            with qm._lock:
+                qm._drop_prepared(prepared, COMMIT_EFFECTS)
+                self.state = ACTIVE
+            self.abort()
+            raise
         touched: set[int] = set()
-        effects = Batch()
+        effects = Batch()  # (those of sends whose queue was deleted while the commit was written)
         with qm._lock:
+            qm._shown(prepared, refused, COMMIT_EFFECTS)
             for op in self._ops:
                 entry = op.entry
                 entry.allow_peek = False
@@ -220,18 +226,10 @@ class Transaction:
                 if op.kind == SEND:
                     entry.durable = True
                     op.index.set_state(entry, AVAILABLE)
-                    life.arrived(op.queue, entry.message, effects)
                     life.check_available(op.queue, entry)
                 elif op.kind == RECEIVE:
                     op.index.remove(entry)
-                    if self._rejected and (op.queue.queue_id, entry.lookup_id) in self._rejected:
-                        # MQMarkMessageRejected: "When a message marked as rejected is received, a
-                        # negative acknowledgement (Nack) with the message class
-                        # MQMSG_CLASS_NACK_RECEIVE_REJECTED is generated (if a Nack is requested)
-                        # when the transaction is committed" ([MS-MQDMPR] 3.1.1.13 DequeueReason).
-                        life.removed(op.queue, entry, NACK_RECEIVE_REJECTED, effects)
-                    else:
-                        qm._on_removed(op.queue, entry, effects)
+                    life.left(entry)
                 else:
                     op.index.remove(entry)
                     land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
@@ -244,10 +242,28 @@ class Transaction:
             self._ops.clear()
             # The transaction is durable: a failure to store these must not make commit() raise
             # (the caller would think it failed, and send or receive again).
-            qm._store_effects(
-                effects, "acknowledgements, NACKs and journal copies of a committed transaction"
-            )
+            qm._store_effects(effects, COMMIT_EFFECTS)
             qm._sweep()
+
+    def _effects(self, qm: QueueManager, effects: Batch) -> None:
+        # Under the lock, before the commit's write: the effects of its operations ([MS-MQDMPR]
+        # 3.1.4.4 Commit: arrival events of the sends, receive acknowledgements and journal copies).
+        life = qm._life
+        for op in self._ops:
+            if op.queue.deleted:
+                continue
+            message = op.entry.message
+            if op.kind == SEND:
+                life.arrived(op.queue, message, effects)
+            elif op.kind == RECEIVE:
+                if self._rejected and (op.queue.queue_id, op.entry.lookup_id) in self._rejected:
+                    # MQMarkMessageRejected: "When a message marked as rejected is received, a
+                    # negative acknowledgement (Nack) with the message class
+                    # MQMSG_CLASS_NACK_RECEIVE_REJECTED is generated (if a Nack is requested)
+                    # when the transaction is committed" ([MS-MQDMPR] 3.1.1.13 DequeueReason).
+                    life.rejected(op.queue, message, effects)
+                elif life.has_receipt(op.queue, message):
+                    life.receipt(op.queue, message, effects)
 
     # --- abort ([MS-MQDMPR] 3.1.4.5)
     def abort(self) -> None:
