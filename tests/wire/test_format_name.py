@@ -170,7 +170,8 @@ def test_valid_format_names(text: str, expected: FormatName, canonical: str | No
         (f"CONNECTOR={G};JOURNAL", "not allowed"),
         (f"DL={G}@", "without a domain"),
         (f"DL={G}@" + "d" * 256, "1 to 255"),
-        (f"DL={G};JOURNAL", "not a GUID"),
+        (f"DL={G};JOURNAL", r"takes no suffix \(;JOURNAL\)"),
+        (f"DL={G};JOURNAL@example.com", "takes no suffix"),
         # Multicast: class D first octet, octets 0-255, port 0-65535, no leading zeros.
         ("MULTICAST=223.1.1.1:80", "class D"),
         ("MULTICAST=240.1.1.1:80", "class D"),

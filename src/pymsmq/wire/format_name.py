@@ -558,7 +558,13 @@ def _parse_connector(body: str) -> FormatName:
 
 
 def _parse_dl(body: str) -> FormatName:
+    # [MS-MQMQ] 2.1.5: DistributionListName = "DL=" DistributionListGuid ["@" DomainName] -- no
+    # suffix (a distribution list has no journal; ``DL=<g>;JOURNAL`` was blamed on its GUID).  The
+    # domain name is 1*255 VCHAR, ';' included.
     guid_text, at, domain = body.partition("@")
+    if ";" in guid_text:
+        suffix = guid_text.partition(";")[2]
+        raise _error(f"a DL= format name takes no suffix (;{suffix}): DL=<guid>[@domain]")
     guid = _parse_guid(guid_text, "DL= GUID")
     if at and not domain:
         raise _error("DL= format name has '@' without a domain name")
