@@ -456,7 +456,8 @@ class QueueManager(QueueCatalog):
         try:
             self._apply(whole)
         except MSMQError as refused:
-            self._apply(batch)
+            if batch:
+                self._apply(batch)
             return refused
         return None
 
