@@ -147,10 +147,20 @@ class Effects(Batch):
         if isinstance(other, Effects):
             self.entries += other.entries
 
-    def show(self) -> None:
-        """The write holding these effects is durable: their messages are in their queues."""
+    def show(self) -> list[MessageKey]:
+        """The write holding these effects is durable: their messages are in their queues.
+
+        Returns the stored messages that went to a queue deleted while the write was under way
+        (an admin queue, a journal): the caller deletes them, as the queue's deletion did the others
+        ([MS-MQDMPR] 3.1.7.1.4); no open loads them, and nothing else would ever remove them.
+        """
         woken: dict[int, QueueState] = {}
+        orphans: list[MessageKey] = []
         for state, entry in self.entries:
+            if state.deleted:
+                if entry.durable:
+                    orphans.append(MessageKey(state.queue_id, entry.lookup_id))
+                continue
             index = state.index
             if index.get(entry.lookup_id) is entry and entry.state == PENDING:
                 index.set_state(entry, AVAILABLE)
@@ -158,6 +168,7 @@ class Effects(Batch):
         self.entries = []
         for state in woken.values():
             state.cond.notify_all()
+        return orphans
 
     def drop(self) -> int:
         """The write failed: the messages delivered are taken out of their queues; how many."""

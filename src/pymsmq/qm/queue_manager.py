@@ -167,6 +167,7 @@ class QueueManager(QueueCatalog):
             noted = in_flight if in_flight is not None and in_flight.left_over else None
             crash_aborted = 0
             crash_purged: list[StoredMessage] = []
+            orphans: list[MessageKey] = []  # messages of queues that no longer exist
             try:
                 for sm in snapshot.messages:
                     if (
@@ -183,12 +184,21 @@ class QueueManager(QueueCatalog):
                             sm = sm._replace(abort_count=sm.abort_count + 1)
                             batch.update.append(MessageUpdate(sm.key, abort_count=sm.abort_count))
                             crash_aborted += 1
-                    self._restore(sm, unreadable)
+                    if sm.queue_id in self._by_id:
+                        self._restore(sm, unreadable)
+                    elif type(sm.queue_id) is int and type(sm.lookup_id) is int:
+                        orphans.append(sm.key)
             finally:
                 if collecting:
                     gc.enable()
             for sm in crash_purged:
                 self._delete_crash_purged(sm, batch)
+            if orphans:
+                # A queue's deletion deletes its messages ([MS-MQDMPR] 3.1.7.1.4); a write that
+                # raced it (an acknowledgement to an admin queue deleted meanwhile, a journal copy)
+                # could still store one there.  Nothing loads or purges them: deleted now.
+                batch.delete += orphans
+                log.info("%d stored message(s) of deleted queues deleted", len(orphans))
             if unreadable:
                 log.error(
                     "%d stored message(s) could not be read and are left in the store, not loaded "
@@ -464,7 +474,9 @@ class QueueManager(QueueCatalog):
     def _shown(self, effects: Effects, refused: MSMQError | None, what: str) -> None:
         """Under the lock, after ``_apply_with``: the effects are seen, or dropped when refused."""
         if refused is None:
-            effects.show()
+            orphans = effects.show()
+            if orphans:  # (a target queue was deleted meanwhile: rare)
+                self._store_effects(Batch(delete=orphans), what)
         else:
             self._drop_prepared(effects, what, refused)
 
@@ -642,9 +654,7 @@ class QueueManager(QueueCatalog):
         self._put_back(state, index, entry, batch)
 
     def _restore(self, sm: StoredMessage, unreadable: list[str]) -> None:
-        state = self._by_id.get(sm.queue_id)
-        if state is None:
-            return
+        state = self._by_id[sm.queue_id]
         # A message whose packet is missing or damaged is left in the store and not loaded (it
         # is named in the log): the others are served.  One such message stopped the whole
         # queue manager from opening with a KeyError (QA 2026-11-27).

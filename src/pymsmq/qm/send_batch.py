@@ -163,7 +163,7 @@ def send_batch(
     durable = kept
     refused: dict[int, MSMQError | None] = {}  # (by position: arrival events refused with it)
     if rows:
-        whole = Batch(insert=rows)
+        whole = Batch(insert=list(rows))  # (a copy: ``rows`` pairs with ``kept`` below)
         for i, _, _ in kept:
             if i in arrivals:
                 whole.absorb(arrivals[i])

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 import weakref
@@ -30,7 +31,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.qm.index import AVAILABLE, Entry, MessageIndex
-from pymsmq.qm.lifecycle import NACK_BAD_DST_Q
+from pymsmq.qm.lifecycle import NACK_BAD_DST_Q, Effects
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate
 
 if TYPE_CHECKING:
@@ -183,9 +184,11 @@ class Transaction:
                 if message is not None:
                     message.is_first_in_transaction = i == 0
                     message.is_last_in_transaction = i == len(sends) - 1
+            written: list[_Operation] = []  # (those whose queue was not deleted: in the write)
             for op in self._ops:
                 if op.queue.deleted:
                     continue
+                written.append(op)
                 entry = op.entry
                 if op.kind == SEND:
                     batch.insert.append(qm._stored(op.queue, entry))
@@ -197,8 +200,16 @@ class Transaction:
                         moved_update(op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
                     )
             # Its acknowledgements, NACKs and journal copies go in the commit's write (Effects): in
-            # a second write, a kill between the two kept the commit and lost them.
-            prepared = qm._prepared(lambda effects: self._effects(qm, effects), COMMIT_EFFECTS)
+            # a second write, a kill between the two kept the commit and lost them.  Kept by
+            # operation too: those of an operation whose queue is deleted while the write is under
+            # way are taken back after it (the deletion decided that message's fate).
+            prepared = Effects()
+            own: list[tuple[_Operation, Effects]] = []
+            for op in written:
+                if self._has_effects(qm, op):
+                    op_effects = qm._prepared(functools.partial(self._effects, qm, op), COMMIT_EFFECTS)
+                    own.append((op, op_effects))
+                    prepared.absorb(op_effects)
         refused = None
         try:
             refused = qm._apply_with(batch, prepared)
@@ -211,6 +222,14 @@ class Transaction:
         touched: set[int] = set()
         effects = Batch()  # (those of sends whose queue was deleted while the commit was written)
         with qm._lock:
+            for op in written:
+                if op.queue.deleted and op.kind == SEND:  # deleted meanwhile: its row goes too
+                    effects.delete.append(MessageKey(op.queue.queue_id, op.entry.lookup_id))
+            if refused is None:
+                for op, op_effects in own:
+                    if op.queue.deleted:
+                        op_effects.drop()
+                        effects.delete += [row.key for row in op_effects.insert]
             qm._shown(prepared, refused, COMMIT_EFFECTS)
             for op in self._ops:
                 entry = op.entry
@@ -245,25 +264,35 @@ class Transaction:
             qm._store_effects(effects, COMMIT_EFFECTS)
             qm._sweep()
 
-    def _effects(self, qm: QueueManager, effects: Batch) -> None:
-        # Under the lock, before the commit's write: the effects of its operations ([MS-MQDMPR]
-        # 3.1.4.4 Commit: arrival events of the sends, receive acknowledgements and journal copies).
+    def _rejected_op(self, op: _Operation) -> bool:
+        return bool(self._rejected) and (op.queue.queue_id, op.entry.lookup_id) in self._rejected
+
+    def _has_effects(self, qm: QueueManager, op: _Operation) -> bool:
+        # Does ``_effects`` have anything to build for ``op``?  (Most operations have nothing.)
+        message = op.entry.message
+        if op.kind == SEND:
+            return bool(message.ack & 1 or message.trace or message.journal & 2)
+        if op.kind == RECEIVE:
+            return self._rejected_op(op) or qm._life.has_receipt(op.queue, message)
+        return False
+
+    def _effects(self, qm: QueueManager, op: _Operation, effects: Batch) -> None:
+        # Under the lock, before the commit's write: the effects of one of its operations
+        # ([MS-MQDMPR] 3.1.4.4 Commit: arrival events of a send, a receive's acknowledgement and
+        # journal copies).
         life = qm._life
-        for op in self._ops:
-            if op.queue.deleted:
-                continue
-            message = op.entry.message
-            if op.kind == SEND:
-                life.arrived(op.queue, message, effects)
-            elif op.kind == RECEIVE:
-                if self._rejected and (op.queue.queue_id, op.entry.lookup_id) in self._rejected:
-                    # MQMarkMessageRejected: "When a message marked as rejected is received, a
-                    # negative acknowledgement (Nack) with the message class
-                    # MQMSG_CLASS_NACK_RECEIVE_REJECTED is generated (if a Nack is requested)
-                    # when the transaction is committed" ([MS-MQDMPR] 3.1.1.13 DequeueReason).
-                    life.rejected(op.queue, message, effects)
-                elif life.has_receipt(op.queue, message):
-                    life.receipt(op.queue, message, effects)
+        message = op.entry.message
+        if op.kind == SEND:
+            life.arrived(op.queue, message, effects)
+        elif op.kind == RECEIVE:
+            if self._rejected_op(op):
+                # MQMarkMessageRejected: "When a message marked as rejected is received, a
+                # negative acknowledgement (Nack) with the message class
+                # MQMSG_CLASS_NACK_RECEIVE_REJECTED is generated (if a Nack is requested)
+                # when the transaction is committed" ([MS-MQDMPR] 3.1.1.13 DequeueReason).
+                life.rejected(op.queue, message, effects)
+            elif life.has_receipt(op.queue, message):
+                life.receipt(op.queue, message, effects)
 
     # --- abort ([MS-MQDMPR] 3.1.4.5)
     def abort(self) -> None:
