@@ -148,5 +148,8 @@ def remove_taken(queue: Queue, index: MessageIndex, taken: list[Entry]) -> None:
                 else:
                     qm._on_removed(state, e, effects)
         if receipts is not None:
-            qm._shown(receipts, refused, RECEIPTS)
+            if state.deleted:  # (deleted meanwhile: its deletion sent NACK_Q_DELETED)
+                qm._taken_back(receipts, refused, RECEIPTS)
+            else:
+                qm._shown(receipts, refused, RECEIPTS)
         qm._store_effects(effects, RECEIPTS)

@@ -32,7 +32,7 @@ from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
-from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, NACK_Q_PURGED, RECEIPTS, Effects
+from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, NACK_BAD_DST_Q, NACK_Q_PURGED, RECEIPTS, Effects
 from pymsmq.qm.lookup_ids import LookupIdOps
 from pymsmq.qm.matching import MatchingReads
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
@@ -344,9 +344,26 @@ class Queue(LookupIdOps, MatchingReads):
                     qm._drop_prepared(arrival, ARRIVAL_EVENTS)
             raise
         with qm._lock:
+            if state.deleted:
+                self._undelivered(entry, arrival, refused)
+                return
             self._on_durable(entry, arrival=arrival)
             if arrival is not None:
                 qm._shown(arrival, refused, ARRIVAL_EVENTS)
+
+    def _undelivered(self, entry: Entry, arrival: Effects | None, refused: MSMQError | None) -> None:
+        """Under qm._lock: a recoverable send whose queue was deleted while it was written (it was
+        not visible yet: the deletion passed it by) is undeliverable, as a transactional send to a
+        queue deleted before its commit: NACK_BAD_DST_Q, its dead letter, its row deleted, and its
+        arrival events taken back."""
+        qm = self._qm
+        state = self._state
+        state.index.remove(entry)
+        if arrival is not None:
+            qm._taken_back(arrival, refused, ARRIVAL_EVENTS)
+        late = Batch(delete=[MessageKey(state.queue_id, entry.lookup_id)])
+        qm._life.undeliverable(entry.message, NACK_BAD_DST_Q, late)
+        qm._store_effects(late, "the undeliverable send's deletion, NACK and dead letter")
 
     def _arrival(self, entry: Entry) -> Effects | None:
         """Under qm._lock: the arrival events of a recoverable send (ACK_REACH_QUEUE, trace report,
@@ -546,7 +563,10 @@ class Queue(LookupIdOps, MatchingReads):
                 if index.remove(entry):
                     qm._life.left(entry)
                 if receipt is not None:
-                    qm._shown(receipt, refused, RECEIPTS)
+                    if state.deleted:  # (deleted meanwhile: its deletion sent NACK_Q_DELETED)
+                        qm._taken_back(receipt, refused, RECEIPTS)
+                    else:
+                        qm._shown(receipt, refused, RECEIPTS)
             return
         with qm._lock:
             if index.remove(entry):

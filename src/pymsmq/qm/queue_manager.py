@@ -480,6 +480,19 @@ class QueueManager(QueueCatalog):
         else:
             self._drop_prepared(effects, what, refused)
 
+    def _taken_back(self, effects: Effects, refused: MSMQError | None, what: str) -> None:
+        """Under the lock, after ``_apply_with``: the queue of the operation was deleted while the
+        write was under way, and its deletion decided the message's fate (NACK_Q_DELETED for one
+        being received, NACK_BAD_DST_Q for one being sent): the effects built for the operation
+        leave memory, and their stored rows are deleted."""
+        if refused is None:
+            keys = [row.key for row in effects.insert]
+            effects.drop()
+            if keys:
+                self._store_effects(Batch(delete=keys), what)
+        else:
+            self._drop_prepared(effects, what, refused)
+
     def _drop_prepared(self, effects: Effects, what: str, exc: MSMQError | None = None) -> None:
         """Under the lock: prepared side effects that were not stored leave memory too; logged
         unless their operation failed as well (``exc`` None)."""

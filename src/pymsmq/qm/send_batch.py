@@ -204,6 +204,9 @@ def send_batch(
         arrived: dict[int, QueueState] = {}
         for i, queue, entry in durable:
             arrival = arrivals.get(i)
+            if queue._state.deleted:  # (deleted while it was written)
+                queue._undelivered(entry, arrival, refused.get(i))
+                continue
             queue._on_durable(entry, False, arrival)
             if arrival is not None:
                 qm._shown(arrival, refused.get(i), ARRIVAL_EVENTS)

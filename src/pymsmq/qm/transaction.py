@@ -228,8 +228,7 @@ class Transaction:
             if refused is None:
                 for op, op_effects in own:
                     if op.queue.deleted:
-                        op_effects.drop()
-                        effects.delete += [row.key for row in op_effects.insert]
+                        qm._taken_back(op_effects, None, COMMIT_EFFECTS)
             qm._shown(prepared, refused, COMMIT_EFFECTS)
             for op in self._ops:
                 entry = op.entry
