@@ -68,9 +68,12 @@ def _request(
     no_data: bool,
     until_held: bool = False,
     past_pending: bool = False,
+    moved_before: int | None = None,
 ) -> pm.ReadRangeRequest:
     queue._check()
     flags = (RangeFlags.RECEIVE if receive else 0) | (RangeFlags.NO_DATA if no_data else 0)
+    if moved_before is not None:
+        flags |= RangeFlags.MOVED_BEFORE
     if until_held:
         flags |= RangeFlags.UNTIL_HELD
     if past_pending:
@@ -131,6 +134,7 @@ def read_range(
     no_data: bool = False,
     until_held: bool = False,
     past_pending: bool = False,
+    moved_before: int | None = None,
 ) -> RangeBatch:
     """Peek at (or ``receive``) the messages with ``from_lookup_id <= lookup_id < to_lookup_id``.
 
@@ -140,10 +144,15 @@ def read_range(
     high water (and so the range read) also stops at the first message at or after
     ``from_lookup_id`` that a receive holds and may give back (``RangeFlags.UNTIL_HELD``).  With
     ``past_pending`` the selection goes past the high water, skipping sends not yet committed, and
-    ``high_water`` is the queue's next lookup id (``RangeFlags.PAST_PENDING``).
+    ``high_water`` is the queue's next lookup id (``RangeFlags.PAST_PENDING``).  With
+    ``moved_before`` (seconds since 1970 UTC; ``no_data`` only) only messages never moved between
+    the queue and a subqueue, or last moved before that time, are selected
+    (``RangeFlags.MOVED_BEFORE``).
     """
+    if moved_before is not None and (not no_data or not 0 <= moved_before <= 0xFFFFFFFF):
+        raise MSMQError("moved_before is a u32 time, with no_data only", HResult.MQ_ERROR_INVALID_PARAMETER)
     if no_data:
-        max_bytes = 0xFFFFFFFF
+        max_bytes = 0xFFFFFFFF if moved_before is None else moved_before
     if isinstance(queue, RemoteQueue):
         req = _request(
             queue,
@@ -158,6 +167,7 @@ def read_range(
             no_data,
             until_held,
             past_pending,
+            moved_before,
         )
         t = queue._t
         # Interrupted while waiting, the answer is abandoned: what it holds goes back (many.GiveBack).
@@ -182,6 +192,7 @@ def read_range(
         max_priority,
         until_held,
         past_pending,
+        moved_before,
     )
     batch = b"" if no_data else encode_batch(r.messages, last_move_time=True)
     return RangeBatch(

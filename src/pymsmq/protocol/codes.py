@@ -144,6 +144,12 @@ class RangeFlags(IntFlag):
     #: (PROPID_M_LAST_MOVE_TIME; ``message_batch.VAR_COLUMNS_WITH_MOVES``).  A server that predates
     #: the flag ignores it and sends six columns.
     LAST_MOVE_TIME = 0x00000020
+    #: With NO_DATA: select only messages never moved between the queue and a subqueue, or last
+    #: moved before ``max_bytes`` (then a time: seconds since 1970 UTC, PROPID_M_LAST_MOVE_TIME's
+    #: unit; with NO_DATA there is no byte budget).  A stream's commit removes only what its batch
+    #: read: a message moved into the queue after the batch was planned is left.  A server that
+    #: predates the flag ignores it and selects them all.
+    MOVED_BEFORE = 0x00000040
 
 
 class ManyFlags(IntFlag):

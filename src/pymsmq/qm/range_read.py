@@ -103,6 +103,7 @@ def read_range(
     max_priority: int = 7,
     until_held: bool = False,
     past_pending: bool = False,
+    moved_before: float | None = None,
 ) -> RangeResult:
     """Peek at (or receive) the messages of ``queue`` with ``from_lookup_id <= lookup_id < to_lookup_id``.
 
@@ -112,7 +113,8 @@ def read_range(
     transaction usage).  A receive outside a transaction removes the messages with one durable
     write; with a ``Hold`` as ``transaction`` the recoverable ones are held instead (a two-phase
     receive, qm/hold.py) and the express ones removed.  ``until_held``, ``past_pending``: see the
-    module docstring.
+    module docstring.  ``moved_before`` (POSIX seconds): only messages never moved between the
+    queue and a subqueue, or last moved before it, are selected (``RangeFlags.MOVED_BEFORE``).
     """
     if not 0 <= from_lookup_id < _NO_LIMIT or not 0 <= to_lookup_id < _NO_LIMIT:
         raise MSMQError("lookup ids are 64-bit unsigned", HResult.MQ_ERROR_INVALID_PARAMETER)
@@ -168,6 +170,10 @@ def read_range(
             e = entries.get(lid)
             if e is None or not e.visible(peek):
                 continue
+            if moved_before is not None:
+                moved = e.message.last_move_time
+                if moved is not None and moved >= moved_before:
+                    continue
             size = _size(e.message)
             if len(out) >= max_count or (out and budget - size < 0):
                 result.more = True

@@ -493,6 +493,7 @@ class OpsMixin:
             req.max_priority,
             bool(req.flags & RangeFlags.UNTIL_HELD),
             bool(req.flags & RangeFlags.PAST_PENDING),
+            req.max_bytes if no_data and req.flags & RangeFlags.MOVED_BEFORE else None,
         )
         more = int(r.more)
         try:

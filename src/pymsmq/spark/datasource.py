@@ -22,7 +22,7 @@ from pyspark.sql.datasource import DataSource
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.spark.message_arrow import SPARK_SCHEMA
+from pymsmq.spark.message_arrow import ARROW_SCHEMA, SPARK_SCHEMA
 from pymsmq.spark.options import SourceOptions
 from pymsmq.spark.reader import MsmqBatchReader
 from pymsmq.spark.stream import MsmqStreamReader
@@ -48,10 +48,20 @@ class MsmqDataSource(DataSource):
 
     def reader(self, schema: Any) -> MsmqBatchReader:
         """Batch read (peek) of the queue."""
-        return MsmqBatchReader(self._opts())
+        _check_schema(schema)
+        opts = self._opts()
+        if opts.mode == "receive":
+            # (It peeked and said nothing: the queue was left as it was, outside QA 2026-11-28.)
+            raise MSMQError(
+                "msmq data source: a batch read peeks; mode=receive is for streaming reads "
+                "(spark.readStream), which remove what their committed batches read",
+                HResult.MQ_ERROR_INVALID_PARAMETER,
+            )
+        return MsmqBatchReader(opts)
 
     def streamReader(self, schema: Any) -> MsmqStreamReader:  # noqa: N802 - the PySpark name
         """Streaming read (peek or receive-on-commit)."""
+        _check_schema(schema)
         return MsmqStreamReader(self._opts())
 
     def writer(self, schema: Any, overwrite: bool) -> MsmqBatchWriter:
@@ -73,6 +83,18 @@ class MsmqDataSource(DataSource):
                 HResult.MQ_ERROR_INVALID_PARAMETER,
             )
         return MsmqStreamWriter(self._opts())
+
+
+def _check_schema(schema: Any) -> None:
+    # A schema given with ``.schema(...)`` must be the source's own: the reader makes its columns,
+    # and another one failed late, in a worker, with DATA_SOURCE_RETURN_SCHEMA_MISMATCH.
+    names = getattr(schema, "names", None)
+    if names is not None and list(names) != ARROW_SCHEMA.names:
+        raise MSMQError(
+            "msmq data source: the schema is the source's own (leave .schema() out and select "
+            f"the columns you need); got {list(names)}",
+            HResult.MQ_ERROR_INVALID_PARAMETER,
+        )
 
 
 def register(spark: Any) -> None:

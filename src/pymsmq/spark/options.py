@@ -16,6 +16,10 @@ Spark hands options over as case-insensitive strings (``load("x")`` arrives as `
 ``chunk``                   read: lookup ids per READ_RANGE request (default 8192)
 ``heldTimeout``             streaming read: seconds a task waits for a message of its batch that
                             another consumer's receive holds (default 60; then the task fails)
+``maxClockSkew``            streaming read with ``mode=receive``: seconds the Spark driver's clock
+                            may be off the server's (default 60): a commit leaves every message
+                            moved into the queue from a subqueue since its batch was planned, less
+                            this, as its batch may not have read it
 ``writerId``                streaming write (required): names the query's exactly-once markers
 ==========================  =======================================================================
 """
@@ -92,6 +96,7 @@ class SourceOptions:
     chunk: int = 8192
     writer_id: str = ""
     held_timeout: float = 60.0
+    max_clock_skew: float = 60.0
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
@@ -120,6 +125,7 @@ class SourceOptions:
             chunk=_int(options, "chunk", 8192),
             writer_id=_get(options, "writerId") or queue,
             held_timeout=_seconds(options, "heldTimeout", 60.0),
+            max_clock_skew=_seconds(options, "maxClockSkew", 60.0),
         )
 
 

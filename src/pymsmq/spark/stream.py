@@ -18,11 +18,17 @@ started (it never changes), so that ``mode=receive`` knows which messages belong
   for (up to ``heldTimeout`` seconds, then the task fails with MQ_ERROR_IO_TIMEOUT), so the batch
   holds it if it comes back.
 - ``commit(end)`` (called by Spark once the batch is durably processed): with ``mode=receive`` it
-  receives every message of ``[origin, end)`` still in the queue, inside one transaction on a
-  transactional queue (one durable delete otherwise).  A batch that fails is never committed, so its
-  messages stay and the replay reads them again: no loss and no duplicate consumption.  Spark calls
-  ``commit`` one batch late (and the last batch of an AvailableNow run at the next start).  Every
-  message it removes was read by a batch: a message held while its batch was read was waited for.
+  receives every message of the batch's range ``[from, end)`` still in the queue, inside one
+  transaction on a transactional queue (one durable delete otherwise).  A batch that fails is never
+  committed, so its messages stay and the replay reads them again: no loss and no duplicate
+  consumption.  Spark calls ``commit`` when it plans the next batch (so the last batch stays until
+  new messages arrive; ``pymsmq pipeline archive`` removes it at the end of its run).  Every message
+  it removes was read by a batch: a message held while its batch was read was waited for.  A
+  message moved into the queue from a subqueue keeps its lookup id: behind the stream's position it
+  is not delivered and stays in the queue; moved back inside a batch's range between the batch's
+  read and its commit (one trigger interval), it is removed unread -- let a stream's retries go to
+  another queue, or move them back when the stream is stopped.  A commit that fails (the server
+  unreachable) leaves its batch's messages in the queue, already delivered.
 
 Another consumer of the same queue still takes messages for itself: a message it receives and
 commits before a batch reads it is not in the stream, and one it receives after the batch read it is
@@ -33,6 +39,7 @@ skipped as before.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -64,8 +71,9 @@ def admitted_end(q: Any, start: int, high: int, max_messages: int | None) -> int
     return rb.next_lookup_id
 
 
-def receive_committed(q: Any, qm: Any, origin: int, end: int) -> int:
-    """Receive every message of ``[origin, end)`` (one transaction on a transactional queue)."""
+def receive_committed(q: Any, qm: Any, origin: int, end: int, moved_before: int | None = None) -> int:
+    """Receive every message of ``[origin, end)`` (one transaction on a transactional queue) but
+    those moved into the queue from a subqueue at ``moved_before`` (POSIX seconds) or later."""
     if end <= origin:
         return 0
     total = 0
@@ -73,7 +81,9 @@ def receive_committed(q: Any, qm: Any, origin: int, end: int) -> int:
         with qm.begin_transaction() as tx:
             a = origin
             while True:
-                rb = read_range(q, a, end, receive=True, transaction=tx, no_data=True)
+                rb = read_range(
+                    q, a, end, receive=True, transaction=tx, no_data=True, moved_before=moved_before
+                )
                 total += rb.count
                 if not rb.more:
                     break
@@ -81,7 +91,7 @@ def receive_committed(q: Any, qm: Any, origin: int, end: int) -> int:
         return total
     a = origin
     while True:
-        rb = read_range(q, a, end, receive=True, no_data=True)
+        rb = read_range(q, a, end, receive=True, no_data=True, moved_before=moved_before)
         total += rb.count
         if not rb.more:
             return total
@@ -129,7 +139,11 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 high = min(high, self._target)
             n = limit.max_rows if isinstance(limit, ReadMaxRows) else None
             end = admitted_end(q, a, high, n)
-        return {"lookup_id": max(end, start["lookup_id"]), "origin": start.get("origin", start["lookup_id"])}
+        if end <= a:
+            return start  # (no new data: the same offset, so Spark plans no batch)
+        # ``from``: the batch's start, the lowest lookup id its commit removes; ``planned``: when
+        # (the commit leaves messages moved into the queue since; see ``commit``).
+        return {"lookup_id": end, "origin": start.get("origin", a), "from": a, "planned": int(time.time())}
 
     def reportLatestOffset(self) -> dict[str, int] | None:  # noqa: N802 - the PySpark name
         """The queue's high water (for the query progress only)."""
@@ -146,8 +160,18 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         yield from read_partition(self.opts, partition.start, partition.end, self.opts.held_timeout)
 
     def commit(self, end: dict[str, int]) -> None:
-        """Spark processed everything before ``end``: in receive mode, remove those messages."""
+        """Spark processed the batch that ends at ``end``: in receive mode, remove its messages,
+        those of ``[from, end)`` (its own range) still in the queue.
+
+        Not from the stream's origin: a message moved back into the queue from a subqueue keeps its
+        lookup id, behind the stream's position, and a commit from the origin removed it unread
+        (outside QA, 2026-11-28; the retry pattern of docs/api.md "Poison messages").  Nor one
+        moved into the batch's range after the batch was planned (``maxClockSkew`` before, for the
+        clocks): the batch may not have read it (``RangeFlags.MOVED_BEFORE``).  An offset written
+        before ``from`` existed (an older checkpoint) is committed from its origin."""
         if self.opts.mode != "receive":
             return
+        planned = end.get("planned")
+        moved_before = None if planned is None else max(0, int(planned - self.opts.max_clock_skew))
         with open_queue(self.opts) as (qm, q):
-            receive_committed(q, qm, end.get("origin", 0), end["lookup_id"])
+            receive_committed(q, qm, end.get("from", end.get("origin", 0)), end["lookup_id"], moved_before)

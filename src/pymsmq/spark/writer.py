@@ -45,7 +45,7 @@ from pymsmq.client.range_read import iter_range, queue_position, read_range
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
-from pymsmq.model.message import Message
+from pymsmq.model.message import Message, label_units
 from pymsmq.model.packet_mapping import check_unencoded
 from pymsmq.protocol.message_batch import decode_batch, encode_batch
 from pymsmq.spark.options import SourceOptions, open_queue
@@ -65,6 +65,7 @@ __all__ = [
 
 MARKER_QUEUE: Final = ".\\private$\\pymsmq_spark_commits"
 KEEP_MARKERS: Final = 16
+_ID_UNITS: Final = 249 - 32  # a marker label's room for the writer id (_marker_label)
 WRITABLE_COLUMNS: Final = frozenset(
     {
         "body",
@@ -182,7 +183,10 @@ def _stage(iterator: Iterator[Any]) -> Staged:
 
 
 def _marker_label(writer_id: str, batch_id: int, partition: int) -> str:
-    if len(writer_id) > 160:
+    # A label holds 249 UTF-16 units (MQ_MAX_MSG_LABEL_LEN); "|batch|partition" takes up to 32.  A
+    # longer id goes by its hash: 160 code points as before, or (outside QA, 2026-11-28: 159
+    # characters beyond the BMP made a 322-unit label, refused at the first commit) 217 units.
+    if len(writer_id) > 160 or label_units(writer_id) > _ID_UNITS:
         writer_id = hashlib.sha256(writer_id.encode()).hexdigest()
     return f"{writer_id}|{batch_id}|{partition}"
 
