@@ -518,3 +518,27 @@ def test_a_writer_id_beyond_the_bmp_goes_by_its_hash() -> None:
         assert label_units(label) <= 249, writer_id[:3]
     assert _marker_label("x" * 160, 1, 0) == "x" * 160 + "|1|0"  # (as before: kept as it is)
     assert _marker_label("é" * 160, 1, 0) == "é" * 160 + "|1|0"
+
+
+def test_a_receive_stream_removes_its_last_batch_at_the_next_trigger(server: ThreadServer) -> None:
+    # Spark calls the source's commit only when a next batch has data: the last batch's messages
+    # stayed in the queue while no new message came.  latestOffset(start) commits it first.
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    name = _held_queue(server, 3)
+    r = MsmqStreamReader(SourceOptions.parse({"url": server.url, "queue": name, "mode": "receive"}))
+    start = r.initialOffset()
+    end = r.latestOffset(start, ReadAllAvailable())
+    assert _labels(r, start, end) == ["0", "1", "2"]
+    with pymsmq.client.connect(server.url) as qm:
+        assert qm.queue(name).message_count == 3  # (the batch is not processed yet)
+        assert r.latestOffset(end, ReadAllAvailable()) == end  # the next trigger: nothing new
+        assert qm.queue(name).message_count == 0
+        r.commit(end)  # Spark's own commit of it, later: nothing left to remove
+        assert qm.queue(name).message_count == 0
+    peek = MsmqStreamReader(SourceOptions.parse({"url": server.url, "queue": _held_queue(server, 2)}))
+    s = peek.initialOffset()
+    e = peek.latestOffset(s, ReadAllAvailable())
+    assert peek.latestOffset(e, ReadAllAvailable()) == e  # (peek mode removes nothing)
+    with pymsmq.client.connect(server.url) as qm:
+        assert peek.opts.queue and qm.queue(peek.opts.queue).message_count == 2

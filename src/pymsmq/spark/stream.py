@@ -21,8 +21,10 @@ started (it never changes), so that ``mode=receive`` knows which messages belong
   receives every message of the batch's range ``[from, end)`` still in the queue, inside one
   transaction on a transactional queue (one durable delete otherwise).  A batch that fails is never
   committed, so its messages stay and the replay reads them again: no loss and no duplicate
-  consumption.  Spark calls ``commit`` when it plans the next batch (so the last batch stays until
-  new messages arrive; ``pymsmq pipeline archive`` removes it at the end of its run).  Every message
+  consumption.  Spark calls ``commit`` when it plans a next batch with data; ``latestOffset(start)``
+  commits the batch that ended at ``start`` itself (Spark asks for it once that batch is in its
+  commit log), so the last batch's messages leave the queue at the next trigger, not when new
+  messages arrive.  Every message
   it removes was read by a batch: a message held while its batch was read was waited for.  A
   message moved into the queue from a subqueue keeps its lookup id: behind the stream's position it
   is not delivered and stays in the queue; moved back inside a batch's range between the batch's
@@ -105,6 +107,7 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.opts = opts
         self._target: int | None = None  # the frozen high water of Trigger.AvailableNow
         self._origin: int | None = None
+        self._committed: dict[str, int] | None = None  # the last end ``latestOffset`` committed
 
     def _position(self) -> tuple[int, int]:
         with open_queue(self.opts) as (_, q):
@@ -131,7 +134,17 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = self._position()[1]
 
     def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:  # noqa: N802
-        """The end of the next micro-batch (admission control by ``limit``)."""
+        """The end of the next micro-batch (admission control by ``limit``).
+
+        In receive mode, first the batch that ended at ``start`` is committed (``commit``): Spark
+        asks for the next batch's end only once the previous batch is in its commit log, but calls
+        the source's ``commit`` only when a next batch has data, so the last batch's messages
+        stayed in the queue as long as no new message came (outside QA, 2026-11-28).  Spark's own
+        ``commit`` of it later finds nothing left to remove.
+        """
+        if self.opts.mode == "receive" and "from" in start and start != self._committed:
+            self.commit(start)
+            self._committed = dict(start)
         with open_queue(self.opts) as (_, q):
             a = start["lookup_id"]
             high = settled_from(q, a)
