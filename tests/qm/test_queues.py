@@ -253,3 +253,19 @@ def test_format_name_lookup_helper(qm: QueueManager) -> None:
     q = qm.create_queue(r".\private$\f")
     assert qm.format_name(r".\private$\f") == q.format_name
     assert qm.format_name(r".\private$\f;poison") == r"DIRECT=OS:HOST1\private$\f;poison"
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        (r"PRIVATE=zz\1", "PRIVATE= computer GUID 'zz' is not a GUID"),
+        ("PUBLIC=zz", "PUBLIC= queue GUID 'zz' is not a GUID"),
+        ("MACHINE=6f1f8e0c-3ad0-4c3a-9b2e-3a0b6b5e4c1x;JOURNAL", "MACHINE= GUID"),
+    ],
+)
+def test_a_bad_guid_in_a_format_name_is_named(name: str, reason: str) -> None:
+    # (The reason was "bad GUID", naming neither the part nor the value; outside QA, 2026-11-27.)
+    with QueueManager.open(":memory:") as qm, pytest.raises(MSMQError) as err:
+        qm.queue(name)
+    assert err.value.hresult == HResult.MQ_ERROR_ILLEGAL_FORMATNAME
+    assert reason in str(err.value)

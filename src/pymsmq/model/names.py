@@ -229,12 +229,18 @@ class LocalFormat:
                 if not sep or not _HEX.fullmatch(hex_text):
                     raise _bad_format(text, "PRIVATE= needs <guid>\\<1-8 hex digits>")
                 number = int(hex_text, 16)
+            what = (
+                "computer GUID" if keyword == "PRIVATE" else "queue GUID" if keyword == "PUBLIC" else "GUID"
+            )
+            bad_guid = (
+                f"{keyword}= {what} {quoted(guid_text)} is not a GUID (8-4-4-4-12 hex digits, no braces)"
+            )
             if len(guid_text) != 36:
-                raise _bad_format(text, "bad GUID")
+                raise _bad_format(text, bad_guid)
             try:
                 guid = uuid.UUID(guid_text)
             except ValueError:
-                raise _bad_format(text, "bad GUID") from None
+                raise _bad_format(text, bad_guid) from None
             subqueue: str | None = None
             if keyword == "MACHINE":
                 if suffix not in _SYSTEM_QUEUES:
