@@ -30,9 +30,9 @@ from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
-from pymsmq.qm.hold import Hold
+from pymsmq.qm.hold import Hold, remove_taken
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
-from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, NACK_BAD_DST_Q, NACK_Q_PURGED, RECEIPTS, Effects
+from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, NACK_BAD_DST_Q, NACK_Q_PURGED, Effects
 from pymsmq.qm.lookup_ids import LookupIdOps
 from pymsmq.qm.matching import MatchingReads
 from pymsmq.qm.notifications import Notification, enable_notification, receive_async
@@ -534,40 +534,12 @@ class Queue(LookupIdOps, MatchingReads):
         # Outside the lock: delete a non-transactionally received message (durably first).
         if isinstance(tx, Transaction) or (type(tx) is Hold and tx._holds(entry)):
             return
+        if entry.durable:
+            # Deleted with its acknowledgement and journal copies in one write (Effects), as a batch.
+            remove_taken(self, index, [entry])
+            return
         qm = self._qm
         state = self._state
-        if entry.durable:
-            # Its acknowledgement and journal copies go in the write that deletes it (Effects).
-            receipt = None
-            if qm._life.has_receipt(state, entry.message):
-                with qm._lock:
-                    receipt = qm._prepared(
-                        lambda batch: qm._life.receipt(state, entry.message, batch), RECEIPTS
-                    )
-            delete = Batch(delete=[MessageKey(state.queue_id, entry.lookup_id)])
-            refused = None
-            try:
-                if receipt is None:
-                    qm._apply(delete)
-                else:
-                    refused = qm._apply_with(delete, receipt)
-            except BaseException:
-                with qm._lock:
-                    if receipt is not None:
-                        qm._drop_prepared(receipt, RECEIPTS)
-                    if index.get(entry.lookup_id) is entry:
-                        index.set_state(entry, AVAILABLE)
-                        state.cond.notify_all()
-                raise
-            with qm._lock:
-                if index.remove(entry):
-                    qm._life.left(entry)
-                if receipt is not None:
-                    if state.deleted:  # (deleted meanwhile: its deletion sent NACK_Q_DELETED)
-                        qm._taken_back(receipt, refused, RECEIPTS)
-                    else:
-                        qm._shown(receipt, refused, RECEIPTS)
-            return
         with qm._lock:
             if index.remove(entry):
                 qm._on_removed(state, entry)
