@@ -283,7 +283,7 @@ class Lifecycle:
         return bool(
             (state.props.journal and state.journal is not None)
             or message.ack & _POS_RECEIVE
-            or message.journal & _JOURNAL
+            or (message.journal & _JOURNAL and message.transaction_id is not None)
         )
 
     def receipt(self, state: QueueState, message: Message, batch: Batch) -> None:
