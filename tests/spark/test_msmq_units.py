@@ -493,14 +493,19 @@ def test_a_receive_stream_leaves_a_message_moved_back_behind_it(server: ThreadSe
 
 def test_a_batch_read_refuses_mode_receive_and_a_schema_of_its_own() -> None:
     # (It peeked and said nothing; a schema of the user's failed late in a worker.)
+    from pyspark.sql.pandas.types import from_arrow_type
     from pyspark.sql.types import StringType, StructField, StructType
 
     from pymsmq.spark.datasource import MsmqDataSource
     from pymsmq.spark.message_arrow import ARROW_SCHEMA
 
     opts = {"url": "msmq://127.0.0.1:1", "queue": ".\\private$\\q"}
-    own = StructType([StructField(name, StringType()) for name in ARROW_SCHEMA.names])
+    own = StructType([StructField(f.name, from_arrow_type(f.type)) for f in ARROW_SCHEMA])
     MsmqDataSource(opts).reader(own)  # (the source's own columns: no connection yet)
+    with pytest.raises(pymsmq.MSMQError, match="the schema is the source's own"):  # (other types)
+        MsmqDataSource(opts).reader(
+            StructType([StructField(name, StringType()) for name in ARROW_SCHEMA.names])
+        )
     with pytest.raises(pymsmq.MSMQError, match="mode=receive is for streaming reads"):
         MsmqDataSource({**opts, "mode": "receive"}).reader(own)
     with pytest.raises(pymsmq.MSMQError, match="the schema is the source's own"):

@@ -22,7 +22,7 @@ from pyspark.sql.datasource import DataSource
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.spark.message_arrow import ARROW_SCHEMA, SPARK_SCHEMA
+from pymsmq.spark.message_arrow import SPARK_SCHEMA
 from pymsmq.spark.options import SourceOptions
 from pymsmq.spark.reader import MsmqBatchReader
 from pymsmq.spark.stream import MsmqStreamReader
@@ -88,11 +88,15 @@ class MsmqDataSource(DataSource):
 def _check_schema(schema: Any) -> None:
     # A schema given with ``.schema(...)`` must be the source's own: the reader makes its columns,
     # and another one failed late, in a worker, with DATA_SOURCE_RETURN_SCHEMA_MISMATCH.
-    names = getattr(schema, "names", None)
-    if names is not None and list(names) != ARROW_SCHEMA.names:
+    # (Names and types: the same names with other types failed the same way, outside QA 2026-11-28.)
+    fields = getattr(schema, "fields", None)
+    if fields is None:
+        return
+    given = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in fields)
+    if given != SPARK_SCHEMA:
         raise MSMQError(
             "msmq data source: the schema is the source's own (leave .schema() out and select "
-            f"the columns you need); got {list(names)}",
+            f"the columns you need); got {given!r}",
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
 

@@ -27,10 +27,12 @@ started (it never changes), so that ``mode=receive`` knows which messages belong
   messages arrive.  Every message
   it removes was read by a batch: a message held while its batch was read was waited for.  A
   message moved into the queue from a subqueue keeps its lookup id: behind the stream's position it
-  is not delivered and stays in the queue; moved back inside a batch's range between the batch's
-  read and its commit (one trigger interval), it is removed unread -- let a stream's retries go to
-  another queue, or move them back when the stream is stopped.  A commit that fails (the server
-  unreachable) leaves its batch's messages in the queue, already delivered.
+  is not delivered and stays in the queue; moved into a batch's range after the batch was planned,
+  less ``maxClockSkew``, it is left by the commit (``RangeFlags.MOVED_BEFORE``), delivered or not:
+  such a message stays in the queue for another reader.  Against a server older than the flag
+  (it ignores it) such a message is removed, as the first commit of a checkpoint written before
+  ``from`` existed removes ``[origin, end)``.  A commit that fails (the server unreachable) leaves
+  its batch's messages in the queue, already delivered.
 
 Another consumer of the same queue still takes messages for itself: a message it receives and
 commits before a batch reads it is not in the stream, and one it receives after the batch read it is
