@@ -126,10 +126,11 @@ def remove_taken(queue: Queue, index: MessageIndex, taken: list[Entry]) -> None:
             with qm._lock:
                 receipts = qm._prepared(build, RECEIPTS)
         try:
+            delete = Batch(delete=keys)
             if receipts is None:
-                qm._apply(Batch(delete=keys))
+                qm._apply(delete)
             else:
-                refused = qm._apply_with(Batch(delete=keys), receipts)
+                refused = qm._apply_with(delete, receipts)
         except BaseException:
             with qm._lock:
                 if receipts is not None:

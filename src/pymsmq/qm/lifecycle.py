@@ -245,6 +245,16 @@ class Lifecycle:
             # Source journaling of a non-transactional message: delivery confirmed on arrival.
             self.journal_copy(self.qm._system["JOURNAL"], message, batch)
 
+    def has_arrival_events(self, state: QueueState, message: Message) -> bool:
+        """True when ``message`` reaching ``state`` has events (``arrived`` builds them)."""
+        if state.kind not in _APP_KINDS:
+            return False
+        return bool(
+            message.ack & _POS_ARRIVAL
+            or message.trace
+            or (message.journal & _JOURNAL and message.transaction_id is None)
+        )
+
     def undeliverable(self, message: Message, msg_class: int, batch: Batch) -> None:
         """A message could not reach its queue: NACK if NEG_ARRIVAL, dead-letter if MQMSG_DEADLETTER."""
         if message.msg_class & 0x8000:

@@ -333,10 +333,11 @@ class Queue(LookupIdOps, MatchingReads):
             arrival = self._arrival(entry)
         refused = None
         try:
+            batch = Batch(insert=[qm._stored(state, entry)])
             if arrival is None:
-                qm._apply(Batch(insert=[qm._stored(state, entry)]))
+                qm._apply(batch)
             else:
-                refused = qm._apply_with(Batch(insert=[qm._stored(state, entry)]), arrival)
+                refused = qm._apply_with(batch, arrival)
         except BaseException:
             with qm._lock:
                 state.index.remove(entry)
@@ -344,12 +345,7 @@ class Queue(LookupIdOps, MatchingReads):
                     qm._drop_prepared(arrival, ARRIVAL_EVENTS)
             raise
         with qm._lock:
-            if state.deleted:
-                self._undelivered(entry, arrival, refused)
-                return
-            self._on_durable(entry, arrival=arrival)
-            if arrival is not None:
-                qm._shown(arrival, refused, ARRIVAL_EVENTS)
+            self._on_durable(entry, arrival, refused)
 
     def _undelivered(self, entry: Entry, arrival: Effects | None, refused: MSMQError | None) -> None:
         """Under qm._lock: a recoverable send whose queue was deleted while it was written (it was
@@ -368,31 +364,36 @@ class Queue(LookupIdOps, MatchingReads):
     def _arrival(self, entry: Entry) -> Effects | None:
         """Under qm._lock: the arrival events of a recoverable send (ACK_REACH_QUEUE, trace report,
         source journal copy), prepared to be stored with it; None when it has none."""
-        m = entry.message
-        if not (m.ack & 1 or m.trace or m.journal & 2):
-            return None
         qm = self._qm
         state = self._state
+        m = entry.message
+        if not qm._life.has_arrival_events(state, m):
+            return None
         return qm._prepared(lambda batch: qm._life.arrived(state, m, batch), ARRIVAL_EVENTS)
 
-    def _on_durable(self, entry: Entry, notify: bool = True, arrival: Effects | None = None) -> None:
-        """Under qm._lock: a durably written send becomes available.
+    def _on_durable(
+        self, entry: Entry, arrival: Effects | None, refused: MSMQError | None, notify: bool = True
+    ) -> None:
+        """Under qm._lock: a durably written send becomes available, and its arrival events
+        (``_arrival``, written with it unless ``refused``) are seen; undeliverable when its queue
+        was deleted meanwhile (``_undelivered``).
 
         ``notify=False``: the caller wakes the queue's readers itself (once for many sends).
-        ``arrival``: its arrival events were written with it (``_arrival``; the caller shows them).
         """
         qm = self._qm
         state = self._state
+        if state.deleted:
+            self._undelivered(entry, arrival, refused)
+            return
         entry.durable = True
         if state.index.get(entry.lookup_id) is entry:
             state.index.set_state(entry, AVAILABLE)
             if notify:
                 state.cond.notify_all()
-            m = entry.message
-            if arrival is None and (m.ack & 1 or m.trace or m.journal & 2):
-                qm._arrived(state, m)
             if entry.expires_at is not None:
                 qm._life.check_available(state, entry)
+        if arrival is not None:
+            qm._shown(arrival, refused, ARRIVAL_EVENTS)
 
     def send_many(self, messages: Iterable[Message], transaction: Transaction | int | None = None) -> None:
         """Send many messages (recoverable ones share one durable write); raises the first error.
@@ -509,7 +510,7 @@ class Queue(LookupIdOps, MatchingReads):
             return None
         if not durable:
             state.cond.notify_all()
-            if m.ack & 1 or m.trace or m.journal & 2:
+            if m.ack & 1 or m.trace or m.journal & 2:  # (Lifecycle.has_arrival_events, inline)
                 qm._arrived(state, m)
             return None
         return entry

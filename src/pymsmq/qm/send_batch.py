@@ -203,13 +203,7 @@ def send_batch(
                 qm._drop_prepared(arrivals[i], ARRIVAL_EVENTS)
         arrived: dict[int, QueueState] = {}
         for i, queue, entry in durable:
-            arrival = arrivals.get(i)
-            if queue._state.deleted:  # (deleted while it was written)
-                queue._undelivered(entry, arrival, refused.get(i))
-                continue
-            queue._on_durable(entry, False, arrival)
-            if arrival is not None:
-                qm._shown(arrival, refused.get(i), ARRIVAL_EVENTS)
+            queue._on_durable(entry, arrivals.get(i), refused.get(i), notify=False)
             state = queue._state
             arrived[id(state)] = state
         for state in arrived.values():  # the readers of each queue woken once (they run after the lock)

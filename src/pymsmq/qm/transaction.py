@@ -270,7 +270,7 @@ class Transaction:
         # Does ``_effects`` have anything to build for ``op``?  (Most operations have nothing.)
         message = op.entry.message
         if op.kind == SEND:
-            return bool(message.ack & 1 or message.trace or message.journal & 2)
+            return qm._life.has_arrival_events(op.queue, message)
         if op.kind == RECEIVE:
             return self._rejected_op(op) or qm._life.has_receipt(op.queue, message)
         return False

@@ -80,26 +80,21 @@ def receive_committed(q: Any, qm: Any, origin: int, end: int, moved_before: int 
     those moved into the queue from a subqueue at ``moved_before`` (POSIX seconds) or later."""
     if end <= origin:
         return 0
-    total = 0
+
+    def receive_all(tx: Any) -> int:
+        total = 0
+        a = origin
+        while True:
+            rb = read_range(q, a, end, receive=True, transaction=tx, no_data=True, moved_before=moved_before)
+            total += rb.count
+            if not rb.more:
+                return total
+            a = rb.next_lookup_id
+
     if q.transactional:
         with qm.begin_transaction() as tx:
-            a = origin
-            while True:
-                rb = read_range(
-                    q, a, end, receive=True, transaction=tx, no_data=True, moved_before=moved_before
-                )
-                total += rb.count
-                if not rb.more:
-                    break
-                a = rb.next_lookup_id
-        return total
-    a = origin
-    while True:
-        rb = read_range(q, a, end, receive=True, no_data=True, moved_before=moved_before)
-        total += rb.count
-        if not rb.more:
-            return total
-        a = rb.next_lookup_id
+            return receive_all(tx)
+    return receive_all(None)
 
 
 class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
