@@ -261,6 +261,8 @@ def test_format_name_lookup_helper(qm: QueueManager) -> None:
         (r"PRIVATE=zz\1", "PRIVATE= computer GUID 'zz' is not a GUID"),
         ("PUBLIC=zz", "PUBLIC= queue GUID 'zz' is not a GUID"),
         ("MACHINE=6f1f8e0c-3ad0-4c3a-9b2e-3a0b6b5e4c1x;JOURNAL", "MACHINE= GUID"),
+        # 32 hex digits and four hyphens at the end: uuid.UUID took it, [MS-MQMQ]'s Guid does not.
+        ("PUBLIC=6f1f8e0c3ad04c3a9b2e3a0b6b5e4c11----", "PUBLIC= queue GUID"),
     ],
 )
 def test_a_bad_guid_in_a_format_name_is_named(name: str, reason: str) -> None:

@@ -25,7 +25,7 @@ from typing import Final
 
 from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
-from pymsmq.wire.format_name import FormatName
+from pymsmq.wire.format_name import FormatName, format_name_guid
 from pymsmq.wire.path_name import PathGrammar, PathName, check_subqueue
 
 __all__ = [
@@ -229,18 +229,10 @@ class LocalFormat:
                 if not sep or not _HEX.fullmatch(hex_text):
                     raise _bad_format(text, "PRIVATE= needs <guid>\\<1-8 hex digits>")
                 number = int(hex_text, 16)
-            what = (
-                "computer GUID" if keyword == "PRIVATE" else "queue GUID" if keyword == "PUBLIC" else "GUID"
-            )
-            bad_guid = (
-                f"{keyword}= {what} {quoted(guid_text)} is not a GUID (8-4-4-4-12 hex digits, no braces)"
-            )
-            if len(guid_text) != 36:
-                raise _bad_format(text, bad_guid)
-            try:
-                guid = uuid.UUID(guid_text)
-            except ValueError:
-                raise _bad_format(text, bad_guid) from None
+            try:  # (the grammar's own check: uuid.UUID also took misplaced hyphens)
+                guid = format_name_guid(keyword, guid_text)
+            except FormatNameError as exc:
+                raise _bad_format(text, exc.message) from None
             subqueue: str | None = None
             if keyword == "MACHINE":
                 if suffix not in _SYSTEM_QUEUES:

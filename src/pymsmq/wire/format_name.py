@@ -93,6 +93,7 @@ __all__ = [
     "MultipleElementFormatName",
     "PrivateFormatName",
     "PublicFormatName",
+    "format_name_guid",
 ]
 
 
@@ -531,9 +532,25 @@ def _parse_direct(body: str) -> DirectFormatName:
     return DirectFormatName(protocol, address, name, private, suffix, subqueue, port)
 
 
+#: What each keyword's GUID is called in an error ([MS-MQMQ] 2.1.2-2.1.6).
+_GUID_PARTS: Final = {
+    "PUBLIC": "PUBLIC= queue GUID",
+    "PRIVATE": "PRIVATE= computer GUID",
+    "MACHINE": "MACHINE= GUID",
+    "CONNECTOR": "CONNECTOR= GUID",
+    "DL": "DL= GUID",
+}
+
+
+def format_name_guid(keyword: str, text: str) -> uuid.UUID:
+    """The GUID of a ``keyword=`` format name (``PUBLIC``, ``PRIVATE``, ...): 8-4-4-4-12 hex digits,
+    no braces ([MS-MQMQ] Guid), else ``FormatNameError`` (MQ_ERROR_ILLEGAL_FORMATNAME) naming it."""
+    return _parse_guid(text, _GUID_PARTS[keyword])
+
+
 def _parse_public(body: str) -> FormatName:
     main, suffix = _split_token(body, frozenset((_NONE, _JOURNAL)), "a PUBLIC= format name")
-    return PublicFormatName(_parse_guid(main, "PUBLIC= queue GUID"), suffix)
+    return PublicFormatName(format_name_guid("PUBLIC", main), suffix)
 
 
 def _parse_private(body: str) -> FormatName:
@@ -541,7 +558,7 @@ def _parse_private(body: str) -> FormatName:
     guid_text, backslash, number = main.partition("\\")
     if not backslash:
         raise _error(f"PRIVATE= format name {quoted(body)} needs <computer guid>\\<queue number>")
-    guid = _parse_guid(guid_text, "PRIVATE= computer GUID")
+    guid = format_name_guid("PRIVATE", guid_text)
     if not _HEX8_RE.fullmatch(number):
         raise _error(f"private queue number {quoted(number)} is not 1-8 hex digits")
     return PrivateFormatName(guid, int(number, 16), suffix)
@@ -549,12 +566,12 @@ def _parse_private(body: str) -> FormatName:
 
 def _parse_machine(body: str) -> FormatName:
     main, suffix = _split_token(body, _MACHINE_SUFFIXES | {_NONE}, "a MACHINE= format name")
-    return MachineFormatName(_parse_guid(main, "MACHINE= GUID"), suffix)
+    return MachineFormatName(format_name_guid("MACHINE", main), suffix)
 
 
 def _parse_connector(body: str) -> FormatName:
     main, suffix = _split_token(body, frozenset((_NONE, _XACTONLY)), "a CONNECTOR= format name")
-    return ConnectorFormatName(_parse_guid(main, "CONNECTOR= GUID"), suffix)
+    return ConnectorFormatName(format_name_guid("CONNECTOR", main), suffix)
 
 
 def _parse_dl(body: str) -> FormatName:
@@ -565,7 +582,7 @@ def _parse_dl(body: str) -> FormatName:
     if ";" in guid_text:
         suffix = guid_text.partition(";")[2]
         raise _error(f"a DL= format name takes no suffix (;{suffix}): DL=<guid>[@domain]")
-    guid = _parse_guid(guid_text, "DL= GUID")
+    guid = format_name_guid("DL", guid_text)
     if at and not domain:
         raise _error("DL= format name has '@' without a domain name")
     return DistributionListFormatName(guid, domain if at else None)
