@@ -901,6 +901,21 @@ def test_a_message_marked_rejected_is_nacked_at_commit(qm: Any) -> None:
         assert hresult_of(admin.mark_rejected, 1, tx) == H.MQ_ERROR_TRANSACTION_USAGE  # not transactional
 
 
+def test_acknowledgements_to_a_multiple_element_admin_queue(qm: Any) -> None:
+    # A copy of the acknowledgement in each local queue a multiple-element admin queue names (MSMQ:
+    # multiple administration queues), embedded and through a server (the name travels in the
+    # packet's MultiQueueFormatHeader, [MS-MQMQ] 2.2.20.1).
+    q = qm.create_queue(Q)
+    a1, a2 = qm.create_queue(Q + "-a1"), qm.create_queue(Q + "-a2")
+    admin = f"{a1.format_name},{a2.format_name}"
+    m = Message(body=b"b", ack=pymsmq.MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE, admin_queue=admin)
+    q.send(m)
+    assert q.receive(10).admin_queue == admin
+    acks = [a.receive(10) for a in (a1, a2)]
+    assert [(x.msg_class, x.correlation_id) for x in acks] == [(0x4000, m.id)] * 2  # MQMSG_CLASS_ACK_RECEIVE
+    assert [x.destination_queue for x in acks] == [a1.format_name, a2.format_name]
+
+
 def test_a_move_sets_the_last_move_time(qm: Any) -> None:
     # PROPID_M_LAST_MOVE_TIME ([MS-MQRR] 2.2.5.3 SubqueueHeader.LastMoveTime): when the message last
     # moved to or from a subqueue; it was always 0.  What WCF-style retry cycles read to know when a

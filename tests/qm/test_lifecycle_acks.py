@@ -294,6 +294,55 @@ def test_acks_discarded_without_usable_admin_queue(qm: QueueManager) -> None:
     assert tadmin.message_count == 0 and qm.dead_letter_queue.message_count == 0
 
 
+def test_a_multiple_element_admin_queue_gets_a_copy_in_each_local_queue(tmp_path: object) -> None:
+    # "A multiple-element format name can be constructed to ... specify multiple administration
+    # queues for sending acknowledgment messages" (MSMQ, Multiple-Element Format Names): a copy of
+    # the one acknowledgement (its id) in each local non-transactional queue it names, once per
+    # queue; elements naming no such queue here are skipped, as a single one is.  Recoverable acks
+    # are stored: both copies are there after a restart.
+    qm = QueueManager.open(str(tmp_path))
+    try:
+        q = qm.create_queue(r".\private$\q")
+        a1, a2 = qm.create_queue(r".\private$\a1"), qm.create_queue(r".\private$\a2")
+        tadmin = qm.create_queue(r".\private$\tadmin", transactional=True)
+        admin = ",".join(
+            (
+                a1.format_name,
+                r"DIRECT=OS:.\private$\a2",
+                f"PRIVATE={qm.guid}\\0000abcd",  # no such queue
+                tadmin.format_name,  # transactional: no ack
+                r"DIRECT=TCP:10.1.2.3\private$\elsewhere",  # not here
+                a1.format_name,  # again: still one copy
+            )
+        )
+        full = MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE
+        m = Message(body=b"order", label="l", ack=full, admin_queue=admin, delivery=1)
+        q.send(m)
+        assert q.receive(timeout=0).admin_queue == admin
+        assert (a1.message_count, a2.message_count, tadmin.message_count) == (1, 1, 0)
+        two = a2.format_name + "," + a1.format_name
+        q.send(Message(body=b"x", ack=MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE, admin_queue=two, delivery=1))
+        a1_format, a2_format = a1.format_name, a2.format_name
+    finally:
+        qm.close()
+    qm = QueueManager.open(str(tmp_path))
+    try:
+        a1, a2 = qm.queue(a1_format), qm.queue(a2_format)
+        acks = [a.receive(timeout=0) for a in (a1, a2)]
+        assert [(x.msg_class, x.correlation_id, x.destination_queue) for x in acks] == [
+            (ACK_RECEIVE, m.id, a1_format),
+            (ACK_RECEIVE, m.id, a2_format),
+        ]
+        assert acks[0].id == acks[1].id and acks[0].id != m.id  # one acknowledgement, two copies
+        q = qm.queue(r".\private$\q")
+        q.purge()  # the second message: NACK_Q_PURGED needs NEG_RECEIVE, which FULL_RECEIVE has
+        nacks = [a.receive(timeout=0) for a in (a1, a2)]
+        assert {x.msg_class for x in nacks} == {NACK_Q_PURGED}
+        assert a1.message_count == a2.message_count == 0
+    finally:
+        qm.close()
+
+
 def test_messages_in_dead_letter_queue_generate_no_acks(qm: QueueManager, clock: FakeClock) -> None:
     q, admin = setup(qm)
     q.send(

@@ -33,7 +33,8 @@ Rules (decisions are recorded in docs/lifecycle.md):
   infinite timers, no journaling; body copied except for ACK_REACH_QUEUE / ACK_RECEIVE; insecure
   NACKs (bad destination, access denied, bad signature/encryption, crypto provider) only when
   ``send_insecure_nacks``.  No admin queue, or one that is not a local non-transactional
-  application queue, or one over quota: the ack is discarded.
+  application queue, or one over quota: the ack is discarded.  A multiple-element admin queue
+  name: a copy of the ack to each local queue it names (``admin_queues``).
 * Journals and dead-letter queues are system queues: messages in them never expire, are never
   acknowledged or journaled again.  Journal copies over the journal quota (queue journal quota, or
   the machine journal quota for all journals together) are discarded ([MS-MQDMPR] 3.1.1.12).
@@ -52,6 +53,7 @@ from pymsmq.qm.index import AVAILABLE, PENDING, Entry
 from pymsmq.qm.queue_state import message_size
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.timers import TimerHeap
+from pymsmq.wire.format_name import FormatName
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
@@ -438,12 +440,8 @@ class Lifecycle:
         admin = original.admin_queue
         if not admin or (msg_class in _INSECURE and not self.send_insecure_nacks):
             return False
-        qm = self.qm
-        try:
-            state, subqueue = qm._resolve(admin)
-        except MSMQError:
-            return False
-        if subqueue is not None or state.kind not in _APP_KINDS or state.transactional:
+        targets = self.admin_queues(admin)
+        if not targets:
             return False
         body = b"" if msg_class in _NO_BODY else original.body
         ack = self.new_message(
@@ -461,13 +459,47 @@ class Lifecycle:
             app_specific=original.app_specific,
             extension=original.extension,
         )
-        ack.destination_queue = state.format_name
-        try:
-            qm._check_quota(state, len(body) + 2 * len(ack.label) + len(ack.extension))
-        except MSMQError:
-            return False
-        self.deliver(state, ack, batch)
-        return True
+        size = len(body) + 2 * len(ack.label) + len(ack.extension)
+        sent = False
+        for state in targets:
+            try:
+                self.qm._check_quota(state, size)
+            except MSMQError:
+                continue
+            copy = ack if len(targets) == 1 else ack.copy()
+            copy.destination_queue = state.format_name
+            self.deliver(state, copy, batch)
+            sent = True
+        return sent
+
+    def admin_queues(self, admin: str) -> list[QueueState]:
+        """The queues an acknowledgement to ``admin`` goes to: the local non-transactional
+        application queues it names, one per queue.
+
+        A multiple-element name names several ("A multiple-element format name can be constructed
+        to ... specify multiple administration queues for sending acknowledgment messages", MSMQ's
+        "Multiple-Element Format Names"): each local one gets a copy of the one acknowledgement (its
+        id, with ``destination_queue`` that copy's queue, as PROPID_M_DEST_QUEUE of a message sent
+        to several); an element that names no such queue here is skipped, as a single one is.
+        """
+        qm = self.qm
+        if "," not in admin:
+            names: tuple[str, ...] = (admin,)
+        else:
+            try:
+                names = tuple(str(e) for e in FormatName.parse(admin).elements)
+            except MSMQError:
+                return []
+        targets: list[QueueState] = []
+        for name in names:
+            try:
+                state, subqueue = qm._resolve(name)
+            except MSMQError:
+                continue
+            usable = subqueue is None and state.kind in _APP_KINDS and not state.transactional
+            if usable and state not in targets:
+                targets.append(state)
+        return targets
 
     # ------------------------------------------------------------------ tracing
     def report_queue(self) -> QueueState | None:
