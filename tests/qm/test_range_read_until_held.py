@@ -127,5 +127,6 @@ def test_past_pending_reads_what_was_committed_after_an_open_send(qm: pymsmq.Que
     r = read_range(q, 0, 0, past_pending=True)
     assert [m.label for m in r.messages] == ["0", "1", "later"]  # the pending one is not visible
     assert (r.high_water, r.first_lookup_id, r.queue_count) == (5, 1, 3)
-    tx.commit()
-    assert [m.label for m in read_range(q, 0, 0, past_pending=True).messages] == ["0", "1", "open", "later"]
+    tx.commit()  # its message arrives now: after "later", with the next lookup id (grouped in commit order)
+    after = read_range(q, 0, 0, past_pending=True).messages
+    assert [(m.label, m.lookup_id) for m in after] == [("0", 1), ("1", 2), ("later", 4), ("open", 5)]

@@ -452,10 +452,10 @@ def test_a_batch_read_includes_messages_committed_after_an_open_send(server: Thr
         parts = reader.partitions()
         labels = [str(v) for p in parts for b in reader.read(p) for v in b.column("label").to_pylist()]
         assert labels == ["0", "1", "later"]
-        tx.commit()
+        tx.commit()  # its message arrives at the commit, after "later"
         parts = reader.partitions()
         labels = [str(v) for p in parts for b in reader.read(p) for v in b.column("label").to_pylist()]
-        assert labels == ["0", "1", "open", "later"]
+        assert labels == ["0", "1", "later", "open"]
 
 
 def test_a_receive_stream_leaves_a_message_moved_back_behind_it(server: ThreadServer) -> None:

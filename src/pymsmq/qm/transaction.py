@@ -1,7 +1,9 @@
 """Internal (single-phase) transactions: [MS-MQDMPR] 3.1.1.14 Transaction, 3.1.4.3-3.1.4.5.
 
-* A transactional send enqueues a position that nobody sees (PENDING) until commit; its lookup id
-  and place in the queue are fixed at send time ([MS-MQDMPR] 3.1.7.1.9 Enqueue Message step 5).
+* A transactional send enqueues a position that nobody sees (PENDING) until commit ([MS-MQDMPR]
+  3.1.7.1.9 Enqueue Message step 5); at commit its messages arrive, after every message already
+  in the queue, in send order: a transaction's messages are grouped, groups in commit order, as
+  MSMQ documents (``_place_at_commit``).
 * A transactional receive locks the position (invisible to other readers); commit deletes it,
   abort returns it in place (Message Position Available) and increments its abort count.
 * A transactional move locks the source position; commit moves it (subqueue, move count + 1).
@@ -177,6 +179,11 @@ class Transaction:
             now = qm._clock()
             life = qm._life
             sends = [op for op in self._ops if op.kind == SEND and not op.queue.deleted]
+            try:
+                _place_at_commit(qm, sends, now)
+            except BaseException:
+                self.state = ACTIVE
+                raise
             # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
             # LastInTransaction (applied to the messages this transaction sends).
             for i, op in enumerate(sends):
@@ -368,3 +375,32 @@ def _abort_when_open(qm: QueueManager, progress: _Progress, ops: list[_Operation
             _abort(qm, progress, ops)
         except MSMQError as exc:  # closed between the look and the abort, or a store failure
             log.warning("abort of a transaction its user let go of failed: %s", exc)
+
+
+def _place_at_commit(qm: QueueManager, sends: list[_Operation], now: float) -> None:
+    """Under the lock, at commit: the messages a transaction sends arrive now, after every message
+    already in their queues, in the order it sent them (lookup id and arrival time).
+
+    "All of the messages associated with a given transaction are grouped together ... the order of
+    the transactional message groups in the destination queue depends on when the sending
+    application committed the transactions" (MSMQ, Ordering of Messages in a Transactional Queue):
+    two transactions sending to one queue at once interleaved their messages in send order (outside
+    QA, 2026-11-28).  [MS-MQDMPR]'s MessagePositionList is "ordered by arrival time within
+    priority", and a transactional message arrives when its transaction commits (a remote queue
+    manager gets it only then); docs/spec-decisions.md.  A queue whose last lookup ids are already
+    the transaction's own, in order, keeps them (one sender at a time: nothing moves).
+    """
+    by_queue: dict[int, tuple[QueueState, list[_Operation]]] = {}
+    for op in sends:
+        by_queue.setdefault(id(op.queue), (op.queue, []))[1].append(op)
+    for state, ops in by_queue.values():
+        first, last = ops[0].entry.lookup_id, ops[-1].entry.lookup_id
+        if state.next_lookup - 1 == last and last - first == len(ops) - 1:
+            continue  # (the queue's newest ids, none between them: already in place)
+        for op in ops:
+            entry = op.entry
+            op.index.remove(entry)
+            entry.lookup_id = entry.message.lookup_id = qm._next_lookup(state)
+            op.index.add(entry)
+    for op in sends:
+        op.entry.message.arrived_time = now
