@@ -250,3 +250,57 @@ def test_ids_cross_the_reserved_blocks(tmp_path: Path) -> None:
     q.send(m)
     assert m.id.uniquifier > last_ordinal and q.receive(timeout=0).lookup_id > last_lookup
     qm.close()
+
+
+def test_each_open_reserves_a_small_block_of_ids(tmp_path: Path) -> None:
+    # Outside QA: every open that sent reserved 65,536 ids, so the u32 uniquifier wrapped after
+    # 65,536 opens (a CLI `send`, a short-lived worker).  Blocks start at 256 and double.
+    ids = []
+    for _ in range(3):
+        qm = QueueManager.open(tmp_path / "qm")
+        q = qm.queue(r".\private$\blocks") if qm.queue_exists(r".\private$\blocks") else None
+        q = q or qm.create_queue(r".\private$\blocks")
+        m = Message(body=b"x", delivery=1)
+        q.send(m)
+        ids.append(m.id.uniquifier)
+        qm.close()
+    assert ids[1] - ids[0] <= 256 and ids[2] - ids[1] <= 256
+    qm = QueueManager.open(tmp_path / "qm")
+    q = qm.queue(r".\private$\blocks")
+    sent = [Message(body=b"y") for _ in range(5000)]
+    q.send_many(sent)
+    assert [m.id.uniquifier for m in sent] == list(range(sent[0].id.uniquifier, sent[0].id.uniquifier + 5000))
+    assert qm._ordinal_reserved - qm._ordinal < 1 << 16
+    qm.close()
+
+
+@pytest.mark.parametrize("path", ["send", "send_many", "transaction"])
+def test_the_uniquifier_wraps_past_zero(tmp_path: Path, path: str) -> None:
+    # [MS-MQMQ] 2.2.19.2: ordinal 0 is "no id".  At the wrap of the u32 uniquifier a send drew it
+    # and was refused with MQ_ERROR_ILLEGAL_PROPERTY_VALUE (outside QA): it goes from 2**32 - 1 to
+    # 1, on every send path, and across a restart.
+    qm = QueueManager.open(tmp_path / "qm")
+    q = qm.create_queue(r".\private$\wrap", transactional=path == "transaction")
+    qm._ordinal = qm._ordinal_reserved = (1 << 32) - 3  # as a store that issued that many reopens
+    sent = [Message(body=bytes([i]), delivery=1) for i in range(5)]
+    if path == "send":
+        for m in sent:
+            q.send(m)
+    elif path == "send_many":
+        q.send_many(sent)
+    else:
+        with qm.begin_transaction() as tx:
+            for m in sent:
+                q.send(m, tx)
+    ids = [m.id.uniquifier for m in sent]
+    top = 1 << 32
+    # (a transaction's own id takes the first ordinal)
+    expected = [top - 1, 1, 2, 3, 4] if path == "transaction" else [top - 2, top - 1, 1, 2, 3]
+    assert ids == expected
+    assert q.message_count == 5
+    qm.close()
+    qm = QueueManager.open(tmp_path / "qm")
+    m = Message(body=b"after", delivery=1)
+    qm.queue(r".\private$\wrap").send(m, 3 if path == "transaction" else None)
+    assert 3 < m.id.uniquifier < 1 << 16
+    qm.close()

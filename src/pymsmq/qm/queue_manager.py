@@ -65,6 +65,8 @@ __all__ = ["QueueManager"]
 
 _LOOKUP_BLOCK: Final = 1 << 16
 _ORDINAL_BLOCK: Final = 1 << 16
+#: The first block of ids an open reserves; each next one doubles, up to _ORDINAL_BLOCK.
+_FIRST_ORDINAL_BLOCK: Final = 1 << 8
 _SYSTEM_QUEUES: Final = (("JOURNAL", False), ("DEADLETTER", False), ("DEADXACT", True))
 # [MS-MQQB] 2.2.4 / [MS-MQCN] 1.9: the internal private queues and their fixed numbers.
 _INTERNAL_QUEUES: Final = (("order_queue$", 4), ("notify_queue$", 3))
@@ -133,6 +135,7 @@ class QueueManager(QueueCatalog):
         self.machine_name: str = meta["machine_name"]
         self._next_queue_id = int(meta["next_queue_id"])
         self._ordinal = self._ordinal_reserved = int(meta.get("ordinal_reserved", "0"))
+        self._ordinal_block = _FIRST_ORDINAL_BLOCK
         #: Purges that met messages transactions held, stored with each such purge (in_flight.py).
         self._purges = int(meta.get("purges", "0"))
         #: The highest uniquifier of this queue manager's message ids found in the store while it
@@ -553,13 +556,24 @@ class QueueManager(QueueCatalog):
 
     def _next_ordinal(self) -> int:
         # [MS-MQDMPR] 3.1.1.12 Identifier: {source QM GUID, u32 uniquifier}, unique per message.
-        # Queue._enqueue inlines the step inside the reserved block (keep the two in step).
-        self._ordinal += 1
-        if self._ordinal > self._ordinal_reserved:
-            reserved = self._ordinal + _ORDINAL_BLOCK - 1
+        # Queue._enqueue and send_batch inline the step inside the reserved block (keep them in
+        # step).  The count goes on past 2**32 and the uniquifier (its low 32 bits) wraps, as any
+        # 32-bit uniquifier must, past 0: 0 is "no id" on the wire ([MS-MQMQ] 2.2.19.2), and a
+        # send that drew it was refused (outside QA, 2026-11-28).  A block never reaches past the
+        # wrap, so the inlined steps never draw 0.  Blocks start small at each open and double (an
+        # open that sends once, a CLI `send`, used 65,536 ids: the uniquifier wrapped after as many
+        # opens).
+        ordinal = self._ordinal + 1
+        if not ordinal & 0xFFFFFFFF:
+            ordinal += 1
+        self._ordinal = ordinal
+        if ordinal > self._ordinal_reserved:
+            block = self._ordinal_block
+            self._ordinal_block = min(2 * block, _ORDINAL_BLOCK)
+            reserved = min(ordinal + block - 1, ordinal | 0xFFFFFFFF)
             self._apply(Batch(meta={"ordinal_reserved": str(reserved)}))
             self._ordinal_reserved = reserved
-        return self._ordinal & 0xFFFFFFFF
+        return ordinal & 0xFFFFFFFF
 
     def _new_queue_id(self, batch: Batch) -> int:
         qid = self._next_queue_id
