@@ -229,9 +229,9 @@ def test_other_identities_cannot_take_the_owners_last_connection(tmp_path: Path)
         s.stop()
 
 
-@pytest.mark.parametrize("limit", ["max_transactions", "max_cursors"])
+@pytest.mark.parametrize("limit", ["max_transactions", "max_cursors", "max_handles"])
 def test_a_limit_below_one_is_refused(limit: str) -> None:
     from pymsmq.server import ConfigError
 
-    with pytest.raises(ConfigError, match="cursor limits must be at least 1"):
+    with pytest.raises(ConfigError, match="cursor and handle limits must be at least 1"):
         ServerConfig(port=0, **{limit: 0}).validate()  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ from pymsmq.wire.base_header import (
     BASE_HEADER_VERSION,
     MAX_PACKET_SIZE,
 )
+from pymsmq.wire.element_budget import charge_elements
 from pymsmq.wire.propvariant import MAX_PROPERTIES, PropVariant, read_props, write_props
 from pymsmq.wire.session_header import SESSION_HEADER_SIZE
 
@@ -296,6 +297,7 @@ PROPS: Final = Codec("PROPS", _r_props, _w_props, _c_props)
 def _r_props_list(r: Reader) -> tuple[Props, ...]:
     n = r.u32("PROPS_LIST count")
     r.need(4 * n, "PROPS_LIST")  # every PROPS takes at least its 4-byte count
+    charge_elements(n, r.pos - 4, "PROPS_LIST")
     return tuple(_r_props(r) for _ in range(n))
 
 
@@ -375,6 +377,7 @@ U16S: Final = Codec("U16S", _r_u16s, _w_u16s, _c_u16s)
 def _r_strs(r: Reader) -> tuple[str, ...]:
     n = r.u32("STRS count")
     r.need(2 * n, "STRS")  # every STR takes at least its 2-byte length
+    charge_elements(n, r.pos - 4, "STRS")
     return tuple(_r_str(r) for _ in range(n))
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from pymsmq.errors import MSMQError, WireError, reason
+from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.packet_mapping import message_to_packet, packet_to_message
@@ -63,6 +64,7 @@ __all__ = [
     "receive_answer_body",
     "send_answer_body",
     "send_facts",
+    "sent_packet_size",
 ]
 
 # mq.h / [MS-MQMQ] 2.3.2 message property identifiers used beside the packet.
@@ -147,7 +149,19 @@ def decode_packet_message(packet: bytes) -> Message:
     try:
         return packet_to_message(packet)
     except MSMQError as exc:
-        raise WireError(f"the packet's properties are invalid: {reason(exc)}") from None
+        # (a reader's element budget that ran out keeps its MQ_ERROR_INSUFFICIENT_RESOURCES)
+        code = exc.hresult if exc.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES else None
+        raise WireError(f"the packet's properties are invalid: {reason(exc)}", None, code) from None
+
+
+def sent_packet_size(packet: bytes, props: Props) -> int:
+    """The size of the packet a SEND's message is decoded from (``decode_message``): the legacy
+    ``PROPID_PYMSMQ_MESSAGE`` blob's when ``props`` hold one, else ``packet``'s; what a server's
+    message size limit applies to (outside QA: the blob went around it)."""
+    for propid, pv in props:
+        if propid == PROPID_PYMSMQ_MESSAGE and isinstance(pv.value, bytes):
+            return len(pv.value)
+    return len(packet)
 
 
 def decode_message(packet: bytes | None, props: Props) -> Message:

@@ -146,6 +146,10 @@ class ServerConfig:
     #: Cursors (CREATE_CURSOR) one connection may have open at once; another is
     #: MQ_ERROR_INSUFFICIENT_RESOURCES.
     max_cursors: int = 4096
+    #: Queue handles (OPEN_QUEUE, CREATE_QUEUE) one connection may have open at once; another is
+    #: MQ_ERROR_INSUFFICIENT_RESOURCES (each costs server memory until it is closed; the reference
+    #: client closes the handles it drops).
+    max_handles: int = 4096
     #: Handshakes with a bad token one client address may make within ``failed_login_window``
     #: seconds; then the address is refused, whatever token it presents, until the oldest of them
     #: is that old (0: no limit; ``pymsmq.server.failed_logins``).
@@ -188,8 +192,11 @@ class ServerConfig:
             )
         if self.max_failed_logins < 0 or not self.failed_login_window > 0:
             raise ConfigError("max_failed_logins must be >= 0 and failed_login_window > 0")
-        if min(self.max_connections, self.max_in_flight, self.max_transactions, self.max_cursors) < 1:
-            raise ConfigError("connection, in-flight, transaction and cursor limits must be at least 1")
+        limits = (self.max_connections, self.max_in_flight, self.max_transactions)
+        if min(*limits, self.max_cursors, self.max_handles) < 1:
+            raise ConfigError(
+                "connection, in-flight, transaction, cursor and handle limits must be at least 1"
+            )
         try:
             loop_factory(self.event_loop)
         except UvloopMissing as exc:

@@ -37,7 +37,12 @@ from pymsmq.protocol.batch_ops import (
 from pymsmq.protocol.codes import Action, ManyFlags, ManyMore
 from pymsmq.protocol.fast_packet import decode_simple, encode_simple, queued_packet
 from pymsmq.protocol.handshake import MAX_PAYLOAD
-from pymsmq.protocol.message_codec import DEFAULT_RECEIVE_PROPIDS, decode_message, encode_packet
+from pymsmq.protocol.message_codec import (
+    DEFAULT_RECEIVE_PROPIDS,
+    decode_message,
+    encode_packet,
+    sent_packet_size,
+)
 from pymsmq.qm.hold import Hold
 from pymsmq.qm.notifications import first_available, first_peekable
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
@@ -46,6 +51,7 @@ from pymsmq.qm.waiters import not_found
 from pymsmq.server.access import receive_right
 from pymsmq.server.reads import reader
 from pymsmq.server.reply_queues import reply_queue_refusal
+from pymsmq.server.send import decode_refusal
 from pymsmq.server.waits import ArrivalWait
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 from pymsmq.wire.security import MQQueueAccessMask
@@ -128,7 +134,7 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     append = work.append
     express = tx is None or tx in (0, 1)
     for packet, props in items:
-        if len(packet) > limit:
+        if len(packet) > limit or (props and sent_packet_size(packet, props) > limit):
             append(_TOO_LARGE)
             continue
         try:
@@ -136,7 +142,7 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             message = (None if props else decode_simple(packet)) or decode_message(packet, props)
         except WireError as exc:
             text = f"malformed message: {reason(exc)}"[:2000]
-            append(error_result(HResult.MQ_ERROR_INVALID_PARAMETER, text))
+            append(error_result(decode_refusal(exc), text))
             continue
         if message.admin_queue or message.dead_letter_queue:
             refusal = reply_queue_refusal(s.qm, s.policy, s.identity, message)

@@ -17,7 +17,7 @@ from pymsmq.protocol import hot
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
 from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
-from pymsmq.protocol.message_codec import decode_message, send_answer_body, send_facts
+from pymsmq.protocol.message_codec import decode_message, send_answer_body, send_facts, sent_packet_size
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server.reply_queues import reply_queue_refusal
 from pymsmq.server.workers import chain_future
@@ -39,6 +39,17 @@ __all__ = ["SendMixin"]
 
 # MQQUEUEACCESSMASK bits as plain ints (an IntFlag operation costs a Python call on the hot path).
 _WRITE: Final = int(MQQueueAccessMask.MQSEC_WRITE_MESSAGE)
+
+
+def decode_refusal(exc: WireError) -> int:
+    """The HRESULT a SEND or SEND_MANY message that does not decode is refused with:
+    MQ_ERROR_INVALID_PARAMETER, or MQ_ERROR_INSUFFICIENT_RESOURCES when the read's element budget
+    ran out (``pymsmq.wire.element_budget``)."""
+    if exc.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
+        return HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+    return HResult.MQ_ERROR_INVALID_PARAMETER
+
+
 _SEND_OP: Final = int(Op.SEND)
 
 
@@ -70,7 +81,8 @@ class SendMixin:
         h = self.handles.get(req.handle) or self.handle(req.handle)
         if _WRITE & ~h.rights:
             self.check(h, _WRITE, "send to")
-        if len(req.packet) > self.server.config.max_message_size:
+        size = len(req.packet) if not req.properties else sent_packet_size(req.packet, req.properties)
+        if size > self.server.config.max_message_size:
             raise MSMQError(
                 "the message is larger than the server accepts", HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             )
@@ -88,7 +100,8 @@ class SendMixin:
                     req.packet, req.properties
                 )
         except WireError as exc:
-            raise MSMQError(f"malformed message: {reason(exc)}", HResult.MQ_ERROR_INVALID_PARAMETER) from None
+            # (MQ_ERROR_INSUFFICIENT_RESOURCES for one over the read's element budget: element_budget)
+            raise MSMQError(f"malformed message: {reason(exc)}", decode_refusal(exc)) from None
         if message.admin_queue or message.dead_letter_queue:
             refusal = reply_queue_refusal(self.qm, self.policy, self.identity, message)
             if refusal is not None:

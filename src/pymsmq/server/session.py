@@ -52,6 +52,7 @@ from pymsmq.server.receive import ReceiveMixin
 from pymsmq.server.send import SendMixin
 from pymsmq.server.waits import ArrivalWait, Cancels
 from pymsmq.server.workers import chain_future
+from pymsmq.wire.element_budget import element_budget
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -68,6 +69,12 @@ _OUT_HIGH: Final = 4 << 20
 #: Answers a client leaves unread beyond this close its connection (answers that were running when
 #: writing paused: off-loop work and waits; docs/protocol.md 10).
 UNREAD_ANSWERS_LIMIT: Final = 64 << 20
+#: List elements (vector elements of properties, MultiQueueFormat elements, names in a list) the
+#: decoding of one read, or of one drain of the backlog, may build one by one: about 25-80 ms of
+#: a loop's time at most (outside QA: 4 MB of them held every client for 3-5 s).  A request
+#: over it is refused (MQ_ERROR_INSUFFICIENT_RESOURCES: a frame that cannot be decoded closes its
+#: connection; a SEND's packet gets the error as its answer).
+ELEMENTS_PER_READ: Final = 16384
 
 
 class Handle:
@@ -169,6 +176,11 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         server.greeting(self)
 
     def data_received(self, data: bytes) -> None:
+        # What one read may make the decoders build element by element (pymsmq.wire.element_budget).
+        with element_budget(ELEMENTS_PER_READ):
+            self._received(data)
+
+    def _received(self, data: bytes) -> None:
         if self.closed:
             return
         fast = self.conn.request_fast(data)
@@ -241,6 +253,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self.loop.call_soon(self._drain_backlog)  # everything went out at once
 
     def _drain_backlog(self) -> None:
+        with element_budget(ELEMENTS_PER_READ):
+            self._drain()
+
+    def _drain(self) -> None:
         # Handle the events that waited, as long as their answers can go out; then read again.
         backlog = self._backlog
         self._flush_pending = True
@@ -607,7 +623,16 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.server.run_work(lambda: release_all(held))
 
     def open_handle(self, queue: Queue) -> tuple[int, Handle]:
-        """Register a QM queue handle; returns (number, handle)."""
+        """Register a QM queue handle; returns (number, handle).  MQ_ERROR_INSUFFICIENT_RESOURCES
+        (``queue`` closed) when the connection has ``max_handles`` open (outside QA: 300,000
+        OPEN_QUEUEs on one connection grew the server by 180 MB, with no limit)."""
+        limit = self.server.config.max_handles
+        if len(self.handles) >= limit:
+            queue.close()
+            raise MSMQError(
+                f"this connection has {limit} queue handles open, the server's limit: close some first",
+                HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
+            )
         key, journal = handle_key(queue.path_name)
         rights = self.policy.rights_of(self.identity, key)
         number = self._next_handle

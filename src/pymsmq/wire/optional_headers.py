@@ -28,6 +28,7 @@ from pymsmq.wire._structure import Structure, read_padding, utf16_units, write_p
 
 # check_end was defined here before the shared _structure module; kept importable from here.
 from pymsmq.wire._structure import check_end as check_end
+from pymsmq.wire.element_budget import charge_elements
 from pymsmq.wire.packet_types import MQFFormatNameElement, TxSequenceID
 
 __all__ = [
@@ -373,6 +374,7 @@ class MQFAddressHeader(Structure):
             raise WireError(
                 f"MQFAddressHeader.ElementCount {count} cannot fit in HeaderSize {header_size}", start + 8
             )
+        charge_elements(count, start + 8, "MQFAddressHeader.FormatNameList")
         elements = tuple(MQFFormatNameElement.read(body, start) for _ in range(count))
         unpadded = body.pos - start
         if header_size == unpadded:

@@ -54,6 +54,7 @@ from typing import Final, TypeAlias
 from pymsmq.errors import WireError
 from pymsmq.hresult import HResult
 from pymsmq.wire._buffer import Reader, Writer
+from pymsmq.wire.element_budget import charge_elements
 from pymsmq.wire.vartype import VarType
 
 __all__ = [
@@ -325,17 +326,20 @@ def read_propvalue(r: Reader, vt: int, depth: int = 0) -> PropVariant:
         return _make(known, items)
     if known == VarType.VT_VECTOR_CLSID:
         raw_guids = r.raw(16 * count, "VT_VECTOR|VT_CLSID")
+        charge_elements(count, count_pos, "VT_VECTOR|VT_CLSID")
         return _make(
             known, tuple(uuid.UUID(bytes_le=raw_guids[i : i + 16]) for i in range(0, 16 * count, 16))
         )
     if known == VarType.VT_VECTOR_LPWSTR:
         # Each string takes at least its 2-byte terminator: check before looping.
         r.need(2 * count, "VT_VECTOR|VT_LPWSTR")
+        charge_elements(count, count_pos, "VT_VECTOR|VT_LPWSTR")
         return _make(known, tuple(_read_wstr(r) for _ in range(count)))
     if known == VarType.VT_VECTOR_VARIANT:
         if depth >= MAX_NESTING:
             raise WireError(f"VT_VECTOR|VT_VARIANT nested deeper than {MAX_NESTING} levels", count_pos)
         r.need(2 * count, "VT_VECTOR|VT_VARIANT")
+        charge_elements(count, count_pos, "VT_VECTOR|VT_VARIANT")
         elems = []
         for _ in range(count):
             elems.append(read_propvalue(r, r.u16("VARTYPE"), depth + 1))

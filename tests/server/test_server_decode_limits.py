@@ -1,0 +1,193 @@
+"""Limits on what one client can make a server decode or keep (outside QA, 2026-11-28).
+
+- Lists decoded element by element (vectors of VARIANTs in PROPS, a packet's MultiQueueFormatHeader)
+  are charged to a budget per read (``pymsmq.wire.element_budget``): 4 MB of them held the event
+  loop for 3-5 s, every other client waiting.  A frame over it closes its connection; a SEND's
+  packet over it is refused with MQ_ERROR_INSUFFICIENT_RESOURCES.
+- Queue handles per connection are bounded (``max_handles``): 300,000 OPEN_QUEUEs grew a server by
+  180 MB.
+- The legacy PROPID_PYMSMQ_MESSAGE blob counts against ``max_message_size`` (it went around it).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
+
+from _pymsmq_server import ThreadServer
+
+from pymsmq import Message, MSMQError, connect
+from pymsmq.hresult import HResult
+from pymsmq.protocol import ClientConnection, ClientHello
+from pymsmq.protocol import messages as pm
+from pymsmq.protocol.batch_ops import SendManyRequest, decode_send_results, encode_messages
+from pymsmq.protocol.message_codec import PROPID_PYMSMQ_MESSAGE
+from pymsmq.server import ServerConfig
+from pymsmq.server.session import ELEMENTS_PER_READ
+from pymsmq.wire.element_budget import element_budget
+from pymsmq.wire.optional_headers import MQFAddressHeader, MQFHeaderId, MultiQueueFormatHeader
+from pymsmq.wire.packet_types import MQFDirectQueueFormatName, MQFFormatNameElement
+from pymsmq.wire.propvariant import PropVariant, decode_props, encode_props
+from pymsmq.wire.user_message import UserMessage
+from pymsmq.wire.vartype import VarType
+
+Q = r".\private$\limits"
+_HEAD = struct.Struct("<2sBBHHII")  # magic, version, type, op, flags, request id, length
+
+
+def _frame(op: int, rid: int, payload: bytes) -> bytes:
+    return _HEAD.pack(b"MQ", 1, 3, op, 0, rid, len(payload)) + payload
+
+
+def _read_frame(s: socket.socket) -> bytes | None:
+    buf = b""
+    while len(buf) < 16:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    length = _HEAD.unpack_from(buf)[6]
+    while len(buf) < 16 + length:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            return None
+        buf += chunk
+    return buf[: 16 + length]
+
+
+def _error_of(frame: bytes) -> int | None:
+    # ERROR (type 5) frames begin their payload with the HRESULT; None for a RESPONSE.
+    return struct.unpack_from("<I", frame, 16)[0] if frame[3] == 5 else None
+
+
+def _raw(server: ThreadServer) -> tuple[socket.socket, int]:
+    """A raw connection after its handshake, with a send handle on Q (its number)."""
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    s.sendall(ClientConnection().send(ClientHello((5,), b"", "limits")))
+    assert _read_frame(s) is not None
+    s.sendall(_frame(0x12, 1, pm.OpenQueueRequest(Q, 0x2, 0).encode()))
+    answer = _read_frame(s)
+    assert answer is not None and _error_of(answer) is None
+    return s, struct.unpack_from("<I", answer, 16)[0]
+
+
+def _empty_variants(n: int) -> tuple[tuple[int, PropVariant], ...]:
+    empty = PropVariant(VarType.VT_EMPTY, None)
+    vector = PropVariant(VarType.VT_VECTOR_VARIANT, (empty,) * n)
+    return ((0x7F0000FF, vector),)
+
+
+def _mqf_packet(n: int) -> bytes:
+    elements = tuple(MQFFormatNameElement(MQFDirectQueueFormatName("")) for _ in range(n))
+    header = MultiQueueFormatHeader(destination=MQFAddressHeader(MQFHeaderId.DESTINATION, elements))
+    return UserMessage.build(destination=None, multi_queue_format_header=header, body=b"m").encode()
+
+
+def test_the_budget_bounds_decodes_inside_it_only() -> None:
+    data = encode_props(_empty_variants(5000))
+    assert len(decode_props(data)[0][1].value) == 5000  # no budget: a file, a capture, one's own
+    with element_budget(4999), pytest.raises(MSMQError) as info:
+        decode_props(data)
+    assert info.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+    with element_budget(9_999):
+        decode_props(data)
+        with pytest.raises(MSMQError):  # one budget for everything inside the block
+            decode_props(data)
+
+
+def test_a_frame_of_too_many_vector_elements_closes_its_connection_only(tmp_path: Path) -> None:
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        with connect(server.url) as qm:
+            q = qm.create_queue(Q)
+            s, _ = _raw(server)
+            request = pm.SetQueuePropertiesRequest(Q, _empty_variants(ELEMENTS_PER_READ + 1))
+            s.sendall(_frame(0x16, 2, request.encode()))
+            while (answer := _read_frame(s)) is not None:
+                assert answer[3] == 6  # GOODBYE (MQ_ERROR_INVALID_PARAMETER), then the close
+            s.close()
+            q.send(Message(body=b"still served"))
+            assert q.receive(timeout=5).body == b"still served"
+            assert qm.get_queue_properties(Q).label == ""  # nothing of it was applied
+            small, _ = _raw(server)  # within the budget: decoded, and its entries ignored
+            small.sendall(_frame(0x16, 2, pm.SetQueuePropertiesRequest(Q, _empty_variants(100)).encode()))
+            answer = _read_frame(small)
+            assert answer is not None and _error_of(answer) is None
+            small.close()
+    finally:
+        server.stop()
+
+
+def test_a_packet_of_too_many_multi_queue_elements_is_refused(tmp_path: Path) -> None:
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        with connect(server.url) as qm:
+            q = qm.create_queue(Q)
+            s, handle = _raw(server)
+            over = _mqf_packet(ELEMENTS_PER_READ + 1)
+            s.sendall(_frame(0x20, 2, pm.SendRequest(handle, over, None, ()).encode()))
+            answer = _read_frame(s)
+            assert answer is not None and _error_of(answer) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            many = SendManyRequest(handle, None, encode_messages([(over, ())]))
+            s.sendall(_frame(0x41, 3, many.encode()))
+            answer = _read_frame(s)
+            assert answer is not None and _error_of(answer) is None
+            [result] = decode_send_results(answer[16 + 4 :])
+            assert result[0] == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            s.sendall(_frame(0x20, 4, pm.SendRequest(handle, _mqf_packet(3), None, ()).encode()))
+            answer = _read_frame(s)  # a next read has its own budget, and three elements are fine
+            assert answer is not None and _error_of(answer) is None
+            s.close()
+            assert q.message_count == 1
+    finally:
+        server.stop()
+
+
+def test_a_connection_has_at_most_max_handles(tmp_path: Path) -> None:
+    server = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_handles=3)).start()
+    try:
+        with connect(server.url) as qm:
+            kept = [qm.create_queue(Q), qm.queue(Q), qm.queue(Q)]
+            with pytest.raises(MSMQError) as info:
+                qm.queue(Q)
+            assert info.value.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            assert "3 queue handles" in info.value.message
+            kept.pop().close()
+            qm.queue(Q).send(Message(body=b"x"))
+            assert kept[0].receive(timeout=5).body == b"x"
+    finally:
+        server.stop()
+
+
+def test_the_legacy_message_property_counts_against_max_message_size(tmp_path: Path) -> None:
+    server = ThreadServer(tmp_path / "qm", ServerConfig(port=0, max_message_size=4096)).start()
+    try:
+        with connect(server.url) as qm:
+            q = qm.create_queue(Q)
+            s, handle = _raw(server)
+            small = UserMessage.build(destination=None, body=b"s").encode()
+            big = UserMessage.build(destination=None, body=b"B" * 10_000, recoverable=True).encode()
+            props = ((PROPID_PYMSMQ_MESSAGE, PropVariant(VarType.VT_BLOB, big)),)
+            s.sendall(_frame(0x20, 2, pm.SendRequest(handle, small, None, props).encode()))
+            answer = _read_frame(s)
+            assert answer is not None and _error_of(answer) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            many = SendManyRequest(handle, None, encode_messages([(small, props)]))
+            s.sendall(_frame(0x41, 3, many.encode()))
+            answer = _read_frame(s)
+            assert answer is not None and _error_of(answer) is None
+            [result] = decode_send_results(answer[16 + 4 :])
+            assert result[0] == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            within = ((PROPID_PYMSMQ_MESSAGE, PropVariant(VarType.VT_BLOB, small)),)
+            s.sendall(_frame(0x20, 4, pm.SendRequest(handle, small, None, within).encode()))
+            answer = _read_frame(s)
+            assert answer is not None and _error_of(answer) is None
+            s.close()
+            assert [m.body for m in q.receive_many(10, timeout=1)] == [b"s"]
+    finally:
+        server.stop()
