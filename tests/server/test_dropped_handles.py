@@ -163,3 +163,24 @@ def test_dropped_transactions_are_aborted_on_the_server(server: ThreadServer) ->
         got = q.receive_many(300, transaction=3)
         assert sorted(m.body for m in got) == sorted(b"%d" % i for i in range(300))
         assert qm._t.dropped_requests == []
+
+
+def test_a_connection_does_not_keep_the_transactions_it_ended(server: ThreadServer) -> None:
+    # Outside QA (soak): finished transactions were forgotten only when the table reached
+    # max_transactions counting those ending as not there, which a client that commits each one
+    # never reached: every transaction stayed in memory until the connection closed (1.1 KB each,
+    # 0.4 GB an hour at 100 a second).  The table now keeps about as many finished as active ones.
+    assert server.server is not None
+    with connect(server.url) as qm:
+        q = qm.create_queue(Q, transactional=True)
+        open_one = qm.begin_transaction()
+        q.send(Message(body=b"kept"), open_one)
+        for i in range(1000):
+            with qm.begin_transaction() as tx:
+                q.send(Message(body=b"%d" % i), tx)
+            qm.begin_transaction().abort()
+        [session] = [s for s in server.server.sessions if s.transactions]
+        assert len(session.transactions) <= 130
+        assert open_one.id in session.transactions  # an active one is never forgotten
+        open_one.commit()
+        assert q.message_count == 1001

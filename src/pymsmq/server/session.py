@@ -47,7 +47,7 @@ from pymsmq.qm.transaction import Transaction
 from pymsmq.server import batches
 from pymsmq.server.access import AccessPolicy, handle_key
 from pymsmq.server.holds import Holds, release_all
-from pymsmq.server.ops import OpsMixin
+from pymsmq.server.ops import FORGET_TRANSACTIONS_AT, OpsMixin
 from pymsmq.server.receive import ReceiveMixin
 from pymsmq.server.send import SendMixin
 from pymsmq.server.waits import ArrivalWait, Cancels
@@ -135,6 +135,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         #: count against ``max_transactions`` (a dropped transaction's ABORT comes right before
         #: the client's next BEGIN, which is answered at once).  Forgotten with the transaction.
         self.ending: set[uuid.UUID] = set()
+        #: The table's size at which BEGIN_TRANSACTION forgets the finished ones (ops.py).
+        self.forget_transactions_at = FORGET_TRANSACTIONS_AT
         self._next_handle = 1
         self._next_cursor = 1
         self._out: list[bytes] = []
