@@ -163,7 +163,9 @@ def test_send_count_over_several_batches_keeps_each_message_apart(data: str) -> 
     [
         (("--priority", "8"), "8"),
         (("--ack", "sometimes"), "sometimes"),
-        (("--ack", "3"), "ack"),
+        (("--ack", "16"), "16"),
+        (("--ack", "full-receive,often"), "often"),
+        (("--ack", ","), "names no"),
         (("--correlation-id", "nonsense"), "not an id"),
         (("--ttbr", "soon"), "seconds"),
         (("--app-specific", "99999999999"), "99999999999"),
@@ -180,6 +182,18 @@ def test_send_bad_input_exits_2(data: str, args: tuple[str, ...], needle: str) -
     assert needle in r.stderr
     assert len(r.stderr.strip().splitlines()) >= 1 and "Traceback" not in r.output
     assert peek_all(data) == []
+
+
+@pytest.mark.parametrize(
+    ("level", "value"),
+    [("full-reach-queue,full-receive", 0x0F), ("pos-arrival, pos-receive", 3), ("0x0F", 0x0F)],
+)
+def test_send_ors_acknowledgement_levels(data: str, level: str, value: int) -> None:
+    # MSMQ's FULL_REACH_QUEUE | FULL_RECEIVE (outside QA: --ack took one level, and 15 was refused).
+    r = run(data, "send", ORDERS, "x", "--ack", level, "--admin-queue", r".\private$\acks", "--recoverable")
+    assert r.exit_code == 0, r.output
+    assert [m.ack for m in peek_all(data)] == [value]
+    assert [m.msg_class for m in peek_all(data, r".\private$\acks")] == [0x0002]  # ACK_REACH_QUEUE
 
 
 def test_a_valid_name_not_served_here_is_an_msmq_refusal_not_bad_input(data: str) -> None:

@@ -112,7 +112,7 @@ def test_label_length_counts_utf16_units() -> None:
         ("priv_level", [0, 1, 3], [2, 4]),
         ("auth_level", [0, 1, 2, 4, 8], [3, 5, 16]),
         ("journal", [0, 1, 2, 3], [4, -1]),
-        ("ack", [0, 1, 2, 4, 5, 8, 0xC, 0xE], [3, 6, 0xF, 0x10]),
+        ("ack", [0, 1, 2, 3, 4, 5, 6, 8, 0xC, 0xE, 0xF], [-1, 0x10, 0x14]),
         ("delivery", [0, 1], [2]),
         ("trace", [0, 1], [2]),
     ],

@@ -95,6 +95,21 @@ class _Named(_IntType):
         return number
 
 
+class _Flags(_Named):
+    """Names from a table or integers, joined by commas: their union (OR)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        parts = [p for p in str(value).split(",") if p.strip()]
+        if not parts:
+            self.fail(f"{value!r} names no {self.name.lower()} level", param, ctx)
+        union = 0
+        for part in parts:
+            union |= super().convert(part, param, ctx)
+        return union
+
+
 class _Seconds(_IntType):
     """Seconds (u32), or ``infinite``."""
 
@@ -129,7 +144,7 @@ class _Id(_IdType):
             self.fail(f"{value!r} is not an id ({{guid}}\\ordinal or 40 hex digits)", param, ctx)
 
 
-ACK: Final = _Named("ACK", ACK_LEVELS, 8)
+ACK: Final = _Flags("ACK", ACK_LEVELS, 4)
 BODY_TYPE: Final = _Named("TYPE", BODY_TYPES, 32)
 SECONDS: Final = _Seconds()
 OBJECT_ID: Final = _Id()
@@ -183,7 +198,12 @@ def _read_body(body: str | None, file: str | None, encoding: str, encoding_given
 )
 @click.option("--journal", is_flag=True, help="Keep a copy in the machine journal (MQMSG_JOURNAL).")
 @click.option("--deadletter", is_flag=True, help="Dead-letter the message if it expires (MQMSG_DEADLETTER).")
-@click.option("--ack", type=ACK, default=0, help="Acknowledgement level: full-receive, nack-reach-queue, ...")
+@click.option(
+    "--ack",
+    type=ACK,
+    default=0,
+    help="Acknowledgement levels, joined by commas: full-receive, full-reach-queue,full-receive, 0x0F, ...",
+)
 @click.option("--admin-queue", metavar="FORMAT_NAME", default=None, help="Queue for acknowledgements.")
 @click.option("--response-queue", metavar="FORMAT_NAME", default=None, help="Queue for responses.")
 @click.option("--dead-letter-queue", metavar="PATH", default=None, help="Application dead-letter queue.")

@@ -512,5 +512,10 @@ DEFAULT_Q_TRANSACTION: Final = 0
 DEFAULT_Q_AUTHENTICATE: Final = 0
 DEFAULT_Q_PRIV_LEVEL: Final = 1
 
-# [MC-MQAC] 2.2.2.11 (put_Ack): exactly these values are valid acknowledgement requests.
-VALID_ACK_VALUES: Final = frozenset({0x00, 0x01, 0x02, 0x04, 0x05, 0x08, 0x0C, 0x0E})
+# Valid acknowledgement requests: any union of POS_ARRIVAL (1), POS_RECEIVE (2), NEG_ARRIVAL (4) and
+# NEG_RECEIVE (8).  [MS-MQMQ] 2.2.19.3 takes any combination of the MessagePropertiesHeader.Flags bits
+# PA, PR, NA and NR, and PROPID_M_ACKNOWLEDGE "can be set to one or more (with the OR operator)" of
+# the levels (MSMQ: FULL_REACH_QUEUE | FULL_RECEIVE, System.Messaging's [Flags] AcknowledgeTypes);
+# [MC-MQAC] 3.17.4.1.29 put_Ack, the COM object's, accepts only the eight MQMSGACKNOWLEDGEMENT values
+# (docs/spec-decisions.md "Acknowledgement requests").
+VALID_ACK_VALUES: Final = frozenset(range(0x10))
