@@ -16,6 +16,9 @@ class MSMQError(Exception):
     ``HResult`` member (an ``IntEnum``) for the values MSMQ names, a plain int otherwise."""
 
     default_hresult: int = HResult.MQ_ERROR
+    #: On the error ``send_many`` raises: every message of the batch it did not send, as (its index
+    #: in the batch, why), in batch order (the error raised is the first of them).  Empty otherwise.
+    failures: tuple[tuple[int, MSMQError], ...] = ()
 
     def __init__(self, message: str = "", hresult: int | None = None) -> None:
         # An ``HResult`` member when MSMQ names the value (``err.hresult.name``), else the int.

@@ -659,6 +659,26 @@ def test_send_many_sends_the_others_when_one_message_is_refused(qm: Any, deliver
     assert refused.id is None and refused.sent_time is None
 
 
+@pytest.mark.parametrize("delivery", [0, 1], ids=["express", "recoverable"])
+def test_send_many_names_every_message_it_did_not_send(qm: Any, delivery: int) -> None:
+    # Outside QA: after a quota refusal the caller could not tell what was sent (the refused
+    # message has an id too, for its NACK); the error's ``failures`` says it, (index, error).
+    q = qm.create_queue(Q, quota=3)  # KB
+    batch = [Message(body=bytes(1000), delivery=delivery) for _ in range(3)]
+    batch += [Message(body=bytes(1000), delivery=delivery), Message(body=b"x", delivery=delivery)]
+    batch.insert(1, Message(body=b"B" * (MAX_PACKET_SIZE + 1), delivery=delivery))
+    with pytest.raises(MSMQError) as info:
+        q.send_many(batch)
+    failures = info.value.failures
+    assert [i for i, _ in failures] == [1, 4]
+    assert [e.hresult for _, e in failures] == [H.MQ_ERROR_INSUFFICIENT_RESOURCES] * 2
+    assert failures[0][1] is info.value
+    assert isinstance(failures[1][1], pymsmq.QuotaExceededError) and batch[4].id is not None
+    sent = [m for i, m in enumerate(batch) if i not in (1, 4)]
+    assert [m.id for m in q.receive_many(10)] == [m.id for m in sent]
+    assert MSMQError("plain").failures == ()
+
+
 def test_queue_property_values_are_judged_alike(qm: Any) -> None:
     # -1 is a COM long showing INFINITE (embedded took it, remote could not encode it); a NUL in a
     # label and a base priority out of VT_I2's range were taken embedded (the latter silently

@@ -108,8 +108,10 @@ def send_batches(
 ) -> None:
     """SEND_MANY the validated ``batch`` on queue ``handle``; sets what ``RemoteQueue.send`` sets.
 
-    Raises the first error (see ``RemoteQueue.send_many``) after every frame written was answered.
+    Raises the first error (see ``RemoteQueue.send_many``) after every frame written was answered,
+    with ``failures``: every message not sent, as (index in ``batch``, error), in batch order.
     """
+    failures: dict[int, MSMQError] = {}  # id(message) -> why it was not sent
     # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3),
     # each written as soon as it is encoded: the server works on one while the next is encoded.
     room = t.server_hello.max_payload - _FRAME_SLACK
@@ -139,6 +141,7 @@ def send_batches(
             packet = encode_plain(m) or encode_simple(m) or encode_packet(m)
         except MSMQError as exc:
             refused = refused or exc
+            failures[id(m)] = exc
             continue
         cost = len(packet) + 8
         if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
@@ -164,7 +167,9 @@ def send_batches(
     for rid, sent in frames:
         response = wait(rid)
         if type(response) is ErrorResponse:
-            first = first or error_from(response)
+            error = error_from(response)
+            first = first or error
+            failures.update((id(message), error) for message in sent)
             continue
         blob = cast(SendManyResponse, response).results
         ids = decode_sent_ids(blob)
@@ -192,17 +197,22 @@ def send_batches(
         try:
             results = decode_send_facts(blob)
         except WireError as exc:
-            first = first or MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
+            error = MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
+            first = first or error
+            failures.update((id(message), error) for message in sent)  # (not known: counted as not)
             continue
         if len(results) != len(sent):
-            first = first or MSMQError(
+            error = MSMQError(
                 f"SEND_MANY answered {len(results)} results for {len(sent)} messages", HResult.MQ_ERROR
             )
+            first = first or error
+            failures.update((id(message), error) for message in sent)
             continue
         for message, (hresult, mid, sent_at, text) in zip(sent, results, strict=True):
             if hresult:
                 refusal = send_refused(message, ErrorResponse(hresult, text))
                 first = first or refusal
+                failures[id(message)] = refusal
                 continue
             # What _apply_sent sets from a SEND answer's facts.
             if mid is not None and len(mid) == 20:
@@ -217,9 +227,15 @@ def send_batches(
             message.source_machine_guid = source
             message.destination_queue = fmt
     if stop_error is not None:
-        raise stop_error
-    if first is not None:
-        raise first
+        # That frame's messages and every later one were not written.
+        written = {id(m) for _, members_of in frames for m in members_of}
+        for m in batch:
+            if id(m) not in written and id(m) not in failures:
+                failures[id(m)] = stop_error
+    raised = stop_error or first
+    if raised is not None:
+        raised.failures = tuple((i, failures[id(m)]) for i, m in enumerate(batch) if id(m) in failures)
+        raise raised
 
 
 def receive_batches(

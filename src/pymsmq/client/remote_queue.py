@@ -333,7 +333,8 @@ class RemoteQueue:
         sent); then every valid message is sent (one refused at its send, e.g. for a queue name
         that is not a format name, does not stop the others), each gets ``id``, ``sent_time``, ...
         as with ``send``, and the first error is raised after all were answered (as the embedded
-        ``Queue.send_many``).  A message the UserMessage packet cannot hold
+        ``Queue.send_many``), its ``failures`` listing every message not sent as (index in the
+        batch, error); the others were sent.  A message the UserMessage packet cannot hold
         (MQ_ERROR_ILLEGAL_PROPERTY_VALUE, or over 4 MB: MQ_ERROR_INSUFFICIENT_RESOURCES, from the
         encoder) is one that fails: the others are sent.
         A frame the connection refuses (over a server's frame limit, a lost connection) stops the

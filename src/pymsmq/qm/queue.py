@@ -399,9 +399,12 @@ class Queue(LookupIdOps, MatchingReads):
         """Send many messages (recoverable ones share one durable write); raises the first error.
 
         Every message's properties are validated first (an invalid one raises before anything is
-        sent); then every valid message is tried, those that succeed are sent (and get their ids)
-        even when another fails (a queue name that is not a format name, a quota, ...), and the
-        first error is raised.  Same semantics as the remote client's SEND_MANY.
+        sent); then every valid message is tried, those that succeed are sent even when another
+        fails (a queue name that is not a format name, a quota, ...), and the first error is
+        raised; its ``failures`` lists every message not sent, as (index in the batch, error): the
+        others were sent.  (A message refused for a quota has an ``id`` too, the one its NACK and
+        dead letter correlate to: an id does not tell that a message was sent.)  Same semantics as
+        the remote client's SEND_MANY.
         """
         send_many(self, messages, transaction)
 

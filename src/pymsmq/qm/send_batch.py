@@ -376,7 +376,8 @@ def send_many(
 
     Every message's properties are validated first (an invalid one raises before anything is
     sent); then every valid message is sent and the first error (one refused at its send: a queue
-    name that is not a format name, a quota, ...) is raised after all were tried.
+    name that is not a format name, a quota, ...) is raised after all were tried, with
+    ``failures`` naming every message not sent (``MSMQError.failures``).
     """
     if type(transaction) is int and transaction != 3:
         # A constant is judged once, also for no messages (as the remote client does): XA and
@@ -387,20 +388,26 @@ def send_many(
         if not isinstance(message, Message):
             raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
         message.validate()
-    first: MSMQError | None = None
+    failures: list[tuple[int, MSMQError]] = []
     if isinstance(transaction, Transaction):
         # Sends in a transaction are written when it commits: nothing to share now.
-        for message in batch:
+        for i, message in enumerate(batch):
             try:
                 queue.send(message, transaction)
             except MSMQError as exc:
-                first = first or exc
+                failures.append((i, exc))
     else:
-        for err in send_batch(queue._qm, [(queue, m, transaction) for m in batch]):
+        for i, err in enumerate(send_batch(queue._qm, [(queue, m, transaction) for m in batch])):
             if err is not None:
-                first = first or err
-    if first is not None:
-        raise first
+                failures.append((i, err))
+    if failures:
+        raise with_failures(failures[0][1], failures)
+
+
+def with_failures(error: MSMQError, failures: list[tuple[int, MSMQError]]) -> MSMQError:
+    """``error`` (what ``send_many`` raises) with ``failures``: the messages of the batch not sent."""
+    error.failures = tuple(failures)
+    return error
 
 
 def _taker(out: list[Message]) -> Callable[[Message], bool]:
