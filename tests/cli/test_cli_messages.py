@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from pymsmq import Message, ObjectId, QueueManager
+from pymsmq import Message, MSMQError, ObjectId, QueueManager
 from pymsmq.cli import main
 
 ORDERS = r".\private$\orders"
@@ -251,6 +251,26 @@ def test_text_output_gives_times_in_utc_beside_the_posix_seconds(data: str) -> N
         seconds = float(raw.rstrip(")"))
         assert iso == datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         assert abs(seconds - time.time()) < 600
+
+
+def test_text_output_tells_why_a_message_is_in_a_dead_letter_or_admin_queue(data: str) -> None:
+    # Outside QA: only --json showed the class, the abort and move counts and the reply queues.
+    with QueueManager.open(data) as qm:
+        acks = qm.queue(r".\private$\acks")
+        orders = qm.queue(ORDERS)
+        m = Message(body=b"late", delivery=1, ack=0x0C, admin_queue=acks.format_name, max_time_to_receive=0)
+        m.response_queue = acks.format_name
+        orders.send(m)
+        with pytest.raises(MSMQError):
+            orders.receive(timeout=0)  # expired (TTBR 0): NACK_RECEIVE_TIMEOUT to acks
+        orders.send(Message(body=b"moved", delivery=1))
+        orders.move(orders.peek(0).lookup_id, "retry")
+    out = run(data, "peek", r".\private$\acks").stdout
+    assert "class: 0xC002 MQMSG_CLASS_NACK_RECEIVE_TIMEOUT" in out
+    out = run(data, "peek", ORDERS + ";retry").stdout
+    assert "abort_count: 0  move_count: 1" in out and "class:" not in out
+    out = run(data, "peek", r".\private$\acks").stdout
+    assert "response_queue: " in out  # the ack's response queue: the original destination
 
 
 def test_receive_n_json_lines(data: str) -> None:

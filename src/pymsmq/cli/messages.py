@@ -36,6 +36,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import LocalFormat, QueuePath
 from pymsmq.wire.format_name import FormatName
+from pymsmq.wire.message_class import MessageClass
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue import Queue
@@ -353,10 +354,22 @@ def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) ->
         f"label: {printable(m.label)}",
         f"priority: {m.priority}  delivery: {'recoverable' if m.delivery else 'express'}",
     ]
+    if m.msg_class:
+        # Why a message is in an admin, dead-letter or report queue ("retrieve PROPID_M_CLASS to find
+        # out why the message was sent to the queue"); the text output left it out (outside QA).
+        known = m.msg_class in MessageClass._value2member_map_
+        name = MessageClass(m.msg_class).name if known else "unknown"
+        lines.append(f"class: 0x{m.msg_class:04X} {name}")
     if m.correlation_id is not None:
         lines.append(f"correlation_id: {m.correlation_id}")
     if m.app_specific:
         lines.append(f"app_specific: {m.app_specific}")
+    if m.abort_count or m.move_count:
+        lines.append(f"abort_count: {m.abort_count}  move_count: {m.move_count}")
+    for name in ("response_queue", "admin_queue"):
+        queue = getattr(m, name)
+        if queue:
+            lines.append(f"{name}: {queue}")
     for name in ("sent_time", "arrived_time"):
         seconds = getattr(m, name)
         if seconds is not None:
