@@ -94,6 +94,9 @@ def test_queue_properties_get_set(qm: Any) -> None:
     assert new.label == "b" and new.journal
     assert qm.get_queue_properties(Q).label == "b"
     assert hresult_of(qm.set_queue_properties, Q, transactional=True) == H.MQ_ERROR_PROPERTY_NOTALLOWED
+    # A name that is no queue property is not "fixed at creation" (outside QA: a typo read so).
+    assert hresult_of(qm.set_queue_properties, Q, jounal=True, label="c") == H.MQ_ERROR_PROPERTY
+    assert qm.get_queue_properties(Q).label == "b"
     assert hresult_of(qm.set_queue_properties, Q, label="x" * 200) == H.MQ_ERROR_ILLEGAL_PROPERTY_VALUE
     assert hresult_of(qm.get_queue_properties, ".\\private$\\nope") == H.MQ_ERROR_QUEUE_NOT_FOUND
 

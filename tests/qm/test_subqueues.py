@@ -174,3 +174,17 @@ def test_a_subqueue_that_holds_nothing_is_forgotten_once_its_handles_close(qm: Q
         q.send(Message(body=b"y"), transaction=tx)
     q.move(q.peek(0).lookup_id, "retry0", MQ_SINGLE_MESSAGE)
     assert q.subqueue_names == ["retry0"] and qm.queue(q.format_name + ";retry0").peek(0).body == b"y"
+
+
+def test_a_queue_s_purge_leaves_its_subqueues(qm: QueueManager) -> None:
+    # [MS-MQDMPR] 3.1.7.1.7 purges the positions of the queue opened (docs/cli.md says so, as an
+    # outside QA asked): a subqueue is purged by its own name.
+    q = qm.create_queue(r".\private$\p")
+    q.send(Message(body=b"main"))
+    q.send(Message(body=b"poison"))
+    q.move(q.peek_by_lookup_id(2).lookup_id, "poison")
+    poison = qm.queue(r".\private$\p;poison")
+    q.purge()
+    assert (q.message_count, poison.message_count) == (0, 1)
+    poison.purge()
+    assert poison.message_count == 0

@@ -28,7 +28,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties
+from pymsmq.model.queue_properties import QueueProperties, check_settable
 from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
@@ -196,11 +196,7 @@ class RemoteQueueManager:
 
     def set_queue_properties(self, name: str, **changes: object) -> QueueProperties:
         """Change settable properties (label, quota, journal, ...)."""
-        fixed = set(changes) - SETTABLE_QUEUE_PROPERTIES
-        if fixed:
-            raise MSMQError(
-                f"cannot change {sorted(fixed)} after creation", HResult.MQ_ERROR_PROPERTY_NOTALLOWED
-            )
+        check_settable(changes)
         QueueProperties().replace(**changes)  # the embedded queue manager's value checks
         r = self._t.call(pm.SetQueuePropertiesRequest(name, attrs_to_props(changes)))
         return properties_from_props(r.properties)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Final
 
@@ -24,6 +25,7 @@ __all__ = [
     "SETTABLE_QUEUE_PROPERTIES",
     "QueueProperties",
     "check_base_priority",
+    "check_settable",
     "validate_multicast_address",
 ]
 
@@ -50,6 +52,21 @@ SETTABLE_QUEUE_PROPERTIES: Final = frozenset(
         "multicast_address",
     }
 )
+
+
+def check_settable(changes: Iterable[str]) -> None:
+    """Refuse names in ``changes`` that ``set_queue_properties`` cannot set: MQ_ERROR_PROPERTY for
+    a name that is no queue property (a typo read as a rule about creation; outside QA),
+    MQ_ERROR_PROPERTY_NOTALLOWED for one fixed at creation."""
+    names = set(changes)
+    unknown = names - {f.name for f in fields(QueueProperties)}
+    if unknown:
+        raise MSMQError(
+            f"no queue property is called {', '.join(sorted(unknown))}", HResult.MQ_ERROR_PROPERTY
+        )
+    fixed = names - SETTABLE_QUEUE_PROPERTIES
+    if fixed:
+        raise MSMQError(f"cannot change {sorted(fixed)} after creation", HResult.MQ_ERROR_PROPERTY_NOTALLOWED)
 
 
 def validate_multicast_address(value: str) -> str:

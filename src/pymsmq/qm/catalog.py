@@ -13,7 +13,7 @@ from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.names import QueuePath
-from pymsmq.model.queue_properties import SETTABLE_QUEUE_PROPERTIES, QueueProperties, check_base_priority
+from pymsmq.model.queue_properties import QueueProperties, check_base_priority, check_settable
 from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
 from pymsmq.qm.index import PENDING
 from pymsmq.qm.lifecycle import NACK_Q_DELETED
@@ -190,11 +190,7 @@ class QueueCatalog:
         Properties fixed at creation (transactional, path name, ...) raise
         MQ_ERROR_PROPERTY_NOTALLOWED; bad values MQ_ERROR_ILLEGAL_PROPERTY_VALUE.
         """
-        fixed = set(changes) - SETTABLE_QUEUE_PROPERTIES
-        if fixed:
-            raise MSMQError(
-                f"cannot change {sorted(fixed)} after creation", HResult.MQ_ERROR_PROPERTY_NOTALLOWED
-            )
+        check_settable(changes)
         with self._lock:
             self._check_open()
             state, subqueue = self._resolve(name)

@@ -672,7 +672,8 @@ class Queue(LookupIdOps, MatchingReads):
     def purge(self) -> None:
         """Delete every message that is not locked ([MS-MQDMPR] 3.1.7.1.7 Purge Queue).
 
-        Locked messages become PurgePending: deleted when their transaction ends either way.
+        Locked messages become PurgePending: deleted when their transaction ends either way.  The
+        messages of this handle's queue or subqueue only: a queue's purge leaves its subqueues.
         """
         qm = self._qm
         with qm._lock:
