@@ -508,7 +508,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 )
             )
         )
-        log.info("%s connected as %r (%r)", self.peer, identity, hello.client_name[:100])
+        # DEBUG: at INFO a server with short-lived clients wrote a line per connection (20,000 an
+        # hour at 5 a second: outside soak QA); refusals stay WARNING.
+        log.debug("%s connected as %r (%r)", self.peer, identity, hello.client_name[:100])
 
     # ------------------------------------------------------------------ dispatch
     def _dispatch(self, rid: int, req: pm.Request) -> None:
