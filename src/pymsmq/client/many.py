@@ -111,11 +111,12 @@ def send_batches(
     Raises the first error (see ``RemoteQueue.send_many``) after every frame written was answered,
     with ``failures``: every message not sent, as (index in ``batch``, error), in batch order.
     """
-    failures: dict[int, MSMQError] = {}  # id(message) -> why it was not sent
+    failures: dict[int, MSMQError] = {}  # index in ``batch`` -> why that message was not sent
     # Frames of at most _SEND_CHUNK messages and the server's max_payload (docs/protocol.md 2.3),
     # each written as soon as it is encoded: the server works on one while the next is encoded.
     room = t.server_hello.max_payload - _FRAME_SLACK
-    frames: list[tuple[int, list[Message]]] = []  # (request id, its messages) of each frame written
+    # (request id, its messages, their indexes in ``batch``) of each frame written
+    frames: list[tuple[int, list[Message], list[int]]] = []
     # A frame the connection refuses (e.g. over a server's small max_payload): that message and the
     # later ones stay unsent.  A value the packet cannot hold (encoder): that message alone is not
     # sent, the others are, and the first such error is raised with the server's (as embedded).
@@ -124,6 +125,7 @@ def send_batches(
     size = 0
     packets: list[bytes] = []
     members: list[Message] = []
+    indexes: list[int] = []
 
     def write() -> bool:
         nonlocal stop_error
@@ -132,25 +134,26 @@ def send_batches(
         except MSMQError as exc:
             stop_error = exc
             return False
-        frames.append((rid, members))
+        frames.append((rid, members, indexes))
         return True
 
-    for m in batch:
+    for i, m in enumerate(batch):
         try:
             # encode_packet(m), its fast cases first (a SEND packet carries no destination).
             packet = encode_plain(m) or encode_simple(m) or encode_packet(m)
         except MSMQError as exc:
             refused = refused or exc
-            failures[id(m)] = exc
+            failures[i] = exc
             continue
         cost = len(packet) + 8
         if packets and (len(packets) >= _SEND_CHUNK or size + cost > room):
             if not write():
                 packets = []
                 break
-            size, packets, members = 0, [], []
+            size, packets, members, indexes = 0, [], [], []
         packets.append(packet)
         members.append(m)
+        indexes.append(i)
         size += cost
     if packets:
         write()
@@ -164,12 +167,12 @@ def send_batches(
         if len(lineages) > 1024:
             lineages.clear()
         lineages[key] = source
-    for rid, sent in frames:
+    for rid, sent, sent_indexes in frames:
         response = wait(rid)
         if type(response) is ErrorResponse:
             error = error_from(response)
             first = first or error
-            failures.update((id(message), error) for message in sent)
+            failures.update(dict.fromkeys(sent_indexes, error))
             continue
         blob = cast(SendManyResponse, response).results
         ids = decode_sent_ids(blob)
@@ -199,20 +202,20 @@ def send_batches(
         except WireError as exc:
             error = MSMQError(f"malformed SEND_MANY answer: {exc}", HResult.MQ_ERROR)
             first = first or error
-            failures.update((id(message), error) for message in sent)  # (not known: counted as not)
+            failures.update(dict.fromkeys(sent_indexes, error))  # (not known: counted as not)
             continue
         if len(results) != len(sent):
             error = MSMQError(
                 f"SEND_MANY answered {len(results)} results for {len(sent)} messages", HResult.MQ_ERROR
             )
             first = first or error
-            failures.update((id(message), error) for message in sent)
+            failures.update(dict.fromkeys(sent_indexes, error))
             continue
-        for message, (hresult, mid, sent_at, text) in zip(sent, results, strict=True):
+        for i, message, (hresult, mid, sent_at, text) in zip(sent_indexes, sent, results, strict=True):
             if hresult:
                 refusal = send_refused(message, ErrorResponse(hresult, text))
                 first = first or refusal
-                failures[id(message)] = refusal
+                failures[i] = refusal
                 continue
             # What _apply_sent sets from a SEND answer's facts.
             if mid is not None and len(mid) == 20:
@@ -228,13 +231,13 @@ def send_batches(
             message.destination_queue = fmt
     if stop_error is not None:
         # That frame's messages and every later one were not written.
-        written = {id(m) for _, members_of in frames for m in members_of}
-        for m in batch:
-            if id(m) not in written and id(m) not in failures:
-                failures[id(m)] = stop_error
+        written = {i for _, _, written_indexes in frames for i in written_indexes}
+        for i in range(len(batch)):
+            if i not in written and i not in failures:
+                failures[i] = stop_error
     raised = stop_error or first
     if raised is not None:
-        raised.failures = tuple((i, failures[id(m)]) for i, m in enumerate(batch) if id(m) in failures)
+        raised.failures = tuple(sorted(failures.items()))
         raise raised
 
 
