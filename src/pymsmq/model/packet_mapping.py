@@ -349,7 +349,14 @@ def _general_packet(message: Message) -> bytes:
         return packet.encode()
     except WireError as exc:
         if exc.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:  # over the 4 MB PacketSize maximum
-            raise MSMQError(f"the message is larger than MSMQ allows: {exc.message}", exc.hresult) from None
+            # (the packet as the queue manager writes it, which can be larger than one a client
+            # sent: a "private queue of the source computer" reply queue names that computer;
+            # outside QA, the size named was not one the client knew of)
+            raise MSMQError(
+                f"the message is larger than MSMQ allows: {exc.message} (its packet as stored, with its"
+                " queue names and headers as this queue manager writes them)",
+                exc.hresult,
+            ) from None
         raise _fail(str(exc)) from None
 
 
