@@ -682,6 +682,27 @@ def test_send_many_names_every_message_it_did_not_send(qm: Any, delivery: int) -
     assert MSMQError("plain").failures == ()
 
 
+def test_send_many_refused_whole_lists_every_message(qm: Any) -> None:
+    # Outside QA (second round): an error raised before anything was sent left ``failures`` empty
+    # (an invalid message, both; a finished transaction or a closed handle, remote only).
+    q = qm.create_queue(TQ, transactional=True)
+    batch = [Message(body=b"a"), Message(body=b"b"), Message(body=b"c")]
+    batch[1].priority = 9  # (set after construction, which checks it)
+    with pytest.raises(MSMQError) as info:
+        q.send_many(batch)
+    assert [i for i, _ in info.value.failures] == [0, 1, 2]
+    tx = qm.begin_transaction()
+    tx.commit()
+    with pytest.raises(MSMQError) as info:
+        q.send_many([Message(body=b"a"), Message(body=b"b")], tx)
+    assert [i for i, _ in info.value.failures] == [0, 1]
+    q.close()
+    with pytest.raises(MSMQError) as info:
+        q.send_many([Message(body=b"a"), Message(body=b"b")], 3)
+    assert [i for i, _ in info.value.failures] == [0, 1]
+    assert qm.queue(TQ).message_count == 0
+
+
 def test_queue_property_values_are_judged_alike(qm: Any) -> None:
     # -1 is a COM long showing INFINITE (embedded took it, remote could not encode it); a NUL in a
     # label and a base priority out of VT_I2's range were taken embedded (the latter silently

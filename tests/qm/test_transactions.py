@@ -430,3 +430,51 @@ def test_a_transaction_let_go_of_after_its_queue_manager_closed_is_nothing(tmp_p
     with QueueManager.open(tmp_path / "qm") as again:  # never received: it was not committed
         back = again.queue(r".\private$\q").receive(timeout=0, transaction=MQ_SINGLE_MESSAGE)
         assert back.body == b"kept"
+
+
+def test_commits_become_visible_in_the_order_they_placed_their_messages(tmp_path: Path) -> None:
+    # Outside QA: T1 placed its message first, T2 second; T2's write ended first, so T2's message
+    # was visible while T1's was not, and a cursor or a lookup-id walk that passed T2 never saw T1.
+    # A commit now waits, after its own write, for those placed before it in its queues.
+    import threading
+
+    qm = QueueManager.open(tmp_path / "qm")
+    try:
+        q = qm.create_queue(r".\private$\order", transactional=True)
+        t1, t2 = qm.begin_transaction(), qm.begin_transaction()
+        q.send(Message(label="T1"), t1)
+        q.send(Message(label="T2"), t2)
+        store = qm._store
+        real = store.apply
+        t1_held, release, t2_written = threading.Event(), threading.Event(), threading.Event()
+
+        def apply(batch: object) -> None:
+            name = threading.current_thread().name
+            if name == "T1":
+                t1_held.set()
+                assert release.wait(30)
+            real(batch)  # type: ignore[arg-type]
+            if name == "T2":
+                t2_written.set()
+
+        store.apply = apply  # type: ignore[method-assign]
+        first = threading.Thread(target=t1.commit, name="T1")
+        second = threading.Thread(target=t2.commit, name="T2")
+        first.start()
+        assert t1_held.wait(30)
+        second.start()
+        assert t2_written.wait(30)
+        second.join(0.3)
+        assert second.is_alive()  # durable, and waiting for T1 to be visible
+        assert hr(q.peek, timeout=0) == NF
+        release.set()
+        first.join(30)
+        second.join(30)
+        cursor = q.cursor()
+        walk = [cursor.peek_current(0), cursor.peek_next(0)]
+        assert [m.label for m in walk] == ["T1", "T2"]
+        assert walk[0].lookup_id < walk[1].lookup_id
+        assert q.peek_next_by_lookup_id(walk[0].lookup_id).label == "T2"
+        store.apply = real  # type: ignore[method-assign]
+    finally:
+        qm.close()

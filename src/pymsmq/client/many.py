@@ -168,7 +168,15 @@ def send_batches(
             lineages.clear()
         lineages[key] = source
     for rid, sent, sent_indexes in frames:
-        response = wait(rid)
+        try:
+            response = wait(rid)
+        except MSMQError as exc:
+            # No answer (the connection failed): the frame's messages may or may not be stored;
+            # they are listed with this error (MQ_ERROR_SERVICE_NOT_AVAILABLE), as the docs say
+            # (outside QA: it escaped with no ``failures`` at all).
+            first = first or exc
+            failures.update(dict.fromkeys(sent_indexes, exc))
+            continue
         if type(response) is ErrorResponse:
             error = error_from(response)
             first = first or error

@@ -341,12 +341,16 @@ class RemoteQueue:
         batch there: the frames already written are answered, then that error is raised.
         """
         batch = list(messages)
-        for m in batch:
-            if not isinstance(m, Message):
-                raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
-            m.validate()
-        xact = _xact(self._qm, transaction)
-        self._check()
+        try:
+            for m in batch:
+                if not isinstance(m, Message):
+                    raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+                m.validate()
+            xact = _xact(self._qm, transaction)
+            self._check()
+        except MSMQError as exc:  # nothing sent: every message failed (as embedded)
+            exc.failures = tuple((i, exc) for i in range(len(batch)))
+            raise
         many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
 
     # ------------------------------------------------------------------ receive family

@@ -32,6 +32,7 @@ class QueueState:
 
     __slots__ = (
         "__weakref__",
+        "commits",
         "cond",
         "deleted",
         "exclusive_handles",
@@ -76,6 +77,9 @@ class QueueState:
         self.parent: QueueState | None = None
         self.cond = WatchedCondition(lock)
         self.deleted = False
+        #: Tickets of the commits whose messages were placed in this queue and are not visible
+        #: yet, in placing order (transaction.py: they become visible in that order).
+        self.commits: list[int] = []
         self.handles: weakref.WeakSet[Queue] = weakref.WeakSet()
         #: The open handles of ``handles`` opened with MQ_DENY_RECEIVE_SHARE (at most one).
         self.exclusive_handles: weakref.WeakSet[Queue] = weakref.WeakSet()

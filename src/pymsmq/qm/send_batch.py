@@ -379,15 +379,18 @@ def send_many(
     name that is not a format name, a quota, ...) is raised after all were tried, with
     ``failures`` naming every message not sent (``MSMQError.failures``).
     """
-    if type(transaction) is int and transaction != 3:
-        # A constant is judged once, also for no messages (as the remote client does): XA and
-        # values other than 0-3 are refused.
-        queue._transaction(transaction, receive=False)
     batch = list(messages)
-    for message in batch:
-        if not isinstance(message, Message):
-            raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
-        message.validate()
+    try:
+        if type(transaction) is int and transaction != 3:
+            # A constant is judged once, also for no messages (as the remote client does): XA and
+            # values other than 0-3 are refused.
+            queue._transaction(transaction, receive=False)
+        for message in batch:
+            if not isinstance(message, Message):
+                raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+            message.validate()
+    except MSMQError as exc:  # nothing sent: every message failed (outside QA: ``failures`` was empty)
+        raise with_failures(exc, [(i, exc) for i in range(len(batch))]) from None
     failures: list[tuple[int, MSMQError]] = []
     if isinstance(transaction, Transaction):
         # Sends in a transaction are written when it commits: nothing to share now.

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import uuid
 import weakref
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["Transaction"]
 
 log = logging.getLogger("pymsmq.qm")
+
+#: Commit tickets: the order in which commits placed their messages (``_place_at_commit``).
+_TICKETS: Final = itertools.count(1)
 
 SEND: Final = 0
 RECEIVE: Final = 1
@@ -177,51 +181,58 @@ class Transaction:
             # it, and with SentTime in whole seconds a TTRQ of 0 dropped every message (outside QA,
             # 2026-11-27).
             now = qm._clock()
-            life = qm._life
             sends = [op for op in self._ops if op.kind == SEND and not op.queue.deleted]
             try:
-                _place_at_commit(qm, sends, now)
+                tickets = _place_at_commit(qm, sends, now)
             except BaseException:
                 self.state = ACTIVE
                 raise
-            # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
-            # LastInTransaction (applied to the messages this transaction sends).
-            for i, op in enumerate(sends):
-                message = op.entry.message
-                if message is not None:
-                    message.is_first_in_transaction = i == 0
-                    message.is_last_in_transaction = i == len(sends) - 1
-            written: list[_Operation] = []  # (those whose queue was not deleted: in the write)
-            for op in self._ops:
-                if op.queue.deleted:
-                    continue
-                written.append(op)
-                entry = op.entry
-                if op.kind == SEND:
-                    batch.insert.append(qm._stored(op.queue, entry))
-                elif op.kind == RECEIVE:
-                    if entry.durable:
-                        batch.delete.append(MessageKey(op.queue.queue_id, entry.lookup_id))
-                elif entry.durable:
-                    batch.update.append(
-                        moved_update(op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
-                    )
-            # Its acknowledgements, NACKs and journal copies go in the commit's write (Effects): in
-            # a second write, a kill between the two kept the commit and lost them.  Kept by
-            # operation too: those of an operation whose queue is deleted while the write is under
-            # way are taken back after it (the deletion decided that message's fate).
-            prepared = Effects()
-            own: list[tuple[_Operation, Effects]] = []
-            for op in written:
-                if self._has_effects(qm, op):
-                    op_effects = qm._prepared(functools.partial(self._effects, qm, op), COMMIT_EFFECTS)
-                    own.append((op, op_effects))
-                    prepared.absorb(op_effects)
+            try:
+                # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
+                # LastInTransaction (applied to the messages this transaction sends).
+                for i, op in enumerate(sends):
+                    message = op.entry.message
+                    if message is not None:
+                        message.is_first_in_transaction = i == 0
+                        message.is_last_in_transaction = i == len(sends) - 1
+                written: list[_Operation] = []  # (those whose queue was not deleted: in the write)
+                for op in self._ops:
+                    if op.queue.deleted:
+                        continue
+                    written.append(op)
+                    entry = op.entry
+                    if op.kind == SEND:
+                        batch.insert.append(qm._stored(op.queue, entry))
+                    elif op.kind == RECEIVE:
+                        if entry.durable:
+                            batch.delete.append(MessageKey(op.queue.queue_id, entry.lookup_id))
+                    elif entry.durable:
+                        batch.update.append(
+                            moved_update(
+                                op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now
+                            )
+                        )
+                # Its acknowledgements, NACKs and journal copies go in the commit's write (Effects): in
+                # a second write, a kill between the two kept the commit and lost them.  Kept by
+                # operation too: those of an operation whose queue is deleted while the write is under
+                # way are taken back after it (the deletion decided that message's fate).
+                prepared = Effects()
+                own: list[tuple[_Operation, Effects]] = []
+                for op in written:
+                    if self._has_effects(qm, op):
+                        op_effects = qm._prepared(functools.partial(self._effects, qm, op), COMMIT_EFFECTS)
+                        own.append((op, op_effects))
+                        prepared.absorb(op_effects)
+            except BaseException:
+                _end_commits(tickets)
+                self.state = ACTIVE
+                raise
         refused = None
         try:
             refused = qm._apply_with(batch, prepared)
         except BaseException:
             with qm._lock:
+                _end_commits(tickets)
                 qm._drop_prepared(prepared, COMMIT_EFFECTS)
                 self.state = ACTIVE
             self.abort()
@@ -229,46 +240,68 @@ class Transaction:
         touched: set[int] = set()
         effects = Batch()  # (those of sends whose queue was deleted while the commit was written)
         with qm._lock:
-            for op in written:
-                if op.queue.deleted and op.kind == SEND:  # deleted meanwhile: its row goes too
-                    effects.delete.append(MessageKey(op.queue.queue_id, op.entry.lookup_id))
-            if refused is None:
-                for op, op_effects in own:
-                    if op.queue.deleted:
-                        qm._taken_back(op_effects, None, COMMIT_EFFECTS)
-            qm._shown(prepared, refused, COMMIT_EFFECTS)
-            for op in self._ops:
-                entry = op.entry
-                entry.allow_peek = False
-                if op.kind == SEND and op.queue.deleted:
-                    # Bad destination: the queue was deleted before the commit.
-                    op.index.remove(entry)
-                    life.undeliverable(entry.message, NACK_BAD_DST_Q, effects)
-                    continue
+            interrupted = _wait_for_earlier_commits(tickets)
+            try:
+                self._committed(qm, written, own, prepared, refused, effects, touched, now)
+            finally:
+                _end_commits(tickets)
+        if interrupted is not None:
+            raise interrupted  # (a Ctrl-C while waiting: the commit is done and visible)
+
+    def _committed(
+        self,
+        qm: QueueManager,
+        written: list[_Operation],
+        own: list[tuple[_Operation, Effects]],
+        prepared: Effects,
+        refused: MSMQError | None,
+        effects: Batch,
+        touched: set[int],
+        now: float,
+    ) -> None:
+        # Under the lock, once the commit's write is durable and every commit placed before it in
+        # its queues is visible: its messages become visible, its receives and moves take effect.
+        life = qm._life
+        for op in written:
+            if op.queue.deleted and op.kind == SEND:  # deleted meanwhile: its row goes too
+                effects.delete.append(MessageKey(op.queue.queue_id, op.entry.lookup_id))
+        if refused is None:
+            for op, op_effects in own:
                 if op.queue.deleted:
-                    continue
-                touched.add(id(op.queue))
-                if op.kind == SEND:
-                    entry.durable = True
-                    op.index.set_state(entry, AVAILABLE)
-                    life.check_available(op.queue, entry)
-                elif op.kind == RECEIVE:
-                    op.index.remove(entry)
-                    life.left(entry)
-                else:
-                    op.index.remove(entry)
-                    land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
-            self.state = COMMITTED
-            _let_go(qm, self._ops)
-            for op in self._ops:
-                if id(op.queue) in touched:
-                    touched.discard(id(op.queue))
-                    qm._notify(op.queue)
-            self._ops.clear()
-            # The transaction is durable: a failure to store these must not make commit() raise
-            # (the caller would think it failed, and send or receive again).
-            qm._store_effects(effects, COMMIT_EFFECTS)
-            qm._sweep()
+                    qm._taken_back(op_effects, None, COMMIT_EFFECTS)
+        qm._shown(prepared, refused, COMMIT_EFFECTS)
+        for op in self._ops:
+            entry = op.entry
+            entry.allow_peek = False
+            if op.kind == SEND and op.queue.deleted:
+                # Bad destination: the queue was deleted before the commit.
+                op.index.remove(entry)
+                life.undeliverable(entry.message, NACK_BAD_DST_Q, effects)
+                continue
+            if op.queue.deleted:
+                continue
+            touched.add(id(op.queue))
+            if op.kind == SEND:
+                entry.durable = True
+                op.index.set_state(entry, AVAILABLE)
+                life.check_available(op.queue, entry)
+            elif op.kind == RECEIVE:
+                op.index.remove(entry)
+                life.left(entry)
+            else:
+                op.index.remove(entry)
+                land_move(qm, op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now)
+        self.state = COMMITTED
+        _let_go(qm, self._ops)
+        for op in self._ops:
+            if id(op.queue) in touched:
+                touched.discard(id(op.queue))
+                qm._notify(op.queue)
+        self._ops.clear()
+        # The transaction is durable: a failure to store these must not make commit() raise
+        # (the caller would think it failed, and send or receive again).
+        qm._store_effects(effects, COMMIT_EFFECTS)
+        qm._sweep()
 
     def _rejected_op(self, op: _Operation) -> bool:
         return bool(self._rejected) and (op.queue.queue_id, op.entry.lookup_id) in self._rejected
@@ -377,7 +410,7 @@ def _abort_when_open(qm: QueueManager, progress: _Progress, ops: list[_Operation
             log.warning("abort of a transaction its user let go of failed: %s", exc)
 
 
-def _place_at_commit(qm: QueueManager, sends: list[_Operation], now: float) -> None:
+def _place_at_commit(qm: QueueManager, sends: list[_Operation], now: float) -> list[tuple[QueueState, int]]:
     """Under the lock, at commit: the messages a transaction sends arrive now, after every message
     already in their queues, in the order it sent them (lookup id and arrival time).
 
@@ -404,3 +437,38 @@ def _place_at_commit(qm: QueueManager, sends: list[_Operation], now: float) -> N
             op.index.add(entry)
     for op in sends:
         op.entry.message.arrived_time = now
+    # The commit's ticket in each of those queues: its messages become visible after those of the
+    # commits placed there before it (``_wait_for_earlier_commits``).
+    ticket = next(_TICKETS)
+    tickets = []
+    for state, _ in by_queue.values():
+        state.commits.append(ticket)
+        tickets.append((state, ticket))
+    return tickets
+
+
+def _wait_for_earlier_commits(tickets: list[tuple[QueueState, int]]) -> BaseException | None:
+    """Under the lock, after the commit's write: wait until the commits placed before it in its
+    queues have made their messages visible, so that messages become visible in their queue's
+    order (outside QA: two commits whose writes ended in the other order showed the later-placed
+    messages first, and a cursor or a lookup-id walk that had passed them never saw the earlier
+    ones).  The earlier commits are writing (or have written) already and never wait for a later
+    one: no cycle.  A signal handler's exception (Ctrl-C) ends the wait and is returned, to be
+    raised once the commit is visible (a commit whose write was durable must not be left half
+    done)."""
+    try:
+        for state, ticket in tickets:
+            commits = state.commits
+            while commits and commits[0] < ticket:
+                state.cond.wait()
+    except BaseException as exc:  # (re-raised by the caller once the commit is done)
+        return exc
+    return None
+
+
+def _end_commits(tickets: list[tuple[QueueState, int]]) -> None:
+    """Under the lock: the commit's messages are visible (or it failed): later commits may go on."""
+    for state, ticket in tickets:
+        if ticket in state.commits:
+            state.commits.remove(ticket)
+            state.cond.notify_all()
