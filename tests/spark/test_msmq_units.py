@@ -276,6 +276,26 @@ def test_commit_staged_is_idempotent_per_batch(server: ThreadServer) -> None:
     assert bodies == [b"c", b"a", b"b"] * 3
 
 
+def test_a_replay_finds_its_marker_past_another_writer_s_open_commit(server: ThreadServer) -> None:
+    # Outside QA: writer A's commit transaction had sent its marker and not committed; writer B's
+    # replayed batch looked for its marker only below the marker queue's high water (held at A's
+    # pending send), did not find the one it had committed, and sent the batch again.
+    name = f".\\private$\\w_{uuid.uuid4().hex[:6]}"
+    with pymsmq.client.connect(server.url) as qm:
+        target = qm.create_queue(name, transactional=True)
+        opts = SourceOptions.parse({"url": server.url, "queue": name, "writerId": "writerB"})
+        staged: list[Any] = [Staged(0, 3, encode_batch([pymsmq.Message(body=b"r") for _ in range(3)]))]
+        assert commit_staged(opts, [Staged(0, 1, encode_batch([pymsmq.Message(body=b"q")]))], 4) == 1
+        markers = qm.queue(MARKER_QUEUE)
+        writer_a = qm.begin_transaction()
+        markers.send(pymsmq.Message(label="writerA|7|0"), writer_a)  # A inside its commit
+        assert commit_staged(opts, staged, 5) == 3
+        assert commit_staged(opts, staged, 5) == 0  # the replay while A's commit is open
+        writer_a.commit()
+        assert commit_staged(opts, staged, 5) == 0
+        assert target.message_count == 4
+
+
 @pytest.mark.parametrize(
     ("row", "needle"),
     [
