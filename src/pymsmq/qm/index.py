@@ -24,6 +24,7 @@ transaction, or waiting for its durable write) which nobody sees.  Deleted entri
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
@@ -43,6 +44,18 @@ PENDING: Final = 2
 
 _COMPACT_MIN: Final = 1024
 _new: Final = object.__new__
+
+
+#: Lookup ids from here on are an open transaction's sends, placed at its commit
+#: (transaction._place_at_commit): above every real one, so that they hold no reader back (the
+#: high water, qm/range_read.py) and take no id from the queue before they arrive.
+UNCOMMITTED_LOOKUP_IDS: Final = 1 << 63
+_uncommitted: Final = itertools.count(UNCOMMITTED_LOOKUP_IDS)
+
+
+def uncommitted_lookup_id() -> int:
+    """A lookup id for the PENDING entry of a send inside an open transaction (unique)."""
+    return next(_uncommitted)
 
 
 class Entry:

@@ -31,7 +31,7 @@ from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
 from pymsmq.qm.cursor import Cursor
 from pymsmq.qm.hold import Hold, remove_taken
-from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
+from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex, uncommitted_lookup_id
 from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, NACK_BAD_DST_Q, NACK_Q_PURGED, Effects
 from pymsmq.qm.lookup_ids import LookupIdOps
 from pymsmq.qm.matching import MatchingReads
@@ -498,12 +498,18 @@ class Queue(LookupIdOps, MatchingReads):
         message.source_machine_guid = guid
         message.destination_queue = state.format_name
         message.sent_time = sent
-        # qm._next_lookup(state) without the call while inside the durably reserved block.
-        lid = state.next_lookup
-        if lid <= state.reserved_lookup:
-            state.next_lookup = lid + 1
+        if txn is not None:
+            # Placed at the commit (transaction._place_at_commit): until then an id above every
+            # real one, which holds no reader back (outside QA: a stream waited for an open
+            # transaction to end) and takes none from the queue.
+            lid = uncommitted_lookup_id()
         else:
-            lid = qm._next_lookup(state)
+            # qm._next_lookup(state) without the call while inside the durably reserved block.
+            lid = state.next_lookup
+            if lid <= state.reserved_lookup:
+                state.next_lookup = lid + 1
+            else:
+                lid = qm._next_lookup(state)
         m.lookup_id = lid
         entry = state.index.add_new(lid, m.priority, m, size, PENDING if durable else AVAILABLE, expires_at)
         if expires_at is not None:

@@ -7,15 +7,16 @@ journal, a dead-letter queue, a subqueue) range by range.  Lookup ids are unique
 queue ([MS-MQDMPR] 3.1.1.12 LookupIdentifier), so a range is a stable, replayable slice of the queue.
 
 ``high_water`` is the lookup id below which the queue is settled: every id below it is either in the
-queue already or will never appear there (ids still held by an uncommitted or not yet durable send are
-PENDING, and the high water stays at the lowest of them).  A reader that advances only up to the high
-water never skips a message that becomes visible later.  (A message moved back from a subqueue keeps
-its old lookup id; such moves are outside this guarantee.)
+queue already or will never appear there (ids held by a send being written or committed are
+PENDING, and the high water stays at the lowest of them; an open transaction's sends hold no id
+below it: they take theirs at its commit, after every message there).  A reader that advances only
+up to the high water never skips a message that becomes visible later.  (A message moved back from a
+subqueue keeps its old lookup id; such moves are outside this guarantee.)
 
 ``past_pending``: the selection goes past the high water, up to the last lookup id handed out,
 and ``high_water`` is the queue's next lookup id: a batch read (a snapshot of what is visible)
-reads the messages committed after a send still inside an open transaction.  Messages still
-pending are not visible, so they are skipped, as locked ones are.
+reads the messages written after a send still being written.  Messages still pending are not
+visible, so they are skipped, as locked ones are.
 
 ``until_held``: the high water also stops at the lowest lookup id at or after ``from_lookup_id`` of a
 message that is held (LOCKED by another transaction's receive or by a two-phase receive, and not

@@ -420,19 +420,18 @@ def _place_at_commit(qm: QueueManager, sends: list[_Operation], now: float) -> l
     two transactions sending to one queue at once interleaved their messages in send order (outside
     QA, 2026-11-28).  [MS-MQDMPR]'s MessagePositionList is "ordered by arrival time within
     priority", and a transactional message arrives when its transaction commits (a remote queue
-    manager gets it only then); docs/spec-decisions.md.  A queue whose last lookup ids are already
-    the transaction's own, in order, keeps them (one sender at a time: nothing moves).
+    manager gets it only then); docs/spec-decisions.md.  Until then they had ids above every real
+    one (``index.uncommitted_lookup_id``): out of every index's way at the tail, all of a queue's are
+    taken out first and put back with their real ids (appended: no insertion among the others).
     """
     by_queue: dict[int, tuple[QueueState, list[_Operation]]] = {}
     for op in sends:
         by_queue.setdefault(id(op.queue), (op.queue, []))[1].append(op)
     for state, ops in by_queue.values():
-        first, last = ops[0].entry.lookup_id, ops[-1].entry.lookup_id
-        if state.next_lookup - 1 == last and last - first == len(ops) - 1:
-            continue  # (the queue's newest ids, none between them: already in place)
+        for op in ops:
+            op.index.remove(op.entry)
         for op in ops:
             entry = op.entry
-            op.index.remove(entry)
             entry.lookup_id = entry.message.lookup_id = qm._next_lookup(state)
             op.index.add(entry)
     for op in sends:

@@ -6,12 +6,13 @@ started (it never changes), so that ``mode=receive`` knows which messages belong
 
 - ``latestOffset(start, limit)`` asks the server where the queue is settled from ``start`` (one
   READ_RANGE with no data and ``UNTIL_HELD``; nothing is sent back): the lowest of the high water (a
-  send not yet committed or written holds it) and the first message at or after ``start`` that a
-  receive holds and may give back (another consumer's open transaction, or its two-phase receive not
-  yet acknowledged).  So a batch never ends past a message that may still appear there, and the
-  stream waits at a held message until its holder commits (the message is gone) or aborts (the
-  stream delivers it).  With ``maxMessagesPerTrigger`` the server counts that many visible messages
-  from ``start`` (again without sending them) and the batch ends after the last of them.
+  send being written or committed holds it; an open transaction's do not, as their messages take
+  their lookup ids at its commit, after every one there) and the first message at or after ``start``
+  that a receive holds and may give back (another consumer's open transaction, or its two-phase
+  receive not yet acknowledged). So a batch never ends past a message that may still appear there,
+  and the stream waits at a held message until its holder commits (the message is gone) or aborts
+  (the stream delivers it). With ``maxMessagesPerTrigger`` the server counts that many visible
+  messages from ``start`` (again without sending them) and the batch ends after the last of them.
   ``Trigger.AvailableNow`` freezes the end of the run once (a held message ends the run early).
 - ``read`` peeks at the partition's range, so a failed or retried batch reads the same messages
   again.  A message of the range that a receive took between ``latestOffset`` and the read is waited
