@@ -567,3 +567,23 @@ def test_a_receive_stream_removes_its_last_batch_at_the_next_trigger(server: Thr
     assert peek.latestOffset(e, ReadAllAvailable()) == e  # (peek mode removes nothing)
     with pymsmq.client.connect(server.url) as qm:
         assert peek.opts.queue and qm.queue(peek.opts.queue).message_count == 2
+
+
+def test_a_stream_refuses_a_subqueue_and_a_batch_read_takes_it(server: ThreadServer) -> None:
+    # Outside QA: messages come into a subqueue only by moves, which keep their lookup ids, behind
+    # the stream's position: a stream over a subqueue delivered none of them.
+    from pymsmq.spark.datasource import MsmqDataSource
+
+    name = _held_queue(server, 3)
+    with pymsmq.client.connect(server.url) as qm:
+        q = qm.queue(name)
+        q.move(q.peek(0).lookup_id, "retry")
+        retry = qm.queue(name + ";retry")
+        sub = retry.format_name
+    for queue in (name + ";retry", sub):
+        with pytest.raises(MSMQError, match="cannot follow the subqueue 'retry'"):
+            MsmqDataSource({"url": server.url, "queue": queue}).streamReader(None)
+        reader = MsmqDataSource({"url": server.url, "queue": queue}).reader(None)
+        batches = [b for p in reader.partitions() for b in reader.read(p)]
+        assert [str(v) for b in batches for v in b.column("label").to_pylist()] == ["0"]
+    MsmqDataSource({"url": server.url, "queue": name}).streamReader(None)  # the queue itself: a stream

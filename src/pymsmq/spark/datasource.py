@@ -23,7 +23,7 @@ from pyspark.sql.datasource import DataSource
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.spark.message_arrow import SPARK_SCHEMA
-from pymsmq.spark.options import SourceOptions
+from pymsmq.spark.options import SourceOptions, open_queue
 from pymsmq.spark.reader import MsmqBatchReader
 from pymsmq.spark.stream import MsmqStreamReader
 from pymsmq.spark.writer import MsmqBatchWriter, MsmqStreamWriter, check_columns
@@ -60,9 +60,21 @@ class MsmqDataSource(DataSource):
         return MsmqBatchReader(opts)
 
     def streamReader(self, schema: Any) -> MsmqStreamReader:  # noqa: N802 - the PySpark name
-        """Streaming read (peek or receive-on-commit)."""
+        """Streaming read (peek or receive-on-commit) of a queue, a journal or a system queue."""
         _check_schema(schema)
-        return MsmqStreamReader(self._opts())
+        opts = self._opts()
+        with open_queue(opts) as (_, q):
+            subqueue = q.subqueue_name
+        if subqueue:
+            # Messages come into a subqueue only by moves, which keep the lookup id they had in the
+            # queue: behind the stream's position, none was ever delivered (outside QA, 2026-11-28).
+            raise MSMQError(
+                f"msmq data source: a stream cannot follow the subqueue {subqueue!r}: a message moved "
+                "into it keeps its lookup id, behind the stream's position; read a subqueue with "
+                "spark.read (a batch read), or move its messages back to the queue",
+                HResult.MQ_ERROR_INVALID_PARAMETER,
+            )
+        return MsmqStreamReader(opts)
 
     def writer(self, schema: Any, overwrite: bool) -> MsmqBatchWriter:
         """Batch write (append; ``overwrite`` is refused: queues are not truncated by a write)."""

@@ -6,8 +6,8 @@ Spark hands options over as case-insensitive strings (``load("x")`` arrives as `
 ``url``                     ``msmq://host:port`` of a ``pymsmq serve`` server (required)
 ``token``                   authentication token of the server (optional)
 ``queue`` (or ``path``)     a path name (``.\\private$\\orders``), a format name (``...;JOURNAL``,
-                            ``DIRECT=OS:...;sub`` for a subqueue) or one of ``system:deadletter``,
-                            ``system:deadxact``, ``system:journal``
+                            ``DIRECT=OS:...;sub`` for a subqueue: batch reads only) or one of
+                            ``system:deadletter``, ``system:deadxact``, ``system:journal``
 ``mode``                    streaming read: ``peek`` (default, leave the messages) or ``receive``
                             (remove them when Spark commits the micro-batch)
 ``maxMessagesPerTrigger``   streaming read: admission control (messages per micro-batch)
