@@ -330,12 +330,16 @@ class MessageIndex:
         entry.allow_peek = False
         entry.purge_pending = False
         entry.packet = None
-        # ``add`` inlined; a new lookup id is normally the largest of its priority: append.
+        # ``add`` inlined; a new lookup id is normally the largest of its priority: append.  An
+        # uncommitted one is in no order until ``place`` (it is nowhere in the queue yet).
         lst = self._lists[priority]
-        if lst and lst[-1] >= lookup_id:
+        if lookup_id >= UNCOMMITTED_LOOKUP_IDS:
+            pass
+        elif lst and lst[-1] >= lookup_id:
             self.add(entry)
             return entry
-        lst.append(lookup_id)
+        else:
+            lst.append(lookup_id)
         self._entries[lookup_id] = entry
         self.total_bytes += size
         self.shared.value += size
@@ -346,6 +350,13 @@ class MessageIndex:
         if self._tables:
             self._file(entry)
         return entry
+
+    def place(self, entry: Entry, lookup_id: int) -> None:
+        """Give the entry of a send made in a transaction (an ``uncommitted_lookup_id``) its real
+        ``lookup_id`` at the commit: into the queue's order, after every message there."""
+        self.remove(entry)
+        entry.lookup_id = lookup_id
+        self.add(entry)
 
     def set_state(self, entry: Entry, state: int) -> None:
         """Change ``entry.state`` keeping the counters right."""
@@ -406,6 +417,8 @@ class MessageIndex:
             self.pending -= 1
         if self._tables:
             self._unfile(entry)
+        if lid >= UNCOMMITTED_LOOKUP_IDS:
+            return True  # (an uncommitted send's entry is in no order: ``add_new``)
         p = entry.priority
         self._dead[p] += 1
         lst = self._lists[p]

@@ -420,20 +420,18 @@ def _place_at_commit(qm: QueueManager, sends: list[_Operation], now: float) -> l
     two transactions sending to one queue at once interleaved their messages in send order (outside
     QA, 2026-11-28).  [MS-MQDMPR]'s MessagePositionList is "ordered by arrival time within
     priority", and a transactional message arrives when its transaction commits (a remote queue
-    manager gets it only then); docs/spec-decisions.md.  Until then they had ids above every real
-    one (``index.uncommitted_lookup_id``): out of every index's way at the tail, all of a queue's are
-    taken out first and put back with their real ids (appended: no insertion among the others).
+    manager gets it only then); docs/spec-decisions.md.  Until then their ids were above every real
+    one (``index.uncommitted_lookup_id``), in no queue's order: each takes its real one now
+    (``MessageIndex.place``, an append).
     """
     by_queue: dict[int, tuple[QueueState, list[_Operation]]] = {}
     for op in sends:
         by_queue.setdefault(id(op.queue), (op.queue, []))[1].append(op)
     for state, ops in by_queue.values():
         for op in ops:
-            op.index.remove(op.entry)
-        for op in ops:
             entry = op.entry
-            entry.lookup_id = entry.message.lookup_id = qm._next_lookup(state)
-            op.index.add(entry)
+            op.index.place(entry, qm._next_lookup(state))
+            entry.message.lookup_id = entry.lookup_id
     for op in sends:
         op.entry.message.arrived_time = now
     # The commit's ticket in each of those queues: its messages become visible after those of the
