@@ -332,13 +332,11 @@ class MessageIndex:
         entry.packet = None
         # ``add`` inlined; a new lookup id is normally the largest of its priority: append.  An
         # uncommitted one is in no order until ``place`` (it is nowhere in the queue yet).
-        lst = self._lists[priority]
-        if lookup_id >= UNCOMMITTED_LOOKUP_IDS:
-            pass
-        elif lst and lst[-1] >= lookup_id:
-            self.add(entry)
-            return entry
-        else:
+        if lookup_id < UNCOMMITTED_LOOKUP_IDS:
+            lst = self._lists[priority]
+            if lst and lst[-1] >= lookup_id:
+                self.add(entry)
+                return entry
             lst.append(lookup_id)
         self._entries[lookup_id] = entry
         self.total_bytes += size
