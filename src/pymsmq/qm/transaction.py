@@ -182,47 +182,10 @@ class Transaction:
             # 2026-11-27).
             now = qm._clock()
             sends = [op for op in self._ops if op.kind == SEND and not op.queue.deleted]
+            tickets: list[tuple[QueueState, int]] = []
             try:
                 tickets = _place_at_commit(qm, sends, now)
-            except BaseException:
-                self.state = ACTIVE
-                raise
-            try:
-                # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
-                # LastInTransaction (applied to the messages this transaction sends).
-                for i, op in enumerate(sends):
-                    message = op.entry.message
-                    if message is not None:
-                        message.is_first_in_transaction = i == 0
-                        message.is_last_in_transaction = i == len(sends) - 1
-                written: list[_Operation] = []  # (those whose queue was not deleted: in the write)
-                for op in self._ops:
-                    if op.queue.deleted:
-                        continue
-                    written.append(op)
-                    entry = op.entry
-                    if op.kind == SEND:
-                        batch.insert.append(qm._stored(op.queue, entry))
-                    elif op.kind == RECEIVE:
-                        if entry.durable:
-                            batch.delete.append(MessageKey(op.queue.queue_id, entry.lookup_id))
-                    elif entry.durable:
-                        batch.update.append(
-                            moved_update(
-                                op.queue, entry, op.target, qm._message_of(entry).move_count + 1, now
-                            )
-                        )
-                # Its acknowledgements, NACKs and journal copies go in the commit's write (Effects): in
-                # a second write, a kill between the two kept the commit and lost them.  Kept by
-                # operation too: those of an operation whose queue is deleted while the write is under
-                # way are taken back after it (the deletion decided that message's fate).
-                prepared = Effects()
-                own: list[tuple[_Operation, Effects]] = []
-                for op in written:
-                    if self._has_effects(qm, op):
-                        op_effects = qm._prepared(functools.partial(self._effects, qm, op), COMMIT_EFFECTS)
-                        own.append((op, op_effects))
-                        prepared.absorb(op_effects)
+                written, own, prepared = self._prepare_write(qm, sends, batch, now)
             except BaseException:
                 _end_commits(tickets)
                 self.state = ACTIVE
@@ -237,16 +200,53 @@ class Transaction:
                 self.state = ACTIVE
             self.abort()
             raise
-        touched: set[int] = set()
-        effects = Batch()  # (those of sends whose queue was deleted while the commit was written)
         with qm._lock:
             interrupted = _wait_for_earlier_commits(tickets)
             try:
-                self._committed(qm, written, own, prepared, refused, effects, touched, now)
+                self._committed(qm, written, own, prepared, refused, now)
             finally:
                 _end_commits(tickets)
         if interrupted is not None:
             raise interrupted  # (a Ctrl-C while waiting: the commit is done and visible)
+
+    def _prepare_write(
+        self, qm: QueueManager, sends: list[_Operation], batch: Batch, now: float
+    ) -> tuple[list[_Operation], list[tuple[_Operation, Effects]], Effects]:
+        # Under the lock, the messages placed: the commit's write into ``batch``; returns the
+        # operations in it, and the side effects prepared to be stored with it (all, and by operation).
+        # [MS-MQDMPR] 3.1.4.3: the first operation's message is FirstInTransaction, the last one's
+        # LastInTransaction (applied to the messages this transaction sends).
+        for i, op in enumerate(sends):
+            message = op.entry.message
+            if message is not None:
+                message.is_first_in_transaction = i == 0
+                message.is_last_in_transaction = i == len(sends) - 1
+        written: list[_Operation] = []  # (those whose queue was not deleted: in the write)
+        for op in self._ops:
+            if op.queue.deleted:
+                continue
+            written.append(op)
+            entry = op.entry
+            if op.kind == SEND:
+                batch.insert.append(qm._stored(op.queue, entry))
+            elif op.kind == RECEIVE:
+                if entry.durable:
+                    batch.delete.append(MessageKey(op.queue.queue_id, entry.lookup_id))
+            elif entry.durable:
+                moves = qm._message_of(entry).move_count + 1
+                batch.update.append(moved_update(op.queue, entry, op.target, moves, now))
+        # Its acknowledgements, NACKs and journal copies go in the commit's write (Effects): in a
+        # second write, a kill between the two kept the commit and lost them.  Kept by operation
+        # too: those of an operation whose queue is deleted while the write is under way are taken
+        # back after it (the deletion decided that message's fate).
+        prepared = Effects()
+        own: list[tuple[_Operation, Effects]] = []
+        for op in written:
+            if self._has_effects(qm, op):
+                op_effects = qm._prepared(functools.partial(self._effects, qm, op), COMMIT_EFFECTS)
+                own.append((op, op_effects))
+                prepared.absorb(op_effects)
+        return written, own, prepared
 
     def _committed(
         self,
@@ -255,13 +255,13 @@ class Transaction:
         own: list[tuple[_Operation, Effects]],
         prepared: Effects,
         refused: MSMQError | None,
-        effects: Batch,
-        touched: set[int],
         now: float,
     ) -> None:
         # Under the lock, once the commit's write is durable and every commit placed before it in
         # its queues is visible: its messages become visible, its receives and moves take effect.
         life = qm._life
+        touched: set[int] = set()
+        effects = Batch()  # (those of sends whose queue was deleted while the commit was written)
         for op in written:
             if op.queue.deleted and op.kind == SEND:  # deleted meanwhile: its row goes too
                 effects.delete.append(MessageKey(op.queue.queue_id, op.entry.lookup_id))
