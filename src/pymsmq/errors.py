@@ -6,6 +6,9 @@ purpose; ``err.hresult`` tells which one, with the value Windows MSMQ uses for t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Self
+
 from pymsmq.hresult import HResult, describe, named
 
 __all__ = ["FormatNameError", "MSMQError", "WireError", "printable", "quoted", "reason"]
@@ -25,6 +28,11 @@ class MSMQError(Exception):
         self.hresult: int = named(self.default_hresult if hresult is None else hresult)
         self.message = message or describe(self.hresult)
         super().__init__(self.message)
+
+    def with_failures(self, failures: Iterable[tuple[int, MSMQError]]) -> Self:
+        """This error, as ``send_many`` raises it, with ``failures`` (sorted by index)."""
+        self.failures = tuple(sorted(failures, key=lambda failure: failure[0]))
+        return self
 
     def __str__(self) -> str:
         name = HResult(self.hresult).name if self.hresult in HResult._value2member_map_ else None

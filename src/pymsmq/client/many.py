@@ -245,8 +245,7 @@ def send_batches(
                 failures[i] = stop_error
     raised = stop_error or first
     if raised is not None:
-        raised.failures = tuple(sorted(failures.items()))
-        raise raised
+        raise raised.with_failures(failures.items())
 
 
 def receive_batches(

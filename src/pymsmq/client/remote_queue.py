@@ -349,8 +349,7 @@ class RemoteQueue:
             xact = _xact(self._qm, transaction)
             self._check()
         except MSMQError as exc:  # nothing sent: every message failed (as embedded)
-            exc.failures = tuple((i, exc) for i in range(len(batch)))
-            raise
+            raise exc.with_failures((i, exc) for i in range(len(batch))) from None
         many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
 
     # ------------------------------------------------------------------ receive family

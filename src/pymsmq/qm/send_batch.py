@@ -390,7 +390,7 @@ def send_many(
                 raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
             message.validate()
     except MSMQError as exc:  # nothing sent: every message failed (outside QA: ``failures`` was empty)
-        raise with_failures(exc, [(i, exc) for i in range(len(batch))]) from None
+        raise exc.with_failures((i, exc) for i in range(len(batch))) from None
     failures: list[tuple[int, MSMQError]] = []
     if isinstance(transaction, Transaction):
         # Sends in a transaction are written when it commits: nothing to share now.
@@ -404,13 +404,7 @@ def send_many(
             if err is not None:
                 failures.append((i, err))
     if failures:
-        raise with_failures(failures[0][1], failures)
-
-
-def with_failures(error: MSMQError, failures: list[tuple[int, MSMQError]]) -> MSMQError:
-    """``error`` (what ``send_many`` raises) with ``failures``: the messages of the batch not sent."""
-    error.failures = tuple(failures)
-    return error
+        raise failures[0][1].with_failures(failures)
 
 
 def _taker(out: list[Message]) -> Callable[[Message], bool]:
