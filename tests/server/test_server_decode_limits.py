@@ -26,6 +26,7 @@ from pymsmq import Message, MSMQError, connect
 from pymsmq.hresult import HResult
 from pymsmq.protocol import ClientConnection, ClientHello
 from pymsmq.protocol import messages as pm
+from pymsmq.protocol._fields import Props
 from pymsmq.protocol.batch_ops import SendManyRequest, decode_send_results, encode_messages
 from pymsmq.protocol.message_codec import PROPID_PYMSMQ_MESSAGE
 from pymsmq.server import ServerConfig
@@ -64,6 +65,24 @@ def _read_frame(s: socket.socket) -> bytes | None:
 def _error_of(frame: bytes) -> int | None:
     # ERROR (type 5) frames begin their payload with the HRESULT; None for a RESPONSE.
     return struct.unpack_from("<I", frame, 16)[0] if frame[3] == 5 else None
+
+
+def _send(s: socket.socket, rid: int, handle: int, packet: bytes, props: Props = ()) -> int | None:
+    """SEND ``packet`` on the raw connection ``s``: its ERROR's HRESULT, None for a RESPONSE."""
+    s.sendall(_frame(0x20, rid, pm.SendRequest(handle, packet, None, props).encode()))
+    answer = _read_frame(s)
+    assert answer is not None
+    return _error_of(answer)
+
+
+def _send_many_one(s: socket.socket, rid: int, handle: int, packet: bytes, props: Props = ()) -> int:
+    """SEND_MANY of one message on ``s``: the HRESULT of its result (the frame itself answered)."""
+    many = SendManyRequest(handle, None, encode_messages([(packet, props)]))
+    s.sendall(_frame(0x41, rid, many.encode()))
+    answer = _read_frame(s)
+    assert answer is not None and _error_of(answer) is None
+    [result] = decode_send_results(answer[16 + 4 :])
+    return result[0]
 
 
 def _raw(server: ThreadServer) -> tuple[socket.socket, int]:
@@ -131,18 +150,10 @@ def test_a_packet_of_too_many_multi_queue_elements_is_refused(tmp_path: Path) ->
             q = qm.create_queue(Q)
             s, handle = _raw(server)
             over = _mqf_packet(ELEMENTS_PER_READ + 1)
-            s.sendall(_frame(0x20, 2, pm.SendRequest(handle, over, None, ()).encode()))
-            answer = _read_frame(s)
-            assert answer is not None and _error_of(answer) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
-            many = SendManyRequest(handle, None, encode_messages([(over, ())]))
-            s.sendall(_frame(0x41, 3, many.encode()))
-            answer = _read_frame(s)
-            assert answer is not None and _error_of(answer) is None
-            [result] = decode_send_results(answer[16 + 4 :])
-            assert result[0] == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
-            s.sendall(_frame(0x20, 4, pm.SendRequest(handle, _mqf_packet(3), None, ()).encode()))
-            answer = _read_frame(s)  # a next read has its own budget, and three elements are fine
-            assert answer is not None and _error_of(answer) is None
+            assert _send(s, 2, handle, over) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            assert _send_many_one(s, 3, handle, over) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            # A next read has its own budget, and three elements are fine.
+            assert _send(s, 4, handle, _mqf_packet(3)) is None
             s.close()
             assert q.message_count == 1
     finally:
@@ -174,19 +185,10 @@ def test_the_legacy_message_property_counts_against_max_message_size(tmp_path: P
             small = UserMessage.build(destination=None, body=b"s").encode()
             big = UserMessage.build(destination=None, body=b"B" * 10_000, recoverable=True).encode()
             props = ((PROPID_PYMSMQ_MESSAGE, PropVariant(VarType.VT_BLOB, big)),)
-            s.sendall(_frame(0x20, 2, pm.SendRequest(handle, small, None, props).encode()))
-            answer = _read_frame(s)
-            assert answer is not None and _error_of(answer) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
-            many = SendManyRequest(handle, None, encode_messages([(small, props)]))
-            s.sendall(_frame(0x41, 3, many.encode()))
-            answer = _read_frame(s)
-            assert answer is not None and _error_of(answer) is None
-            [result] = decode_send_results(answer[16 + 4 :])
-            assert result[0] == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            assert _send(s, 2, handle, small, props) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            assert _send_many_one(s, 3, handle, small, props) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             within = ((PROPID_PYMSMQ_MESSAGE, PropVariant(VarType.VT_BLOB, small)),)
-            s.sendall(_frame(0x20, 4, pm.SendRequest(handle, small, None, within).encode()))
-            answer = _read_frame(s)
-            assert answer is not None and _error_of(answer) is None
+            assert _send(s, 4, handle, small, within) is None
             s.close()
             assert [m.body for m in q.receive_many(10, timeout=1)] == [b"s"]
     finally:
