@@ -79,7 +79,7 @@ class FirstAvailableMachine(RuleBasedStateMachine):
         return min(suitable, key=lambda e: (-e.priority, e.lookup_id), default=None)
 
     def _add(self, lid: int, priority: int, state: int, key: int = 0) -> None:
-        entry = Entry(lid, priority, _message(key), 1, state)
+        entry = Entry(lid, priority, _message(key), lid % 7 + 1, state)  # sizes differ: byte sums
         self.index.add(entry)
         self.live[lid] = entry
 
@@ -218,6 +218,8 @@ class FirstAvailableMachine(RuleBasedStateMachine):
         index = self.index
         assert len(index) == sum(1 for e in self.live.values() if e.state != PENDING)
         assert index.locked == sum(1 for e in self.live.values() if e.state == LOCKED)
+        assert index.total_bytes == sum(e.size for e in self.live.values())
+        assert index.shown_bytes == sum(e.size for e in self.live.values() if e.state != PENDING)
         assert [e.lookup_id for e in index] == [
             e.lookup_id for e in sorted(self.live.values(), key=lambda e: (-e.priority, e.lookup_id))
         ]

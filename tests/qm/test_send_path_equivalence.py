@@ -191,7 +191,8 @@ _SLOTS = Entry.__slots__
 
 def _facts(index: MessageIndex) -> object:
     entries = [tuple(getattr(e, name) for name in _SLOTS) for e in index]
-    return entries, len(index), index.total_bytes, index.locked, index.pending, index.tail_position()
+    counters = (index.total_bytes, index.locked, index.pending, index.pending_bytes)
+    return entries, len(index), counters, index.tail_position()
 
 
 ops = st.lists(

@@ -31,6 +31,7 @@ def _state(index: MessageIndex) -> tuple[Any, ...]:
         index.total_bytes,
         index.locked,
         index.pending,
+        index.pending_bytes,
     )
 
 

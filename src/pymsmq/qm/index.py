@@ -209,6 +209,7 @@ class MessageIndex:
         "made_available",
         "made_available_seq",
         "pending",
+        "pending_bytes",
         "shared",
         "total_bytes",
     )
@@ -232,6 +233,9 @@ class MessageIndex:
         self.total_bytes = 0
         self.locked = 0
         self.pending = 0
+        #: The bytes of the PENDING entries (part of ``total_bytes``, which the quota counts, but
+        #: not of what the queue shows: ``shown_bytes``).
+        self.pending_bytes = 0
         #: Reads waiting at a cursor on this index (``cursor.Cursor._begin_wait``); while there are
         #: any, the entries that become AVAILABLE other than by a send's arrival (a commit, an abort
         #: that returns one, a move) are listed in ``made_available``: one ahead of a waiting cursor
@@ -246,6 +250,11 @@ class MessageIndex:
     def __len__(self) -> int:
         """Messages in the queue: available and locked ones (uncommitted sends excluded)."""
         return len(self._entries) - self.pending
+
+    @property
+    def shown_bytes(self) -> int:
+        """The bytes of the messages ``len`` counts: ``total_bytes`` but the uncommitted sends'."""
+        return self.total_bytes - self.pending_bytes
 
     @property
     def holds_nothing(self) -> bool:
@@ -292,6 +301,7 @@ class MessageIndex:
             self.locked += 1
         elif entry.state == PENDING:
             self.pending += 1
+            self.pending_bytes += entry.size
         elif self.cursor_waits:
             self._made_available(entry)
         if self._tables:
@@ -343,6 +353,7 @@ class MessageIndex:
         self.shared.value += size
         if state == PENDING:
             self.pending += 1
+            self.pending_bytes += size
         elif state == LOCKED:
             self.locked += 1
         if self._tables:
@@ -365,10 +376,12 @@ class MessageIndex:
             self.locked -= 1
         elif old == PENDING:
             self.pending -= 1
+            self.pending_bytes -= entry.size
         if state == LOCKED:
             self.locked += 1
         elif state == PENDING:
             self.pending += 1
+            self.pending_bytes += entry.size
         entry.state = state
         if state == AVAILABLE:
             self._lower(self._skip, entry)
@@ -413,6 +426,7 @@ class MessageIndex:
             self.locked -= 1
         elif entry.state == PENDING:
             self.pending -= 1
+            self.pending_bytes -= entry.size
         if self._tables:
             self._unfile(entry)
         if lid >= UNCOMMITTED_LOOKUP_IDS:

@@ -109,7 +109,12 @@ class QueueState:
                 del self.subqueues[name]
 
     def total_bytes(self) -> int:
+        """The bytes the queue's quota counts: its subqueues' and its uncommitted sends' included."""
         return self.index.total_bytes + sum(i.total_bytes for i in self.subqueues.values())
+
+    def shown_bytes(self) -> int:
+        """The bytes of the messages the queue and its subqueues show (uncommitted sends not)."""
+        return self.index.shown_bytes + sum(i.shown_bytes for i in self.subqueues.values())
 
     def fits_quota(self, size: int) -> bool:
         """Room under the queue's quota (PROPID_Q_QUOTA, KB; INFINITE: none) for ``size`` more

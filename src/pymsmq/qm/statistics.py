@@ -21,8 +21,9 @@ _PEEK_ONLY: Final = 0x20  # MQ_PEEK_ACCESS: reading the facts takes no message
 def statistics_of(qm: QueueManager, name: str) -> QueueStatistics:
     """The facts of the queue, subqueue or journal ``name`` (a path or format name) now.
 
-    ``bytes_in_queue`` of a queue counts its subqueues' messages (the measure its quota counts,
-    [MS-MQDMPR] 3.1.7.1.9); of a subqueue, its own."""
+    ``bytes_in_queue`` of a queue counts its subqueues' messages (as its quota does, [MS-MQDMPR]
+    3.1.7.1.9); of a subqueue, its own. Neither counts the sends of an open transaction (nor does
+    ``message_count``), which the quota does."""
     q = qm.queue(name, _PEEK_ONLY)
     try:
         path = q.path_name
@@ -40,7 +41,9 @@ def statistics_of(qm: QueueManager, name: str) -> QueueStatistics:
         except MSMQError:
             label, journal = "", False
         with qm._lock:
-            total = q._state.total_bytes() if main else q._index().total_bytes
+            # The bytes of the messages ``message_count`` counts: an open transaction's sends are
+            # in neither until its commit (the quota counts their bytes: ``total_bytes``).
+            total = q._state.shown_bytes() if main else q._index().shown_bytes
         return QueueStatistics(
             path_name=path,
             format_name=q.format_name,

@@ -90,12 +90,12 @@ def queue_sizes(qm: QueueManager) -> dict[str, tuple[int, int]]:
     """``{format name: (messages, bytes)}`` of every application and system queue.
 
     Messages in the queue itself, as PROPID_MGMT_QUEUE_MESSAGE_COUNT ([MC-MQAC] 4.1: the count of
-    the queue's MessagePositionList); bytes with its subqueues', the measure its quota counts, as
-    the embedded queue manager reports them.  Read from the queues' state under the lock (opening
+    the queue's MessagePositionList); bytes with its subqueues' (an open transaction's sends in
+    neither), as the embedded queue manager reports them.  Read from the queues' state under the lock (opening
     a handle on each took 340 ms of the event loop at 10,000 queues).
     """
     with qm._lock:
-        return {state.format_name: (len(state.index), state.total_bytes()) for state in _sized(qm)}
+        return {state.format_name: (len(state.index), state.shown_bytes()) for state in _sized(qm)}
 
 
 def queue_path_names(qm: QueueManager) -> dict[str, str]:
