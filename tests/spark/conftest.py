@@ -53,9 +53,15 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 class MsmqServer:
-    """``pymsmq serve --data DIR --port 0`` in a real subprocess (the Spark workers connect to it)."""
+    """``pymsmq serve --data DIR --port 0`` in a real subprocess (the Spark workers connect to it);
+    ``kill()`` and ``start()`` again serve the same data on the same port."""
 
     def __init__(self, data: Path) -> None:
+        self.data = data
+        self.port = 0
+        self.start()
+
+    def start(self) -> None:
         import subprocess
 
         env = dict(os.environ)
@@ -66,7 +72,7 @@ class MsmqServer:
                 sys.executable,
                 "-c",
                 "from pymsmq.cli.serve import serve; serve()",
-                *("--data", str(data), "--port", "0", "--log-level", "warning"),
+                *("--data", str(self.data), "--port", str(self.port), "--log-level", "warning"),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -78,11 +84,19 @@ class MsmqServer:
         if "listening" not in line:
             self.proc.kill()
             raise RuntimeError(f"pymsmq serve did not start: {line!r}")
-        self.url = f"msmq://127.0.0.1:{int(line.strip().rpartition(':')[2])}"
+        self.port = int(line.strip().rpartition(":")[2])
+        self.url = f"msmq://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(30)
+
+    def kill(self) -> None:
+        """SIGKILL (a crash: nothing is flushed or said to the clients)."""
+        self.proc.kill()
+        self.proc.wait(30)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
 
 
 @pytest.fixture(scope="session")
@@ -91,6 +105,15 @@ def msmq_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MsmqServer
     server = MsmqServer(tmp_path_factory.mktemp("msmq-server"))
     yield server
     server.stop()
+
+
+@pytest.fixture()
+def own_msmq_server(tmp_path: Path) -> Iterator[MsmqServer]:
+    """A server of the test's own, on its own data directory: the test may kill and start it."""
+    server = MsmqServer(tmp_path / "msmq-own")
+    yield server
+    if server.proc.poll() is None:
+        server.kill()
 
 
 @pytest.fixture(scope="session")

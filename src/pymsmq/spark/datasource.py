@@ -23,8 +23,9 @@ from pyspark.sql.datasource import DataSource
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.spark.message_arrow import SPARK_SCHEMA
-from pymsmq.spark.options import SourceOptions, open_queue
+from pymsmq.spark.options import SourceOptions
 from pymsmq.spark.reader import MsmqBatchReader
+from pymsmq.spark.reconnect import with_reconnect
 from pymsmq.spark.stream import MsmqStreamReader
 from pymsmq.spark.writer import MsmqBatchWriter, MsmqStreamWriter, check_columns
 
@@ -63,8 +64,7 @@ class MsmqDataSource(DataSource):
         """Streaming read (peek or receive-on-commit) of a queue, a journal or a system queue."""
         _check_schema(schema)
         opts = self._opts()
-        with open_queue(opts) as (_, q):
-            subqueue = q.subqueue_name
+        subqueue = with_reconnect(opts, lambda _, q: q.subqueue_name)
         if subqueue:
             # Messages come into a subqueue only by moves, which keep the lookup id they had in the
             # queue: behind the stream's position, none was ever delivered (outside QA, 2026-11-28).

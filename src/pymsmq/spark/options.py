@@ -20,6 +20,8 @@ Spark hands options over as case-insensitive strings (``load("x")`` arrives as `
                             may be off the server's (default 60): a commit leaves every message
                             moved into the queue from a subqueue since its batch was planned, less
                             this, as its batch may not have read it
+``reconnectTimeout``        reads: seconds a call to the server is tried again while the server is
+                            unreachable (a restart; default 60, 0: never), then the query fails
 ``writerId``                streaming write (required): names the query's exactly-once markers
 ==========================  =======================================================================
 """
@@ -97,6 +99,7 @@ class SourceOptions:
     writer_id: str = ""
     held_timeout: float = 60.0
     max_clock_skew: float = 60.0
+    reconnect_timeout: float = 60.0
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
@@ -126,6 +129,7 @@ class SourceOptions:
             writer_id=_get(options, "writerId") or queue,
             held_timeout=_seconds(options, "heldTimeout", 60.0),
             max_clock_skew=_seconds(options, "maxClockSkew", 60.0),
+            reconnect_timeout=_seconds(options, "reconnectTimeout", 60.0),
         )
 
 

@@ -23,7 +23,9 @@ from typing import Any
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from pymsmq.client.range_read import iter_range, queue_position
+from pymsmq.errors import MSMQError
 from pymsmq.spark.options import SourceOptions, open_queue
+from pymsmq.spark.reconnect import Retry, with_reconnect
 
 __all__ = ["MsmqBatchReader", "RangePartition", "plan_partitions", "read_partition"]
 
@@ -63,17 +65,24 @@ def read_partition(
     """
     from pymsmq.spark.message_arrow import batch_to_arrow
 
-    if start >= end:
-        return
-    with open_queue(opts) as (_, q):
-        name = q.format_name
-        stream = held_timeout is not None
-        for rb in iter_range(
-            q, start, end, chunk=opts.chunk, held_timeout=held_timeout, past_pending=not stream
-        ):
-            batch = batch_to_arrow(rb.batch, name)
-            if batch.num_rows:
-                yield batch
+    stream = held_timeout is not None
+    retry = Retry(opts.reconnect_timeout)
+    while start < end:
+        try:
+            with open_queue(opts) as (_, q):
+                name = q.format_name
+                for rb in iter_range(
+                    q, start, end, chunk=opts.chunk, held_timeout=held_timeout, past_pending=not stream
+                ):
+                    batch = batch_to_arrow(rb.batch, name)
+                    # Every message before ``next_lookup_id`` is in this batch or an earlier one:
+                    # a connection lost after it goes on from there (``reconnect``).
+                    start = max(start, rb.next_lookup_id)
+                    if batch.num_rows:
+                        yield batch
+                return
+        except MSMQError as exc:
+            retry.wait_or_raise(exc)
 
 
 class MsmqBatchReader(DataSourceReader):
@@ -84,8 +93,7 @@ class MsmqBatchReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         """Lookup-id ranges covering what the queue holds now, up to its next lookup id."""
-        with open_queue(self.opts) as (_, q):
-            pos = queue_position(q, past_pending=True)
+        pos = with_reconnect(self.opts, lambda _, q: queue_position(q, past_pending=True))
         ranges = plan_partitions(pos.first_lookup_id, pos.high_water, self.opts.num_partitions)
         return [RangePartition(a, b) for a, b in ranges] or [RangePartition(0, 0)]
 

@@ -52,8 +52,9 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadMaxRows, SupportsTriggerAvailableNow
 
 from pymsmq.client.range_read import queue_position, read_range
-from pymsmq.spark.options import SourceOptions, open_queue
+from pymsmq.spark.options import SourceOptions
 from pymsmq.spark.reader import RangePartition, plan_partitions, read_partition
+from pymsmq.spark.reconnect import with_reconnect
 
 __all__ = ["MsmqStreamReader", "admitted_end", "receive_committed", "settled_from"]
 
@@ -108,8 +109,7 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._committed: dict[str, int] | None = None  # the last end ``latestOffset`` committed
 
     def _position(self) -> tuple[int, int]:
-        with open_queue(self.opts) as (_, q):
-            pos = queue_position(q)
+        pos = with_reconnect(self.opts, lambda _, q: queue_position(q))
         return pos.first_lookup_id, pos.high_water
 
     def initialOffset(self) -> dict[str, int]:  # noqa: N802 - the PySpark name
@@ -143,13 +143,16 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.opts.mode == "receive" and "from" in start and start != self._committed:
             self.commit(start)
             self._committed = dict(start)
-        with open_queue(self.opts) as (_, q):
-            a = start["lookup_id"]
+        a = start["lookup_id"]
+        n = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+
+        def next_end(_: Any, q: Any) -> int:
             high = settled_from(q, a)
             if self._target is not None:
                 high = min(high, self._target)
-            n = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-            end = admitted_end(q, a, high, n)
+            return admitted_end(q, a, high, n)
+
+        end = with_reconnect(self.opts, next_end)
         if end <= a:
             return start  # (no new data: the same offset, so Spark plans no batch)
         # ``from``: the batch's start, the lowest lookup id its commit removes; ``planned``: when
@@ -184,5 +187,7 @@ class MsmqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return
         planned = end.get("planned")
         moved_before = None if planned is None else max(0, int(planned - self.opts.max_clock_skew))
-        with open_queue(self.opts) as (qm, q):
-            receive_committed(q, qm, end.get("from", end.get("origin", 0)), end["lookup_id"], moved_before)
+        origin = end.get("from", end.get("origin", 0))
+        with_reconnect(
+            self.opts, lambda qm, q: receive_committed(q, qm, origin, end["lookup_id"], moved_before)
+        )
