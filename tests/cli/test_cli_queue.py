@@ -287,3 +287,20 @@ def test_purge_queue_subqueue_and_journal(data: str) -> None:
 def test_purge_unknown_queue(data: str) -> None:
     r = run(data, "queue", "purge", r".\private$\nope")
     assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.stderr
+
+
+def test_python_dash_m_pymsmq_is_the_pymsmq_command(data: str) -> None:
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).parents[2] / "src")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pymsmq", "queue", "create", ORDERS, "--data", data],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().startswith("PRIVATE=")
+    assert run(data, "queue", "list", "--json").output.count("orders") == 1
