@@ -434,6 +434,16 @@ def test_cursor_walk_and_receive_current(qm: Any) -> None:
     assert q.peek_current(0).body == b"\x00"
 
 
+def test_a_send_only_handle_gives_no_cursor(qm: Any) -> None:
+    # [MC-MQAC] 3.11.4.1.17: a cursor read needs PeekAccess or ReceiveAccess; both sides refuse the
+    # cursor itself (outside QA: the remote client refused only its first read).
+    qm.create_queue(Q)
+    with qm.queue(Q, pymsmq.MQ_SEND_ACCESS) as q:
+        assert hresult_of(q.cursor) == H.MQ_ERROR_ACCESS_DENIED
+    with qm.queue(Q, pymsmq.MQ_PEEK_ACCESS) as q:
+        assert hresult_of(q.cursor().peek_current, 0) == H.MQ_ERROR_MESSAGE_NOT_FOUND
+
+
 def test_waiting_cursor_reads_wake_on_arrival(qm: Any) -> None:
     # A remote cursor read that waited held one of the server's threads; it now parks.  Each read
     # waits from its own position: a cursor past the first message waits for the second.
@@ -1031,6 +1041,11 @@ def test_system_queues_and_journal(qm: Any) -> None:
     assert qm.machine_journal.format_name.endswith(";JOURNAL")
     assert hresult_of(dlq.send, Message()) == H.MQ_ERROR_ACCESS_DENIED
     assert hresult_of(lambda: dlq.journal) == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+    # [MS-MQDMPR] 3.1.7.1.5: a machine format name is not opened with SendAccess at all.
+    for machine in (dlq, qm.transactional_dead_letter_queue, qm.machine_journal):
+        refused = hresult_of(qm.queue, machine.format_name, pymsmq.MQ_SEND_ACCESS)
+        assert refused == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        qm.queue(machine.format_name, pymsmq.MQ_PEEK_ACCESS).close()
     q = qm.create_queue(Q, journal=True)
     j = q.journal
     assert j.format_name == q.format_name + ";JOURNAL"

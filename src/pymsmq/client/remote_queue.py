@@ -17,6 +17,7 @@ from pymsmq.client.remote_transaction import RemoteTransaction, _receive_xact, _
 from pymsmq.client.transport import NOT_SENT, Pending, error_from, send_refused
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.model.constants import MQ_PEEK_ACCESS, MQ_RECEIVE_ACCESS
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
@@ -496,8 +497,11 @@ class RemoteQueue:
         return self._read(_A.MQ_ACTION_PEEK_CURRENT, timeout).take()
 
     def cursor(self) -> RemoteCursor:
-        """A new cursor on this handle."""
+        """A new cursor on this handle (MQ_ERROR_ACCESS_DENIED on a handle opened to send only, as
+        the embedded queue manager says it: [MC-MQAC] 3.11.4.1.17 needs PeekAccess or ReceiveAccess)."""
         self._check()
+        if not self._access & (MQ_PEEK_ACCESS | MQ_RECEIVE_ACCESS):
+            raise MSMQError("the queue was not opened for this access", HResult.MQ_ERROR_ACCESS_DENIED)
         return RemoteCursor(self)
 
     def _default_cursor(self) -> RemoteCursor:

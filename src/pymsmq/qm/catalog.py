@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
-from pymsmq.model.constants import INFINITE
+from pymsmq.model.constants import INFINITE, MQ_SEND_ACCESS
 from pymsmq.model.names import QueuePath
 from pymsmq.model.queue_properties import QueueProperties, check_base_priority, check_settable
 from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
@@ -160,6 +160,14 @@ class QueueCatalog:
         with self._lock:
             self._check_open()
             state, subqueue = self._resolve(name)
+            if access == MQ_SEND_ACCESS and state.kind == "system":
+                # [MS-MQDMPR] 3.1.7.1.5 Open Queue: a machine format name (the dead-letter queues,
+                # the machine journal) cannot be opened with SendAccess (outside QA: the open
+                # succeeded and every send failed).
+                raise MSMQError(
+                    f"{quoted(name)} is a machine queue: it cannot be opened to send",
+                    HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
+                )
             return self._handle(state, subqueue, access, share_mode)
 
     def _handle(
