@@ -211,11 +211,12 @@ def test_blocked_receive_wakes_on_send(qm: Any, qm_factory: Any) -> None:
     t.join()
 
 
-@pytest.mark.parametrize("read", ["receive", "peek", "receive_many", "receive_by_correlation_id"])
+@pytest.mark.parametrize("read", ["receive", "peek", "receive_many", "receive_by_correlation_id", "cursor"])
 def test_closing_the_handle_wakes_a_read_waiting_on_it(qm: Any, read: str) -> None:
-    # The embedded queue manager fails a read blocked on a handle that another thread closes with
-    # MQ_ERROR_INVALID_HANDLE at once; the server must answer the parked request the same way (it
-    # stayed unanswered, its timeout ignored).
+    # A read blocked on a handle that another thread closes is cancelled at once ([MS-MQDMPR]
+    # 3.1.7.1.6 Close Queue: MQ_ERROR_OPERATION_CANCELLED; it was MQ_ERROR_INVALID_HANDLE); the
+    # server must answer the parked request the same way (it stayed unanswered, its timeout
+    # ignored).
     q = qm.create_queue(Q)
     outcome: list[object] = []
 
@@ -225,6 +226,8 @@ def test_closing_the_handle_wakes_a_read_waiting_on_it(qm: Any, read: str) -> No
                 outcome.append(q.receive_many(2, timeout=20))
             elif read == "receive_by_correlation_id":
                 outcome.append(q.receive_by_correlation_id(ObjectId(uuid.uuid4(), 1), timeout=20))
+            elif read == "cursor":
+                outcome.append(q.cursor().peek_current(timeout=20))  # a cursor of the handle
             else:
                 outcome.append(getattr(q, read)(timeout=20))
         except MSMQError as exc:
@@ -237,7 +240,7 @@ def test_closing_the_handle_wakes_a_read_waiting_on_it(qm: Any, read: str) -> No
     q.close()
     t.join(10)
     assert not t.is_alive(), "the read still waits on a closed handle"
-    assert outcome == [H.MQ_ERROR_INVALID_HANDLE]
+    assert outcome == [H.MQ_ERROR_OPERATION_CANCELLED]
     assert time.monotonic() - start < 5
     again = qm.queue(Q)  # the connection serves on; nothing was taken
     again.send(Message(body=b"after"))

@@ -133,7 +133,8 @@ def test_a_closed_handle_or_a_deleted_queue_ends_the_waits_by_value() -> None:
         mine = watch(h, MatchingSeek("correlation_id", VALUES[0], False), _noop, None, failed, True)
         other = watch(q, MatchingSeek("correlation_id", VALUES[0], False), _noop, None, failed, True)
         h.close()
-        assert done.wait(10) and errors == [HResult.MQ_ERROR_INVALID_HANDLE]
+        # [MS-MQDMPR] 3.1.7.1.6 Close Queue cancels the waiting reads: MQ_ERROR_OPERATION_CANCELLED.
+        assert done.wait(10) and errors == [HResult.MQ_ERROR_OPERATION_CANCELLED]
         assert mine.done and not other.done
         done.clear()
         qm.delete_queue(r".\private$\replies")

@@ -134,7 +134,7 @@ def test_concurrent_producers(qm: QueueManager) -> None:
         assert mine == sorted(mine)
 
 
-def test_close_wakes_waiter_with_invalid_handle(qm: QueueManager) -> None:
+def test_close_wakes_waiter_with_operation_cancelled(qm: QueueManager) -> None:
     q = qm.create_queue(r".\private$\r")
     errors: list[int] = []
 
@@ -149,7 +149,7 @@ def test_close_wakes_waiter_with_invalid_handle(qm: QueueManager) -> None:
     time.sleep(0.05)
     q.close()
     t.join(5)
-    assert errors == [HResult.MQ_ERROR_INVALID_HANDLE]
+    assert errors == [HResult.MQ_ERROR_OPERATION_CANCELLED]  # [MS-MQDMPR] 3.1.7.1.6 Close Queue
 
 
 def test_queue_manager_close_wakes_waiter(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult, named
 from pymsmq.model.notification_args import checked_arguments
 from pymsmq.qm.cursor import cursor_advance
-from pymsmq.qm.waiters import normalize_timeout, not_found
+from pymsmq.qm.waiters import cancelled_by_close, normalize_timeout, not_found
 
 if TYPE_CHECKING:
     from pymsmq.model.ids import ObjectId
@@ -440,8 +440,8 @@ class Notification:
         self._waiting: MessageIndex | None = None
         #: Its deadline is in the dispatcher's heap (``_arm`` with a finite timeout).
         self._timed = False
-        #: A waiting read's notification (``watch``): its handle closed, ``on_error`` gets the
-        #: handle's error (MQ_ERROR_INVALID_HANDLE), as a read blocked on it raises; an
+        #: A waiting read's notification (``watch``): its handle closed, ``on_error`` gets
+        #: MQ_ERROR_OPERATION_CANCELLED, as a read blocked on it raises ([MS-MQDMPR] 3.1.7.1.6); an
         #: ``enable_notification`` is cancelled silently ([MC-MQAC] 3.11.4.1.9).
         self.ends_with_handle = False
 
@@ -507,7 +507,7 @@ class Notification:
         try:
             q._check(0)
         except MSMQError as exc:
-            self._error(exc.hresult)
+            self._error(cancelled_by_close(exc).hresult)
             return False
         return True
 
@@ -685,11 +685,14 @@ async def receive_async(
     deadline = None if timeout is None else loop.time() + timeout
     if call is None:
         call = functools.partial(queue.peek, 0) if peek else functools.partial(queue.receive, 0, transaction)
+    waited = False
     while True:
         try:
             return await _not_lost(loop.run_in_executor(None, call), peek)
         except MSMQError as exc:
             if exc.hresult != HResult.MQ_ERROR_MESSAGE_NOT_FOUND:
+                if waited:  # the handle closed while the read waited: cancelled (3.1.7.1.6)
+                    raise cancelled_by_close(exc) from None
                 raise
         remaining = None if deadline is None else deadline - loop.time()
         if remaining is not None and remaining <= 0:
@@ -714,5 +717,9 @@ async def receive_async(
         finally:
             n.cancel()
         if status:
-            queue._check(0)  # the handle's own error, when that is what ended the wait (closed)
+            try:
+                queue._check(0)  # the handle's own error, when that is what ended the wait
+            except MSMQError as exc:
+                raise cancelled_by_close(exc) from None
             raise MSMQError("the wait for a message failed", status)
+        waited = True

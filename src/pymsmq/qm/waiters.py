@@ -19,7 +19,7 @@ from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.timeouts import INFINITE_MS, normalize_timeout, timeout_ms
 
-__all__ = ["INFINITE_MS", "normalize_timeout", "not_found", "timeout_ms", "wait_for"]
+__all__ = ["INFINITE_MS", "cancelled_by_close", "normalize_timeout", "not_found", "timeout_ms", "wait_for"]
 
 T = TypeVar("T")
 
@@ -34,11 +34,22 @@ def not_found(timeout: float | None) -> MSMQError:
     return MSMQError("no message arrived before the timeout", HResult.MQ_ERROR_IO_TIMEOUT)
 
 
+def cancelled_by_close(exc: MSMQError) -> MSMQError:
+    """The error of a read that was waiting when its handle or cursor was closed: ``exc`` (what a
+    read on the closed handle raises) as MQ_ERROR_OPERATION_CANCELLED, for MQ_ERROR_INVALID_HANDLE
+    ([MS-MQDMPR] 3.1.7.1.6 Close Queue: "Cancel Waiting Message Read Request with
+    MQ_ERROR_OPERATION_CANCELLED"); any other error (queue deleted, service stopped) as it is."""
+    if exc.hresult != HResult.MQ_ERROR_INVALID_HANDLE:
+        return exc
+    return MSMQError(f"{exc.message}: the waiting read was cancelled", HResult.MQ_ERROR_OPERATION_CANCELLED)
+
+
 def wait_for(cond: threading.Condition, attempt: Callable[[], T | None], timeout: float | None) -> T | None:
     """Call ``attempt`` (with ``cond``'s lock held) until it returns a value or ``timeout`` passes.
 
-    ``attempt`` may raise (queue deleted, handle closed): the error propagates.  Returns None on
-    timeout.  The caller holds ``cond``'s lock.
+    ``attempt`` may raise (queue deleted, handle closed): the error propagates, a closed handle's
+    as MQ_ERROR_OPERATION_CANCELLED once the read has waited (``cancelled_by_close``).  Returns None
+    on timeout.  The caller holds ``cond``'s lock.
     """
     result = attempt()
     if result is not None or timeout == 0:
@@ -52,6 +63,9 @@ def wait_for(cond: threading.Condition, attempt: Callable[[], T | None], timeout
             if remaining <= 0:
                 return None
             cond.wait(remaining)
-        result = attempt()
+        try:
+            result = attempt()
+        except MSMQError as exc:
+            raise cancelled_by_close(exc) from None
         if result is not None:
             return result

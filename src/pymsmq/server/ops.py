@@ -327,9 +327,13 @@ class OpsMixin:
         for c in h.cursors:
             self.cursors.pop(c, None)
         # Reads parked on the handle's arrival notification end as a read blocked on a handle that
-        # is closed does in the queue manager (qm.waiters): MQ_ERROR_INVALID_HANDLE.  Closing the
-        # queue only cancels the notification silently, which left the request unanswered.
-        closed = MSMQError(f"the queue handle {req.handle} was closed", HResult.MQ_ERROR_INVALID_HANDLE)
+        # is closed does in the queue manager (qm.waiters): MQ_ERROR_OPERATION_CANCELLED ([MS-MQDMPR]
+        # 3.1.7.1.6).  Closing the queue only cancels the notification silently, which left the
+        # request unanswered.
+        closed = MSMQError(
+            f"the queue handle {req.handle} was closed: the waiting read was cancelled",
+            HResult.MQ_ERROR_OPERATION_CANCELLED,
+        )
         for wait in [w for w in self.waits if w.handle is h]:
             wait.abandon(closed)
         h.queue.close()

@@ -283,7 +283,7 @@ def pass_on(queue: Queue) -> None:
 
 #: Why a parked read's notification ended, as its answer says (else the HRESULT alone).
 _ENDED_BY: Final[dict[int, str]] = {
-    HResult.MQ_ERROR_OPERATION_CANCELLED: "the read was cancelled: its cursor was closed",
+    HResult.MQ_ERROR_OPERATION_CANCELLED: "the read was cancelled: its queue handle or cursor was closed",
     HResult.MQ_ERROR_INVALID_HANDLE: "the queue handle was closed",
     HResult.MQ_ERROR_QUEUE_DELETED: "the queue was deleted",
 }
