@@ -16,11 +16,14 @@ import pytest
 import pymsmq
 from pymsmq import MQMSG_DELIVERY_RECOVERABLE, MSMQError
 from pymsmq.client import connect
+from pymsmq.client.range_read import read_range
 from pymsmq.hresult import HResult
+from pymsmq.protocol.message_batch import encode_batch
 from pymsmq.spark.options import SourceOptions
 from pymsmq.spark.reader import read_partition
 from pymsmq.spark.reconnect import with_reconnect
 from pymsmq.spark.stream import MsmqStreamReader
+from pymsmq.spark.writer import Staged, commit_staged
 
 Q = ".\\private$\\restarts"
 
@@ -123,3 +126,30 @@ def test_the_stream_reader_waits_out_a_restart_and_commits_after_it(own_msmq_ser
     restart.join()
     with connect(server.url) as qm:
         assert qm.queue(Q).message_count == 0
+
+
+@pytest.mark.parametrize("transactional", [True, False])
+def test_a_streaming_write_commit_waits_out_a_restart_and_is_not_sent_twice(
+    own_msmq_server: Any, transactional: bool
+) -> None:
+    server = own_msmq_server
+    _fill(server.url, 0, transactional=transactional)
+    messages = [
+        pymsmq.Message(body=b"w", label=f"w{i}", delivery=MQMSG_DELIVERY_RECOVERABLE) for i in range(5)
+    ]
+    staged = [Staged(0, 5, encode_batch(messages)), Staged(1, 0, encode_batch([]))]
+    opts = _opts(server.url, writerId="restarts")
+    server.kill()
+    restart = _start_later(server, 0.5)
+    assert commit_staged(opts, list(staged), 7) == 5  # sent once the server is back
+    restart.join()
+    assert commit_staged(opts, list(staged), 7) == 0  # a replay: its marker says it was sent
+    with connect(server.url) as qm:
+        labels = [m.label for m in read_range(qm.queue(Q)).messages()]
+    assert labels == [f"w{i}" for i in range(5)]
+    # A batch write is not tried again (a lost commit may have happened): it fails at once.
+    server.kill()
+    with pytest.raises(MSMQError) as info:
+        commit_staged(opts, list(staged), None)
+    assert info.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    assert "reconnectTimeout" not in str(info.value)

@@ -20,8 +20,9 @@ Spark hands options over as case-insensitive strings (``load("x")`` arrives as `
                             may be off the server's (default 60): a commit leaves every message
                             moved into the queue from a subqueue since its batch was planned, less
                             this, as its batch may not have read it
-``reconnectTimeout``        reads: seconds a call to the server is tried again while the server is
-                            unreachable (a restart; default 60, 0: never), then the query fails
+``reconnectTimeout``        reads and streaming writes: seconds a call to the server is tried again
+                            while the server is unreachable (a restart; default 60, 0: never), then
+                            the query fails (a batch write's commit is not tried again)
 ``writerId``                streaming write (required): names the query's exactly-once markers
 ==========================  =======================================================================
 """

@@ -9,9 +9,11 @@ closed), for ``reconnectTimeout`` seconds at most (0: never), waiting 0.1 s doub
 tries; then the last error is raised, saying how long it was retried.
 
 Only calls that can be run twice are retried: reading where the queue is settled, peeking at a
-range (``read_partition`` goes on after the last message it gave Spark, so nothing is read twice)
-and removing a committed batch's range (a transaction the lost connection left open is aborted by
-the server; what was removed stays removed, what was not is removed by the next try).
+range (``read_partition`` goes on after the last message it gave Spark, so nothing is read twice),
+removing a committed batch's range (a transaction the lost connection left open is aborted by the
+server; what was removed stays removed, what was not is removed by the next try) and a streaming
+write's commit (its markers make the next try skip what a lost one committed; a batch write's is
+not retried: ``writer.commit_staged``).
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ from pymsmq.model.message import Message, label_units
 from pymsmq.model.packet_mapping import check_unencoded
 from pymsmq.protocol.message_batch import decode_batch, encode_batch
 from pymsmq.spark.options import SourceOptions, open_queue
+from pymsmq.spark.reconnect import with_reconnect
 
 __all__ = [
     "KEEP_MARKERS",
@@ -226,44 +227,54 @@ def commit_staged(opts: SourceOptions, staged: list[WriterCommitMessage | None],
     parts = sorted((s for s in staged if isinstance(s, Staged) and s.count), key=lambda s: s.partition)
     if not parts:
         return 0
+    if batch_id is None:
+        with open_queue(opts) as (qm, q):
+            return _commit_on(qm, q, opts, parts, None)
+    # A streaming write's commit is tried again when the server is unreachable (a restart: option
+    # reconnectTimeout): the markers it looks up first make the new try skip the partitions a
+    # lost try committed (into a transactional queue, all of them or none).  A batch write is not:
+    # a commit whose answer was lost may have happened, and nothing would tell.
+    return with_reconnect(opts, lambda qm, q: _commit_on(qm, q, opts, parts, batch_id))
+
+
+def _commit_on(qm: Any, q: Any, opts: SourceOptions, parts: list[Staged], batch_id: int | None) -> int:
     sent = 0
-    with open_queue(opts) as (qm, q):
-        mq, done = _markers(qm, opts.writer_id) if batch_id is not None else (None, {})
-        old = []
-        if batch_id is not None:
-            for label, lid in done.items():
-                bid = label.rsplit("|", 2)[1]
-                if bid.isdigit() and int(bid) < batch_id - KEEP_MARKERS:
-                    old.append(lid)
-        todo = []
-        for s in parts:
-            label = _marker_label(opts.writer_id, batch_id, s.partition) if batch_id is not None else ""
-            if not (label and label in done):  # else committed before (a replay)
-                todo.append((label, decode_batch(s.batch)))
-        if q.transactional:
-            # One transaction for the whole write: a refusal (a quota) leaves nothing behind.
-            with qm.begin_transaction() as tx:
-                for label, messages in todo:
-                    q.send_many(messages, tx)
-                    if mq is not None:
-                        mq.send(Message(body=b"", label=label), tx)
-                    sent += len(messages)
+    mq, done = _markers(qm, opts.writer_id) if batch_id is not None else (None, {})
+    old = []
+    if batch_id is not None:
+        for label, lid in done.items():
+            bid = label.rsplit("|", 2)[1]
+            if bid.isdigit() and int(bid) < batch_id - KEEP_MARKERS:
+                old.append(lid)
+    todo = []
+    for s in parts:
+        label = _marker_label(opts.writer_id, batch_id, s.partition) if batch_id is not None else ""
+        if not (label and label in done):  # else committed before (a replay)
+            todo.append((label, decode_batch(s.batch)))
+    if q.transactional:
+        # One transaction for the whole write: a refusal (a quota) leaves nothing behind.
+        with qm.begin_transaction() as tx:
+            for label, messages in todo:
+                q.send_many(messages, tx)
                 if mq is not None:
+                    mq.send(Message(body=b"", label=label), tx)
+                sent += len(messages)
+            if mq is not None:
+                for lid in old:
+                    read_range(mq, lid, lid + 1, receive=True, transaction=tx, no_data=True)
+    else:
+        for label, messages in todo:
+            q.send_many(messages)
+            if mq is not None:
+                with qm.begin_transaction() as tx:
+                    mq.send(Message(body=b"", label=label), tx)
+                    # Old markers go too (only transactional targets removed them: they piled up).
                     for lid in old:
                         read_range(mq, lid, lid + 1, receive=True, transaction=tx, no_data=True)
-        else:
-            for label, messages in todo:
-                q.send_many(messages)
-                if mq is not None:
-                    with qm.begin_transaction() as tx:
-                        mq.send(Message(body=b"", label=label), tx)
-                        # Old markers go too (only transactional targets removed them: they piled up).
-                        for lid in old:
-                            read_range(mq, lid, lid + 1, receive=True, transaction=tx, no_data=True)
-                        old = []
-                sent += len(messages)
-        if mq is not None:
-            mq.close()
+                    old = []
+            sent += len(messages)
+    if mq is not None:
+        mq.close()
     return sent
 
 
