@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "client"))
 from _pymsmq_server import ThreadServer, each_event_loop  # noqa: F401 (every test on both loops)
 from _serve_process import SERVE, ServeProcess, env
 
-from pymsmq import Message, MSMQError
+from pymsmq import MQ_SINGLE_MESSAGE, Message, MSMQError
 from pymsmq.cli import main as cli_main
 from pymsmq.client import connect
 from pymsmq.hresult import HResult
@@ -572,6 +572,40 @@ def test_idle_connections_are_closed(tmp_path: Path) -> None:
         time.sleep(2.5)
         with pytest.raises(MSMQError):
             client.ping(b"late")
+    finally:
+        s.stop()
+
+
+@pytest.mark.parametrize("holding", ["transaction", "handle"])
+def test_the_idle_timeout_leaves_a_connection_that_holds_something(tmp_path: Path, holding: str) -> None:
+    # A consumer working longer than the idle timeout inside its transaction had it aborted and its
+    # message given back (outside QA); a producer keeping a queue open was cut too.  A connection
+    # with a handle, a cursor, an open transaction or a held message is kept (TCP keepalive finds
+    # a peer that went away); one that holds nothing is still closed.
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, idle_timeout=0.5)).start()
+    try:
+        setup = connect(s.url)
+        setup.create_queue(TQ, transactional=True).send(Message(body=b"job"), transaction=MQ_SINGLE_MESSAGE)
+        setup.create_queue(Q)
+        setup.close()
+        client = connect(s.url)
+        tx = None
+        if holding == "transaction":
+            with client.queue(TQ) as q:
+                tx = client.begin_transaction()
+                assert q.receive(timeout=5, transaction=tx).body == b"job"
+        else:
+            q = client.queue(Q)
+        time.sleep(2.5)  # five idle timeouts
+        assert client.ping(b"still") == b"still"
+        if tx is not None:
+            tx.commit()  # the work is done: the message is gone
+            with client.queue(TQ) as q, pytest.raises(MSMQError) as info:
+                q.receive(timeout=0)
+            assert info.value.hresult == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
+        else:
+            q.send(Message(body=b"later"))  # the handle still works
+        client.close()
     finally:
         s.stop()
 

@@ -77,7 +77,13 @@ log = logging.getLogger("pymsmq.server")
     help="Bad tokens one client address may present in a minute; then it is refused for the rest of "
     "that minute, whatever token it presents (0: no limit).",
 )
-@click.option("--idle-timeout", default=300.0, show_default=True, type=click.FloatRange(0.1), help="Seconds.")
+@click.option(
+    "--idle-timeout",
+    default=300.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    help="Seconds a silent connection that holds nothing (no queue handle, cursor, transaction) is kept.",
+)
 @click.option(
     "--durable-writes",
     default="auto",

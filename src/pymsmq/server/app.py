@@ -133,7 +133,8 @@ class ServerConfig:
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     max_payload: int = MAX_PAYLOAD
     max_message_size: int = MAX_PACKET_SIZE
-    #: Seconds a connection may stay silent with nothing in flight.
+    #: Seconds a connection that holds nothing (no queue handle, cursor, open transaction or held
+    #: message) may stay silent with nothing in flight.
     idle_timeout: float = 300.0
     #: Seconds a peer may take to finish a frame it started (and to complete the handshake).
     slow_timeout: float = 10.0
@@ -485,6 +486,7 @@ class Server:
                     now - s.last_activity > cfg.idle_timeout
                     and s.partial_since is None  # inside a frame: the slow-sender clock's
                     and s.conn.state not in _HANDSHAKING  # before the hello: the handshake clock's
+                    and not s.holds_state()  # kept while TCP keepalive finds its peer
                 ):
                     log.info("%s idle for %.0f s", s.peer, now - s.last_activity)
                     s.goodbye(HResult.S_OK, "idle timeout")

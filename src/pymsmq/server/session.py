@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import socket
 import time
 import uuid
 from collections import deque
@@ -75,6 +76,32 @@ UNREAD_ANSWERS_LIMIT: Final = 64 << 20
 #: over it is refused (MQ_ERROR_INSUFFICIENT_RESOURCES: a frame that cannot be decoded closes its
 #: connection; a SEND's packet gets the error as its answer).
 ELEMENTS_PER_READ: Final = 16384
+
+
+#: TCP keepalive of the server's connections: the first probe after this many silent seconds, then
+#: one every ``_KEEPALIVE_INTERVAL`` seconds; ``_KEEPALIVE_PROBES`` unanswered close the connection
+#: (a peer whose host went away is found in about two minutes, whatever the idle timeout).
+_KEEPALIVE_IDLE: Final = 60
+_KEEPALIVE_INTERVAL: Final = 15
+_KEEPALIVE_PROBES: Final = 4
+
+
+def keep_alive(sock: socket.socket | None) -> None:
+    """Turn TCP keepalive on for ``sock`` (where the platform lets a program set its timings)."""
+    if sock is None:
+        return
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for name, value in (
+            ("TCP_KEEPIDLE", _KEEPALIVE_IDLE),
+            ("TCP_KEEPINTVL", _KEEPALIVE_INTERVAL),
+            ("TCP_KEEPCNT", _KEEPALIVE_PROBES),
+        ):
+            option = getattr(socket, name, None)
+            if option is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, option, value)
+    except OSError:  # (not a TCP socket: a test's pipe)
+        pass
 
 
 class Handle:
@@ -169,6 +196,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
         transport.set_write_buffer_limits(high=_OUT_HIGH)
+        keep_alive(transport.get_extra_info("socket"))
         server = self.server
         server.in_tls_handshake.pop(self, None)
         server.sessions.add(self)
@@ -176,6 +204,17 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.stats.connections_open += 1
         log.debug("connection from %s", self.peer)
         server.greeting(self)
+
+    def holds_state(self) -> bool:
+        """Whether the connection holds something its client would lose with it: an open queue
+        handle, a cursor, a transaction not ended or a message held by a two-phase receive.  The
+        idle timeout leaves such a connection alone (MSMQ keeps a queue open, and a transaction
+        running, for as long as the application wants: outside QA, a consumer that worked for
+        longer than the timeout inside its transaction had it aborted); TCP keepalive
+        (``keep_alive``) finds a peer that went away without closing."""
+        if self.handles or self.cursors or len(self.holds):
+            return True
+        return any(t.active for t in self.transactions.values())
 
     def data_received(self, data: bytes) -> None:
         # What one read may make the decoders build element by element (pymsmq.wire.element_budget).
