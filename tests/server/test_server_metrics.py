@@ -102,6 +102,43 @@ def test_a_scrape_gives_each_queues_messages_and_traffic(tmp_path: Path) -> None
         server.stop()
 
 
+def test_a_subqueues_traffic_counts_in_its_queues_series_and_a_journal_has_its_path(tmp_path: Path) -> None:
+    # Outside QA: a subqueue's reads had a series of their own, with no path_name, gone when the
+    # subqueue emptied (sent less received no longer balanced the queue); a journal's had no path.
+    server = ThreadServer(tmp_path / "qm", ServerConfig(port=0, metrics_port=0)).start()
+    try:
+        client = connect(server.url)
+        q = client.create_queue(Q, transactional=True, journal=True)
+        for body in (b"a" * 10, b"b" * 20, b"c" * 30):
+            q.send(Message(body=body), transaction=3)
+        with client.begin_transaction() as tx:
+            q.move(q.peek(0).lookup_id, "poison", transaction=tx)
+        with client.queue(q.format_name + ";poison") as poison:
+            assert poison.peek(0).body == b"a" * 10
+            assert poison.receive(0, transaction=3).body == b"a" * 10  # the subqueue is empty now
+        assert q.receive(0, transaction=3).body == b"b" * 20
+        with q.journal as journal:
+            assert journal.peek(0).body == b"a" * 10
+        samples = _scrape(_metrics_url(server))
+        fn = q.format_name
+        assert _of_queue(samples, "pymsmq_queue_sent_messages_total", fn) == 3
+        assert _of_queue(samples, "pymsmq_queue_received_messages_total", fn) == 2
+        assert _of_queue(samples, "pymsmq_queue_peeked_messages_total", fn) == 2  # one in poison
+        assert _of_queue(samples, "pymsmq_queue_received_bytes_total", fn) == 30
+        assert _of_queue(samples, "pymsmq_queue_messages", fn) == 1  # 3 sent, 2 received
+        assert not [1 for (_, labels) in samples if any(";poison" in v for _, v in labels)]
+        journal_labels = [
+            dict(labels)
+            for (n, labels) in samples
+            if n == "pymsmq_queue_peeked_messages_total" and dict(labels)["format_name"] == fn + ";JOURNAL"
+        ]
+        assert journal_labels[0]["path_name"].lower().endswith("private$\\metered;journal")
+        assert _of_queue(samples, "pymsmq_queue_peeked_messages_total", fn + ";JOURNAL") == 1
+        client.close()
+    finally:
+        server.stop()
+
+
 def test_a_deleted_queue_leaves_the_scrape(tmp_path: Path) -> None:
     server = ThreadServer(tmp_path / "qm", ServerConfig(port=0, metrics_port=0)).start()
     try:

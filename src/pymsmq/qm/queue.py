@@ -146,6 +146,11 @@ class Queue(LookupIdOps, MatchingReads):
         return subqueue_format(self._state, self._subqueue)
 
     @property
+    def queue_format_name(self) -> str:
+        """The format name of the queue (a subqueue handle's: its queue's; a journal's: its own)."""
+        return self._state.format_name
+
+    @property
     def path_name(self) -> str:
         """The queue's path name (with ``;subqueue`` for a subqueue handle)."""
         path = self._state.props.path_name

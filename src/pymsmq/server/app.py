@@ -100,9 +100,14 @@ def queue_sizes(qm: QueueManager) -> dict[str, tuple[int, int]]:
 
 def queue_path_names(qm: QueueManager) -> dict[str, str]:
     """``{format name: path name}`` of the queues ``queue_sizes`` gives (the system queues' are
-    ``COMPUTER\\system$;DEADLETTER`` and the like)."""
+    ``COMPUTER\\system$;DEADLETTER`` and the like) and of their journals (``path;JOURNAL``: reads
+    of a journal are counted in its own statistics)."""
     with qm._lock:
-        return {state.format_name: state.props.path_name for state in _sized(qm)}
+        names = {state.format_name: state.props.path_name for state in _sized(qm)}
+        for state in _sized(qm):
+            if state.journal is not None:
+                names[state.journal.format_name] = state.props.path_name + ";JOURNAL"
+        return names
 
 
 def _sized(qm: QueueManager) -> list[QueueState]:

@@ -153,7 +153,7 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             express = False
         append(message)
     stats = s.stats
-    counters = stats.queue(h.format_name)
+    counters = stats.queue(h.stats_key)
     queue = h.queue
     peer = s.peer
 
@@ -228,7 +228,7 @@ def _send_owned(
             log.error("internal error serving %s", peer, exc_info=error.__cause__)
         append(error_result(error.hresult, error.message[:2000]))
     stats = s.stats
-    counters = stats.queue(h.format_name)
+    counters = stats.queue(h.stats_key)
     counters.sent += sent
     counters.bytes_in += size
     if sent < len(messages):  # each refused message counts as the failed SEND it stands for
@@ -259,7 +259,7 @@ def receive_many(s: Session, rid: int, req: ReceiveManyRequest) -> None:
     timeout = None if ms == _INFINITE_MS else ms / 1000.0
     propids = req.propids or DEFAULT_RECEIVE_PROPIDS
     fmt = h.format_name
-    counters = s.stats.queue(fmt)
+    counters = s.stats.queue(h.stats_key)
     # The client accepts answers up to MAX_PAYLOAD: take a message whose size is not known before
     # it is encoded only while any stored message surely fits (queues may hold packets up to
     # MAX_PACKET_SIZE, whatever this server's max_message_size: embedded senders are not bound by

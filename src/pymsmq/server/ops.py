@@ -517,7 +517,7 @@ class OpsMixin:
         if hold is not None and hold.held:
             self.holds.keep(req.handle, r.messages[0].lookup_id, hold)
             more |= ManyMore.HELD
-        counters = self.stats.queue(h.format_name)
+        counters = self.stats.queue(h.stats_key)
         if receive:
             counters.received += len(r.messages)
         else:

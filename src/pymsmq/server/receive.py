@@ -126,7 +126,7 @@ class ReceiveMixin:
             else:
                 if message.delivery:
                     h.durable_hint = _DURABLE_HINT
-                counters = self.stats.queue(h.format_name)
+                counters = self.stats.queue(h.stats_key)
                 counters.received += 1
                 counters.bytes_out += len(message.body)
                 packet = None if req.flags & _NO_PACKET else encode_packet(message, h.format_name)
@@ -171,7 +171,7 @@ class ReceiveMixin:
         fmt = h.format_name
 
         def respond(message: Message) -> pm.Response:
-            props = self._answer_facts(req.handle, fmt, message, peek, hold, propids)
+            props = self._answer_facts(req.handle, h.stats_key, message, peek, hold, propids)
             return hot.receive_response(None if no_packet else encode_packet(message, fmt), props)
 
         def run(t: float | None = timeout) -> pm.Response:
@@ -289,16 +289,16 @@ class ReceiveMixin:
     def _answer_facts(
         self,
         handle: int,
-        format_name: str,
+        stats_key: str,
         message: Message,
         peek: bool,
         hold: Hold | None,
         propids: tuple[int, ...],
     ) -> Props:
-        """The facts of a read's answer (``propids``), counted in the statistics of the queue
-        ``format_name``; a message ``hold`` keeps is registered for END_RECEIVE on ``handle`` and
-        its answer marked held."""
-        counters = self.stats.queue(format_name)
+        """The facts of a read's answer (``propids``), counted in the statistics ``stats_key``
+        (``Handle.stats_key``); a message ``hold`` keeps is registered for END_RECEIVE on
+        ``handle`` and its answer marked held."""
+        counters = self.stats.queue(stats_key)
         if peek:
             counters.peeked += 1
         else:
@@ -333,7 +333,7 @@ class ReceiveMixin:
 
         def run(t: float | None = timeout) -> pm.Response:
             message = read(t)
-            props = self._answer_facts(req.handle, fmt, message, peek, hold, propids)
+            props = self._answer_facts(req.handle, h.stats_key, message, peek, hold, propids)
             packet = None if no_packet else encode_packet(message, fmt)
             return pm.ReceiveMatchingResponse(packet, props)
 

@@ -107,7 +107,7 @@ class SendMixin:
             if refusal is not None:
                 raise refusal
         tx = None if req.transaction is None else self.transaction(req.transaction)
-        counters = self.stats.queue(h.format_name)
+        counters = self.stats.queue(h.stats_key)
         size = len(message.body)
         queue = h.queue
         if message.delivery == 0 and (tx is None or tx in (0, 1)) and (h.tail is None or h.tail.done()):

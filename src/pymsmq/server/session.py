@@ -116,12 +116,17 @@ class Handle:
         "name",
         "queue",
         "rights",
+        "stats_key",
         "tail",
     )
 
     def __init__(self, queue: Queue, rights: int, key: str, journal: bool) -> None:
         self.queue = queue
         self.format_name = queue.format_name
+        #: Whose statistics the handle's traffic counts in: the queue's, for a subqueue too (the
+        #: queue's bytes hold its subqueues'; a subqueue's own counters went when it emptied, and
+        #: sent less received no longer balanced the queue's messages: outside QA).
+        self.stats_key = queue.queue_format_name
         self.name = queue.path_name
         self.rights = rights
         self.key = key
