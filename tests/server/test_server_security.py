@@ -126,6 +126,21 @@ def test_a_pattern_with_every_bit_does_not_override_an_exact_none(server: Thread
     assert admin.queue_exists(PAYMENTS) and admin.get_queue_properties(PAYMENTS).label == ""
 
 
+def test_the_bytes_in_all_queues_of_a_restricted_identity_are_its_queues(server: ThreadServer) -> None:
+    # PROPID_MGMT_MSMQ_BYTES_IN_ALL_QUEUES counts the queues the identity sees, as _PRIVATEQ lists
+    # them (outside QA: `pymsmq stats` of a monitoring identity showed every queue's bytes).
+    with connect(server.url, token="admin-t") as admin:
+        admin.queue(ORDERS).send(Message(body=b"12"))
+        admin.queue(INBOX).send(Message(body=b"x" * 1000))
+        admin.queue(PAYMENTS).send(Message(body=b"abcd"), transaction=3)
+        assert admin.total_bytes == 1006
+    with connect(server.url, token="peeker-t") as peeker:
+        assert peeker.total_bytes == 2
+        assert [s.bytes_in_queue for s in peeker.queue_statistics()] == [2]
+    with connect(server.url, token="consumer-t") as consumer:
+        assert consumer.total_bytes == 6
+
+
 def test_receiving_from_a_journal_needs_the_right_to_peek_too(server: ThreadServer) -> None:
     # [MS-MQMQ] 2.2.24 MQSEC_RECEIVE_JOURNAL_MESSAGE = DELETE_JOURNAL_MESSAGE | PEEK_MESSAGE (0x0A):
     # an identity with 0x8 alone, refused a peek, received the journal's bodies.

@@ -28,13 +28,13 @@ from pymsmq.hresult import HResult
 from pymsmq.protocol.handshake import DEFAULT_MAX_IN_FLIGHT, MAX_PAYLOAD
 from pymsmq.protocol.states import State
 from pymsmq.qm.queue_manager import QueueManager
-from pymsmq.qm.queue_state import QueueState
 from pymsmq.server.access import AccessPolicy
 from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_factory
 from pymsmq.server.failed_logins import FailedLogins
 from pymsmq.server.metrics import MetricsEndpoint
 from pymsmq.server.metrics import available as metrics_available
 from pymsmq.server.policy_file import PolicyFile
+from pymsmq.server.queue_sizes import queue_path_names, queue_sizes
 from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatcher
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
@@ -79,40 +79,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-#: The queues STATS reports the size of: application queues and the system ones (dead-letter,
-#: transactional dead-letter, machine journal); not the queue manager's internal queues.
-_SIZED_KINDS: Final = frozenset({"private", "public", "system"})
-
-
-def queue_sizes(qm: QueueManager) -> dict[str, tuple[int, int]]:
-    """``{format name: (messages, bytes)}`` of every application and system queue.
-
-    Messages in the queue itself, as PROPID_MGMT_QUEUE_MESSAGE_COUNT ([MC-MQAC] 4.1: the count of
-    the queue's MessagePositionList); bytes with its subqueues' (an open transaction's sends in
-    neither), as the embedded queue manager reports them.  Read from the queues' state under the lock (opening
-    a handle on each took 340 ms of the event loop at 10,000 queues).
-    """
-    with qm._lock:
-        return {state.format_name: (len(state.index), state.shown_bytes()) for state in _sized(qm)}
-
-
-def queue_path_names(qm: QueueManager) -> dict[str, str]:
-    """``{format name: path name}`` of the queues ``queue_sizes`` gives (the system queues' are
-    ``COMPUTER\\system$;DEADLETTER`` and the like) and of their journals (``path;JOURNAL``: reads
-    of a journal are counted in its own statistics)."""
-    with qm._lock:
-        names = {state.format_name: state.props.path_name for state in _sized(qm)}
-        for state in _sized(qm):
-            if state.journal is not None:
-                names[state.journal.format_name] = state.props.path_name + ";JOURNAL"
-        return names
-
-
-def _sized(qm: QueueManager) -> list[QueueState]:
-    # Under ``qm._lock``: the live application and system queues (what the statistics list).
-    return [state for state in qm._queues.values() if state.kind in _SIZED_KINDS and not state.deleted]
 
 
 def _authority(host: str, port: int) -> str:

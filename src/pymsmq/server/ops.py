@@ -26,6 +26,7 @@ from pymsmq.qm.queue import Queue
 from pymsmq.qm.range_read import read_range
 from pymsmq.qm.statistics import statistics_of
 from pymsmq.server.access import MACHINE_KEY, handle_key, queue_key, receive_right
+from pymsmq.server.queue_sizes import queue_path_names, queue_sizes
 from pymsmq.wire._buffer import Writer
 from pymsmq.wire.propids import PROPID_Q_JOURNAL, PROPID_Q_LABEL
 from pymsmq.wire.propvariant import PropVariant
@@ -195,11 +196,24 @@ class OpsMixin:
             2: PropVariant(_V.VT_VECTOR_LPWSTR, private),
             4: PropVariant(_V.VT_LPWSTR, "CONNECTED"),  # PROPID_MGMT_MSMQ_CONNECTED
             5: PropVariant(_V.VT_LPWSTR, "pymsmq"),  # PROPID_MGMT_MSMQ_TYPE
-            6: PropVariant(_V.VT_UI8, qm.total_bytes),  # PROPID_MGMT_MSMQ_BYTES_IN_ALL_QUEUES
+            # PROPID_MGMT_MSMQ_BYTES_IN_ALL_QUEUES: of the queues this identity sees, as _PRIVATEQ
+            # (outside QA: a monitoring identity's `pymsmq stats` total was every queue's).
+            6: PropVariant(_V.VT_UI8, self._visible_bytes()),
             PROPID_PYMSMQ_SERVER_STATS: PropVariant(_V.VT_LPWSTR, stats_text(self.server_snapshot(), room)),
         }
         wanted = req.propids or tuple(values)
         return pm.StatsResponse(tuple((pid, values[pid]) for pid in wanted if pid in values))
+
+    def _visible_bytes(self) -> int:
+        """The bytes of every message of the queue manager, or, for an identity restricted by the
+        policy, of the queues it has a right on (their subqueues' included, journals not)."""
+        qm = self.qm
+        if self._has_every_right():
+            return qm.total_bytes
+        sizes = queue_sizes(qm)
+        paths = queue_path_names(qm)
+        seen = set(self._visible([paths[fmt] for fmt in sizes]))
+        return sum(size for fmt, (_, size) in sizes.items() if paths[fmt] in seen)
 
     def op_list_queues(self, req: pm.ListQueuesRequest) -> pm.Response:
         listed: list[str] = []
