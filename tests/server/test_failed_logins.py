@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pymsmq.server import failed_logins
-from pymsmq.server.failed_logins import FailedLogins
+from pymsmq.server.failed_logins import FailedLogins, is_loopback
 
 
 def test_an_address_is_refused_from_the_limit_until_its_oldest_failure_leaves_the_window() -> None:
@@ -66,3 +66,14 @@ def test_refusal_matches_a_model_of_the_failures_in_the_window(
         if fail:
             f.failed(address, now)
             model[address].append(now)
+
+
+def test_loopback_is_neither_counted_nor_refused() -> None:
+    f = FailedLogins(limit=1, window=60.0)
+    for address in ("127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"):
+        f.failed(address, 1.0)
+        assert f.refused_for(address, 2.0) == 0
+    assert len(f) == 0
+    f.failed("::ffff:10.0.0.1", 1.0)
+    assert f.refused_for("::ffff:10.0.0.1", 2.0) > 0
+    assert not is_loopback("not an address") and is_loopback("::1")

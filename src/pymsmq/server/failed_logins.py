@@ -7,19 +7,35 @@ address, the times of its recent failed handshakes: an address with ``limit`` of
 confirmed), until the oldest of them leaves the window.  A good handshake does not erase the
 failures (an attacker with one valid low-privilege token could otherwise reset the count).
 
+Loopback addresses are neither counted nor refused: every client on the server's own host comes
+from 127.0.0.1, so one forgotten client with a stale token (after a rotation) locked out the
+owner, the liveness probe (`pymsmq ping`) and every local application with it (outside QA).  A
+program on the host can read the server's token files anyway; the guard is for the network.
+
 Pure bookkeeping: the caller passes ``now`` (monotonic seconds); no clock, lock or I/O here (the
 server calls it on its event loop).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections import OrderedDict, deque
 
-__all__ = ["FailedLogins"]
+__all__ = ["FailedLogins", "is_loopback"]
 
 #: Addresses remembered at most (the least recently failing are forgotten first): a flood of
 #: failures from many addresses cannot grow the table without bound.
 MAX_ADDRESSES = 10_000
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (a client's IP address as text) is this host's loopback."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
 
 
 class FailedLogins:
@@ -47,7 +63,7 @@ class FailedLogins:
 
     def refused_for(self, address: str, now: float) -> float:
         """Seconds ``address`` stays refused (0: it may try)."""
-        if not self.limit:
+        if not self.limit or is_loopback(address):
             return 0.0
         times = self._recent(address, now)
         if times is None or len(times) < self.limit:
@@ -56,7 +72,7 @@ class FailedLogins:
 
     def failed(self, address: str, now: float) -> None:
         """``address`` presented a bad token at ``now``."""
-        if not self.limit:
+        if not self.limit or is_loopback(address):
             return
         times = self._recent(address, now)
         if times is None:
