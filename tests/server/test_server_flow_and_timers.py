@@ -4,6 +4,7 @@ TLS handshakes that never finish, policies that would let anybody in, client nam
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -118,6 +119,35 @@ def test_unread_answers_of_running_work_beyond_the_limit_close_the_connection(
 
 
 # ---------------------------------------------------------------------------- timers
+
+
+def test_one_large_frame_on_a_slow_link_is_not_a_slow_sender_but_a_trickle_is(tmp_path: Path) -> None:
+    # A client on a slow link that keeps sending one big frame (a 4 MB message) took longer than
+    # the slow-sender clock and was cut (outside QA: 3 MB at 200 KB/s, cut at 10 s).  A frame
+    # passes while its bytes keep coming at SLOW_FRAME_RATE (16 KB/s) or more beyond the clock;
+    # one slower than that, or silent for the clock, is still a slow sender.
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, slow_timeout=0.5)).start()
+    try:
+        sock, conn = _hello(s.port)
+        frame = conn.send(PingRequest(b"x" * 120_000))
+        for i in range(0, len(frame), 6_000):  # 60 KB/s: 2 s for the frame, four clocks
+            sock.sendall(frame[i : i + 6_000])
+            time.sleep(0.1)
+        assert len(_answers(sock, conn, 1)) == 1
+        sock.close()
+        sock, conn = _hello(s.port)
+        frame = conn.send(PingRequest(b"x" * 120_000))
+        started = time.monotonic()
+        with contextlib.suppress(OSError):
+            for i in range(0, len(frame), 1_000):  # 5 KB/s: below the rate
+                sock.sendall(frame[i : i + 1_000])
+                time.sleep(0.2)
+                if time.monotonic() - started > 10:
+                    break
+        assert time.monotonic() - started < 10  # closed before the frame could end
+        sock.close()
+    finally:
+        s.stop()
 
 
 def test_a_steady_stream_of_frames_is_not_a_slow_sender(tmp_path: Path) -> None:
