@@ -55,3 +55,17 @@ def test_an_auth_file_others_may_read_is_warned_about(tmp_path: Path) -> None:
 def test_a_negative_failed_login_limit_is_a_usage_error(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["serve", "--data", str(tmp_path / "qm"), "--max-failed-logins", "-1"])
     assert r.exit_code == 2 and "--max-failed-logins" in r.stderr and not (tmp_path / "qm").exists()
+
+
+def test_a_token_longer_than_a_handshake_carries_is_refused_at_start(tmp_path: Path) -> None:
+    # It started and nobody could log in (outside QA); a policy file's tokens are held to it too.
+    long = "t" * 4097
+    r = CliRunner().invoke(main, ["serve", "--data", str(tmp_path / "qm"), "--port", "0", "--token", long])
+    assert r.exit_code == 1 and "bad --token: a token is 4097 bytes in UTF-8: at most 4096" in r.stderr
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"tokens": {"' + "é" * 2049 + '": "admin"}}')
+    policy.chmod(0o600)
+    r = CliRunner().invoke(
+        main, ["serve", "--data", str(tmp_path / "qm"), "--port", "0", "--auth", str(policy)]
+    )
+    assert r.exit_code == 1 and "bad --auth file: a token is 4098 bytes" in r.stderr

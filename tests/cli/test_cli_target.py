@@ -158,6 +158,13 @@ def test_a_url_with_more_than_host_and_port_is_bad_usage(url: str) -> None:
     assert r.exit_code == EXIT_USAGE and "only msmq://host[:port]" in r.stderr
 
 
+def test_a_token_longer_than_a_handshake_carries_is_bad_usage_of_the_token() -> None:
+    # It was reported as a bad --url (outside QA).
+    r = run("queue", "list", "--url", "msmq://127.0.0.1:1", "--token", "t" * 4097)
+    assert r.exit_code == EXIT_USAGE
+    assert "bad --token: the token is 4097 bytes in UTF-8: at most 4096" in r.stderr
+
+
 def test_both_env_vars_is_an_error(tmp_path: Path) -> None:
     r = run("queue", "list", env={"PYMSMQ_DATA": str(tmp_path), "PYMSMQ_URL": "msmq://127.0.0.1:1"})
     assert r.exit_code == EXIT_USAGE and "not both" in r.stderr

@@ -325,7 +325,8 @@ def connect_url(url: str, token: str | None, timeout: float | None = None) -> Qu
         raise BadInput(f"bad --url {url!r}: {exc}") from exc
     except MSMQError as exc:
         if exc.hresult == HResult.MQ_ERROR_INVALID_PARAMETER:  # no host, a port out of range...
-            raise BadInput(f"bad --url {url}: {error_line(exc)}") from exc
+            what = "--token" if "token" in exc.message else f"--url {url}"
+            raise BadInput(f"bad {what}: {error_line(exc)}") from exc
         raise
     except OSError as exc:
         raise MSMQFailure(

@@ -160,7 +160,8 @@ def serve(
     try:
         policy = AccessPolicy.single_token(token) if policy_file is None else policy_file.load()
     except (OSError, ValueError) as exc:
-        raise click.ClickException(f"bad --auth file: {exc}") from None
+        what = "--token" if policy_file is None else "--auth file"
+        raise click.ClickException(f"bad {what}: {exc}") from None
     config = ServerConfig(
         policy_file=policy_file,
         host=host,

@@ -33,7 +33,7 @@ from pymsmq.model.queue_statistics import QueueStatistics, kinds_of
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import Props
 from pymsmq.protocol.codes import Op
-from pymsmq.protocol.handshake import OP_SINCE_VERSION
+from pymsmq.protocol.handshake import MAX_TOKEN_SIZE, OP_SINCE_VERSION
 from pymsmq.protocol.message_codec import props_dict
 from pymsmq.protocol.queue_props import attrs_to_props, properties_from_props
 from pymsmq.wire.propids import PROPID_Q_JOURNAL, PROPID_Q_LABEL
@@ -352,5 +352,10 @@ def connect(
     """
     host, port, scheme_tls = parse_url(url)
     raw = token.encode() if isinstance(token, str) else (token or b"")
+    if len(raw) > MAX_TOKEN_SIZE:  # (the handshake would refuse it, as "ClientHello.token")
+        raise MSMQError(
+            f"the token is {len(raw)} bytes in UTF-8: at most {MAX_TOKEN_SIZE}",
+            HResult.MQ_ERROR_INVALID_PARAMETER,
+        )
     transport = Transport(host, port, raw, tls if tls is not None else scheme_tls, timeout)
     return RemoteQueueManager(transport, url)

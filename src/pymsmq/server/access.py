@@ -36,6 +36,7 @@ from typing import Final
 
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
+from pymsmq.protocol.handshake import MAX_TOKEN_SIZE
 from pymsmq.wire.security import MQQMAccessMask, MQQueueAccessMask
 
 __all__ = [
@@ -171,6 +172,16 @@ class AccessPolicy:
     def requires_token(self) -> bool:
         """True when clients must present a known token."""
         return bool(self.tokens)
+
+    def __post_init__(self) -> None:
+        # A token no client can present (the handshake carries at most MAX_TOKEN_SIZE bytes) is a
+        # configuration error: the server started and nobody could log in (outside QA).
+        for token in self.tokens:
+            if len(token) > MAX_TOKEN_SIZE:
+                raise ValueError(
+                    f"a token is {len(token)} bytes in UTF-8: at most {MAX_TOKEN_SIZE} (what a client's "
+                    "handshake carries)"
+                )
 
     @classmethod
     def single_token(cls, token: str | bytes | None) -> AccessPolicy:
