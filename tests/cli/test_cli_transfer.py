@@ -199,6 +199,40 @@ def test_export_remove_syncs_each_line_before_removing_its_message(
     assert peek_all(source) == []
 
 
+@pytest.mark.parametrize("refused_at", [1, 2])
+def test_export_remove_keeps_only_the_lines_of_removed_messages_when_a_removal_is_refused(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_at: int
+) -> None:
+    # A refused removal (no right to receive) left its message's line in the kept file, whose
+    # recipe then imported it again (outside QA): the line goes; no file is kept for none removed.
+    from pymsmq import MSMQError
+    from pymsmq.hresult import HResult
+
+    real_remove = Queue.receive_by_lookup_id
+    calls: list[int] = []
+
+    def remove(self: Queue, lookup_id: int, *args: Any, **kwargs: Any) -> Message:
+        calls.append(lookup_id)
+        if len(calls) == refused_at:
+            raise MSMQError("no right to receive", HResult.MQ_ERROR_ACCESS_DENIED)
+        return real_remove(self, lookup_id, *args, **kwargs)
+
+    monkeypatch.setattr(Queue, "receive_by_lookup_id", remove)
+    before = peek_all(source)
+    r = run(source, "export", ORDERS, "-o", str(tmp_path / "drained.jsonl"), "--remove")
+    assert r.exit_code == 1 and "no right to receive" in r.stderr
+    kept = list(tmp_path.glob(".drained.jsonl.*.part"))
+    left = peek_all(source)
+    assert len(left) == len(before) - (refused_at - 1)
+    if refused_at == 1:
+        assert kept == [] and "removed before the error" not in r.stderr
+    else:
+        (part,) = kept
+        lines = [json.loads(line) for line in part.read_text().splitlines()]
+        assert [rec["message"]["label"] for rec in lines[1:]] == [before[0].label]
+        assert "the 1 message removed before the error" in r.stderr and "may also still" not in r.stderr
+
+
 def test_import_into_named_existing_transactional_queue_in_batches(source: str, tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     run(source, "export", ORDERS, "-o", str(out))
