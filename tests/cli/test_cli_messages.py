@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from pymsmq import Message, MSMQError, ObjectId, QueueManager
 from pymsmq.cli import main
+from pymsmq.hresult import HResult
 
 ORDERS = r".\private$\orders"
 TX = r".\private$\tx"
@@ -322,6 +323,31 @@ def test_receive_by_lookup_id_and_transactional(data: str) -> None:
     r = run(data, "receive", ORDERS, "--transactional")
     assert r.exit_code == 1 and "MQ_ERROR_TRANSACTION_USAGE" in r.stderr
     assert run(data, "receive", TX, "--lookup-id", "0").exit_code == 2
+
+
+def test_a_transactional_receive_that_loses_its_server_says_what_was_printed_is_back(
+    data: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server went away after three printed messages: the error said only that (outside QA);
+    # the messages were not consumed, and the operator must know.
+    from pymsmq.qm.queue import Queue
+
+    put(data, b"a", b"b", b"c", name=TX)
+    real_receive = Queue.receive
+    calls: list[int] = []
+
+    def receive(self: Queue, *args: object, **kwargs: object) -> Message:
+        calls.append(1)
+        if len(calls) == 3:
+            raise MSMQError("the server closed the connection", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+        return real_receive(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Queue, "receive", receive)
+    r = run(data, "receive", TX, "-n", "3", "--body-only", "--transactional")
+    assert r.exit_code == 1 and r.stdout_bytes == b"ab"
+    assert "the transaction was not committed: the 2 message(s) printed are back in the queue" in r.stderr
+    monkeypatch.setattr(Queue, "receive", real_receive)
+    assert [m.body for m in peek_all(data, TX)] == [b"a", b"b", b"c"]
 
 
 def test_receive_and_peek_by_id_and_correlation_id(data: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
@@ -17,6 +18,7 @@ import click
 from pymsmq.cli._common import (
     EXIT_CODES_HELP,
     BadInput,
+    MSMQFailure,
     NoMessage,
     OutputClosed,
     StopBetween,
@@ -522,12 +524,33 @@ def _read_messages(
                         f" {got + 1} message(s) it received are back in the queue"
                     ) from None
                 raise OutputClosed(f"interrupted: {_taken(taken)} was received but not printed") from None
+        except MSMQError as exc:
+            if tx is None:
+                raise
+            with contextlib.suppress(MSMQError):  # (a lost connection ended it already)
+                tx.abort()
+            if not got:
+                raise
+            # Say what became of what was printed (outside QA: the server went away after three
+            # messages, and nothing told they were not consumed).
+            raise MSMQFailure(
+                f"{error_line(exc)}; the transaction was not committed: the {got} message(s) printed"
+                " are back in the queue"
+            ) from exc
         except BaseException:
             if tx is not None:
                 tx.abort()
             raise
         if tx is not None:
-            tx.commit()
+            try:
+                tx.commit()
+            except MSMQError as exc:
+                if exc.hresult != HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE:
+                    raise
+                raise MSMQFailure(
+                    f"{error_line(exc)}; the connection was lost during the commit: whether the"
+                    f" {got} message(s) printed were removed is not known (look in the queue)"
+                ) from exc
     if not got:  # interrupted before the first message
         raise NoMessage("interrupted (Ctrl-C) before any message came")
 
