@@ -78,3 +78,41 @@ def test_receive_many_counts_are_checked(qm: Any) -> None:
             q.receive_many(bad)
         assert err.value.hresult == HResult.MQ_ERROR_INVALID_PARAMETER
     assert q.receive_many(0, timeout=0) == []
+
+
+@pytest.mark.parametrize("delivery", [0, 1])
+def test_a_remote_receive_many_whose_handle_closes_mid_batch_loses_nothing(
+    server: Any, monkeypatch: pytest.MonkeyPatch, delivery: int
+) -> None:
+    # The handle closed by another thread between the batch's first answer and the next requests:
+    # those were refused, and the express messages of the first answer were lost with the error
+    # (outside QA).  They are returned now; recoverable ones are back in the queue; none twice.
+    from pymsmq.client import connect, many
+
+    client = connect(server.url)
+    q = client.create_queue(Q)
+    q.send_many([Message(body=bytes([i]) * 1_000_000, label=f"m{i}", delivery=delivery) for i in range(8)])
+    real_decode = many.decode_received
+    closed: list[bool] = []
+
+    def decode_then_close(blob: bytes, fmt: str) -> Any:
+        items = real_decode(blob, fmt)
+        if not closed:  # (the first answer: its window of requests is on the way)
+            closed.append(True)
+            q.close()
+        return items
+
+    monkeypatch.setattr(many, "decode_received", decode_then_close)
+    try:
+        got = q.receive_many(8, timeout=1)
+    except MSMQError as exc:  # (nothing to give: the recoverable case may end so)
+        assert exc.hresult in (HResult.MQ_ERROR_INVALID_HANDLE, HResult.MQ_ERROR_OPERATION_CANCELLED)
+        got = []
+    monkeypatch.setattr(many, "decode_received", real_decode)
+    with client.queue(Q) as again:
+        left = again.receive_many(8, timeout=0)
+    labels = [m.label for m in got] + [m.label for m in left]
+    assert sorted(labels) == [f"m{i}" for i in range(8)]  # each once: none lost, none twice
+    if delivery == 0:
+        assert got  # the express ones taken were given
+    client.close()

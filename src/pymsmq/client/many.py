@@ -263,6 +263,7 @@ def receive_batches(
     first: MSMQError | None = None
     remaining = count
     held: list[int] = []  # the first lookup id of each answer with held messages
+    held_items: list[Message] = []  # the messages of those answers
     # A first request that may wait goes alone (later ones must not overtake it); after that,
     # windows of requests of the size one answer holds, each asking with timeout 0.
     wait_ms = ms
@@ -299,6 +300,7 @@ def receive_batches(
                 remaining -= len(items)
                 if got.more & _HELD and items:
                     held.append(items[0].lookup_id or 0)
+                    held_items.extend(items)
                 if got.hresult:
                     first = first or error_from(ErrorResponse(got.hresult, got.text))
                 elif got.more & _MORE:
@@ -319,6 +321,18 @@ def receive_batches(
         if held:  # (an interrupt, or the connection lost: then these END_RECEIVEs are not written)
             end_receives(t, handle, held, RR_NACK)  # the caller gets none of them: back they go
         raise
+    if first is not None and first.hresult != HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE:
+        # A later request of the batch failed (its handle closed by another thread, the queue
+        # deleted): the express messages already taken are nowhere else, so they are the caller's
+        # (outside QA: they were lost with the error); the held ones go back to their queue.
+        # Only when nothing is left to give is the error raised.  (A lost connection raises: the
+        # held messages go back with it, and which answers came is not the caller's to sort.)
+        kept = {id(m) for m in held_items}
+        given = [m for m in out if id(m) not in kept]
+        if given:
+            if held:
+                end_receives(t, handle, held, RR_NACK)
+            return given, learned
     if held:
         # Messages the caller gets are removed (RR_ACK); when an error is raised instead, the held
         # ones go back to their queue (RR_NACK) rather than be lost with the express ones.

@@ -476,11 +476,14 @@ class RemoteQueue:
         """Up to ``count`` messages, in RECEIVE_MANY batches (many messages per frame).
 
         Waits up to ``timeout`` for the first message, then takes the messages available, up to
-        ``count``; none in time gives ``[]``.  An error (other than "no message") is raised after
-        every answer has arrived (the express messages received so far are then lost to the
-        caller, as with a failed ``receive``: use a transaction to keep them).  Outside a
-        transaction, recoverable messages are removed only once they are here (a two-phase
-        receive, docs/protocol.md 11.y): a connection lost on the way gives them back to the queue.
+        ``count``; none in time gives ``[]``.  An error of a later request of the batch (the handle
+        closed by another thread, the queue deleted) returns the express messages already taken
+        (they are nowhere else) and gives the recoverable ones of the batch back to the queue; it
+        is raised when there are none.  A lost connection raises after every answer has arrived
+        (the express messages received so far are then lost to the caller, as with a failed
+        ``receive``: use a transaction to keep them).  Outside a transaction, recoverable messages
+        are removed only once they are here (a two-phase receive, docs/protocol.md 11.y): a
+        connection lost on the way gives them back to the queue.
         """
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise MSMQError(f"invalid count {count!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
