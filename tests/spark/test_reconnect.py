@@ -153,3 +153,22 @@ def test_a_streaming_write_commit_waits_out_a_restart_and_is_not_sent_twice(
         commit_staged(opts, list(staged), None)
     assert info.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
     assert "reconnectTimeout" not in str(info.value)
+
+
+def test_each_outage_of_a_partition_read_has_its_own_timeout(own_msmq_server: Any) -> None:
+    # A task that rode out one restart failed at once at a second one that came more than
+    # reconnectTimeout later, "tried again for N s" without trying (outside QA).
+    server = own_msmq_server
+    _fill(server.url, 300)
+    reads = read_partition(_opts(server.url, chunk="20", reconnectTimeout="2"), 1, 301, None)
+    server.kill()  # the first request finds it down: the first outage
+    restart = _start_later(server, 0.5)
+    seen = list(next(reads).column("label").to_pylist())
+    restart.join()
+    time.sleep(2.5)  # past the first outage's deadline
+    server.kill()
+    restart = _start_later(server, 0.5)
+    for batch in reads:
+        seen += batch.column("label").to_pylist()
+    restart.join()
+    assert seen == [str(i) for i in range(300)]

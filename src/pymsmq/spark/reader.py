@@ -71,6 +71,7 @@ def read_partition(
         try:
             with open_queue(opts) as (_, q):
                 name = q.format_name
+                retry.reset()  # the server answers: a later outage has a timeout of its own
                 for rb in iter_range(
                     q, start, end, chunk=opts.chunk, held_timeout=held_timeout, past_pending=not stream
                 ):

@@ -51,6 +51,12 @@ class Retry:
         self._deadline: float | None = None
         self._wait = FIRST_WAIT
 
+    def reset(self) -> None:
+        """The server answered: a later outage gets its own ``timeout`` (outside QA: a task that
+        rode out one restart failed at once at the next, the deadline of the first long past)."""
+        self._deadline = None
+        self._wait = FIRST_WAIT
+
     def wait_or_raise(self, exc: MSMQError) -> None:
         """Sleep before the next try, or raise ``exc`` (with how long it was retried) if the server
         was unreachable for ``timeout`` seconds already, or ``exc`` is not worth another try."""
