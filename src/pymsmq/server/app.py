@@ -31,6 +31,7 @@ from pymsmq.qm.queue_manager import QueueManager
 from pymsmq.server.access import AccessPolicy
 from pymsmq.server.event_loop import EventLoop, UvloopMissing, describe, loop_factory
 from pymsmq.server.failed_logins import FailedLogins
+from pymsmq.server.log_budget import LogBudget
 from pymsmq.server.metrics import MetricsEndpoint
 from pymsmq.server.metrics import available as metrics_available
 from pymsmq.server.policy_file import PolicyFile
@@ -207,6 +208,9 @@ class Server:
         self.config.validate()
         self.stats = ServerStats()
         self.sessions: set[Session] = set()
+        #: Connections held at most at once, when the process may open too few files for
+        #: ``max_connections`` (``fit_descriptors``); None: no cap beyond the configured limits.
+        self.session_cap: int | None = None
         #: Connections accepted whose TLS handshake runs (asyncio calls a Session's
         #: ``connection_made`` once TLS is up): when each was accepted.  They count in the budget
         #: of connections that have not said hello (``greeting``); one whose handshake failed is
@@ -215,6 +219,8 @@ class Server:
         self.in_tls_handshake: dict[Session, float] = {}
         #: Connections that have not said CLIENT_HELLO yet, oldest first (``greeting``).
         self.unauthenticated: dict[Session, None] = {}
+        #: Lines of the log that peers cause, at most so many of a kind a minute.
+        self.log_budget = LogBudget()
         #: Bad tokens by client address (``ServerConfig.max_failed_logins``).
         self.failed_logins = FailedLogins(self.config.max_failed_logins, self.config.failed_login_window)
         #: The server's TLS certificate and key (``--tls-cert``), once started, loaded again when
@@ -363,7 +369,10 @@ class Server:
         if oldest is session:
             return  # only TLS handshakes before it: they end within the handshake timeout
         del waiting[oldest]
-        log.warning(
+        self.log_budget.log(
+            log,
+            logging.WARNING,
+            "dropped before hello",
             "dropped %s: it had not said hello and %d newer connections wait to",
             oldest.peer,
             len(waiting),
@@ -451,14 +460,23 @@ class Server:
                 if changed is not None:
                     self.use_policy(changed)
             now = time.monotonic()
+            self.log_budget.flush(now)
             for s in list(self.sessions):
                 if s.conn.state in _HANDSHAKING and now - s.opened_at > cfg.slow_timeout:
-                    log.warning("%s did not complete the handshake in time", s.peer)
+                    self.log_budget.log(
+                        log,
+                        logging.WARNING,
+                        "handshake timeout",
+                        "%s did not complete the handshake in time",
+                        s.peer,
+                    )
                     s.goodbye(HResult.MQ_ERROR_IO_TIMEOUT, "handshake timeout")
                 elif s.partial_since is not None and slow_frame(
                     s.partial_since, s.last_activity, s.conn.buffered, now, cfg.slow_timeout
                 ):
-                    log.warning("%s is too slow sending a frame", s.peer)
+                    self.log_budget.log(
+                        log, logging.WARNING, "slow sender", "%s is too slow sending a frame", s.peer
+                    )
                     s.goodbye(HResult.MQ_ERROR_IO_TIMEOUT, "slow sender")
                 elif s.conn.in_flight or s.pending:
                     s.busy = True  # a receive may wait for longer than the idle timeout
@@ -473,7 +491,9 @@ class Server:
                     and s.conn.state not in _HANDSHAKING  # before the hello: the handshake clock's
                     and not s.holds_state()  # kept while TCP keepalive finds its peer
                 ):
-                    log.info("%s idle for %.0f s", s.peer, now - s.last_activity)
+                    self.log_budget.log(
+                        log, logging.INFO, "idle timeout", "%s idle for %.0f s", s.peer, now - s.last_activity
+                    )
                     s.goodbye(HResult.S_OK, "idle timeout")
 
     async def shutdown(self) -> None:
@@ -520,24 +540,49 @@ class Server:
         log.info("stopped")
 
 
-def _warn_if_few_descriptors(max_connections: int) -> None:
-    """Log a warning when the process may open fewer files than ``--max-connections`` needs: past
-    the limit, accepts fail and clients are cut off with nothing in the log."""
+#: Descriptors kept free beyond the connections: the store, the listening sockets, the metrics
+#: endpoint, logs, the event loop's own.
+SPARE_DESCRIPTORS: Final = 64
+
+
+def fit_descriptors(max_connections: int) -> int | None:
+    """Make room for the connections: raise the soft limit of open files (``ulimit -n``) toward what
+    ``max_connections`` needs (twice it: as many may be waiting to say hello as have said it, and
+    ``SPARE_DESCRIPTORS``), up to the hard limit.  Returns the connections the server may hold at
+    once when that is fewer (it refuses the next with MQ_ERROR_INSUFFICIENT_RESOURCES, warned about
+    here); None when there is room.  Past the limit, accepts failed: uvloop closed new clients
+    with nothing logged and the metrics endpoint spun a CPU, asyncio logged a traceback per try
+    (outside QA: 27 MB of log in 8 s)."""
     try:
         import resource
 
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     except (ImportError, OSError, ValueError):
-        return
-    needed = max_connections + 64  # the store, the listening sockets, logs, the loop's own
-    if soft != resource.RLIM_INFINITY and soft < needed:
-        log.warning(
-            "this process may open %d files (ulimit -n), fewer than --max-connections %d needs (%d):"
-            " raise the limit or lower --max-connections",
-            soft,
-            max_connections,
-            needed,
-        )
+        return None
+    needed = 2 * max_connections + SPARE_DESCRIPTORS
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return None
+    raised = needed if hard == resource.RLIM_INFINITY else min(hard, needed)
+    if raised > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (OSError, ValueError):
+            pass
+    if soft >= needed:
+        return None
+    cap = max(1, soft - SPARE_DESCRIPTORS)
+    log.warning(
+        "this process may open %d files (ulimit -n, hard limit %s), fewer than --max-connections %d"
+        " needs (%d): at most %d connections at once (the next are refused); raise the limit or lower"
+        " --max-connections",
+        soft,
+        "unlimited" if hard == resource.RLIM_INFINITY else hard,
+        max_connections,
+        needed,
+        cap,
+    )
+    return cap
 
 
 @contextlib.contextmanager
@@ -569,6 +614,7 @@ def run(
         qm = QueueManager.open(data, machine_quota=machine_quota)
         try:
             server = Server(qm, config)
+            server.session_cap = fit_descriptors(config.max_connections)
             await server.start()
         except BaseException:
             qm.close()
@@ -580,7 +626,6 @@ def run(
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
-        _warn_if_few_descriptors(config.max_connections)
         ports = " ".join(f"client={h}:{p}" for h, p in server.addresses[:1])
         print(f"pymsmq: listening {ports}", file=out, flush=True)
         if server.metrics is not None:

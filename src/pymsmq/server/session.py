@@ -208,6 +208,21 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.stats.connections_total += 1
         self.stats.connections_open += 1
         log.debug("connection from %s", self.peer)
+        cap = server.session_cap
+        if cap is not None and len(server.sessions) > cap:
+            # Past what the process may open (``fit_descriptors``): refused at once, the files
+            # kept for the store and the connections there.
+            self.stats.connections_refused += 1
+            server.log_budget.log(
+                log,
+                logging.WARNING,
+                "connections refused for want of files",
+                "refused %s: %d connections already, as many as this process may open files for",
+                self.peer,
+                cap,
+            )
+            self.goodbye(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
+            return
         server.greeting(self)
 
     def holds_state(self) -> bool:
@@ -268,7 +283,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 if type(event) is not ClientHello:
                     self._on_event(event)
             self.stats.protocol_errors += 1
-            log.warning("protocol error from %s: %s; closing the connection", self.peer, exc)
+            self.server.log_budget.log(
+                log,
+                logging.WARNING,
+                "protocol error",
+                "protocol error from %s: %s; closing the connection",
+                self.peer,
+                exc,
+            )
             self._flush_pending = False
             self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, reason(exc)))
             return
@@ -328,7 +350,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self.conn.receive_data(b"")
         except ProtocolError as exc:
             self.stats.protocol_errors += 1
-            log.warning("connection from %s ended inside a frame: %s", self.peer, exc)
+            self.server.log_budget.log(
+                log,
+                logging.WARNING,
+                "ended inside a frame",
+                "connection from %s ended inside a frame: %s",
+                self.peer,
+                exc,
+            )
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -378,7 +407,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         transport = self.transport
         if transport is None or transport.get_write_buffer_size() <= UNREAD_ANSWERS_LIMIT:
             return
-        log.warning("%s does not read its answers (over %d bytes): closing", self.peer, UNREAD_ANSWERS_LIMIT)
+        self.server.log_budget.log(
+            log,
+            logging.WARNING,
+            "does not read its answers",
+            "%s does not read its answers (over %d bytes): closing",
+            self.peer,
+            UNREAD_ANSWERS_LIMIT,
+        )
         self._teardown()
         transport.abort()
 
@@ -426,7 +462,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.stats.errors += 1
         if isinstance(exc, MSMQError):
             if exc.hresult == HResult.MQ_ERROR_ACCESS_DENIED:  # an audit trail of refusals
-                log.info("%s refused: %s", self.peer, exc.message[:300])
+                self.server.log_budget.log(
+                    log, logging.INFO, "request refused", "%s refused: %s", self.peer, exc.message[:300]
+                )
             self.answer(rid, ErrorResponse(exc.hresult & 0xFFFFFFFF, exc.message[:2000]))
         else:
             log.exception("internal error serving %s", self.peer, exc_info=exc)
@@ -471,7 +509,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             wait.cancel()
         held = self.holds.close()
         if held:  # never acknowledged: back in their queues, in place
-            log.info("%s went away holding %d message(s): releasing them", self.peer, len(held))
+            self.server.log_budget.log(
+                log,
+                logging.INFO,
+                "went away holding messages",
+                "%s went away holding %d message(s): releasing them",
+                self.peer,
+                len(held),
+            )
             self.release_later(held)
         for handle in self.handles.values():
             handle.queue.close()
@@ -481,7 +526,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.transactions.clear()
         self.ending.clear()
         if active:
-            log.info("%s went away with %d open transaction(s): aborting", self.peer, len(active))
+            self.server.log_budget.log(
+                log,
+                logging.INFO,
+                "went away in a transaction",
+                "%s went away with %d open transaction(s): aborting",
+                self.peer,
+                len(active),
+            )
             self.server.run_work(lambda: _abort_all(active))
         log.debug("connection from %s closed", self.peer)
 
@@ -532,7 +584,15 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             refusal = (HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
         if refusal is not None:
             self.stats.connections_refused += 1
-            log.warning("refused %s (%r): %s", self.peer, hello.client_name[:100], refusal[1])
+            server.log_budget.log(
+                log,
+                logging.WARNING,
+                "handshake refused",
+                "refused %s (%r): %s",
+                self.peer,
+                hello.client_name[:100],
+                refusal[1],
+            )
             self.goodbye(*refusal)
             return
         assert identity is not None and version is not None
