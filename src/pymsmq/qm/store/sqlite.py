@@ -57,6 +57,7 @@ mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -255,6 +256,10 @@ def _disk_full(path: str) -> MSMQError:
         "room again (receives go on)",
         HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
     )
+
+
+#: The errnos of a write that found no room (the disk, a quota, a file size limit).
+_NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def _is_disk_full(e: BaseException) -> bool:
@@ -765,7 +770,17 @@ class SQLiteStore:
         except MSMQError:
             self._unlink(p.files)
             raise
-        except (TypeError, ValueError, OSError, struct.error) as e:  # (struct: a key beyond 64 bits)
+        except OSError as e:
+            self._unlink(p.files)
+            if e.errno in _NO_SPACE:
+                # A big packet's file met the full disk: the same as a commit that meets it
+                # (SQLITE_FULL), reserve released and said (outside QA: only SQLite's error was
+                # recognised, so a disk filled by big messages gave raw ENOSPC errors, no warning,
+                # pymsmq_disk_full 0 and the 32 MiB reserve still held).
+                self._release_reserve()
+                raise _disk_full(self.path) from e
+            raise _failed(str(e), e) from e
+        except (TypeError, ValueError, struct.error) as e:  # (struct: a key beyond 64 bits)
             self._unlink(p.files)
             raise _failed(str(e), e) from e
         return p
