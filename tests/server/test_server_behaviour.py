@@ -835,3 +835,30 @@ def test_a_process_with_few_files_serves_what_it_can_and_refuses_the_rest(tmp_pa
     assert code == 0
     assert "at most 36 connections at once" in err
     assert "Traceback" not in err
+
+
+def test_a_stop_asked_while_the_store_opens_is_a_clean_stop(tmp_path: Path) -> None:
+    # SIGTERM while a large store opens (seconds) killed the process: exit 143, nothing logged
+    # (outside QA).  The handlers are there before the open; the server stops once it is open.
+    slow_open = (
+        "import time; from pymsmq.qm.queue_manager import QueueManager as Q; real = Q.open.__func__;"
+        " Q.open = classmethod(lambda cls, *a, **k: (time.sleep(2), real(cls, *a, **k))[1]);"
+        " from pymsmq.cli.serve import serve; serve()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", slow_open, "--data", str(tmp_path / "qm"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
+    try:
+        time.sleep(1.0)  # (inside the two-second open)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        assert "shutting down" in err and "stopped" in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()

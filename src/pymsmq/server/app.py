@@ -611,6 +611,15 @@ def run(
     out = out if out is not None else sys.stdout
 
     async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        # SIGHUP too: the terminal that started the server closed (it killed the server without
+        # its graceful shutdown: open transactions not aborted, the store not closed).  Before the
+        # store is opened: a stop asked while a large store opens (seconds) is a clean stop once
+        # it is open (outside QA: the default disposition killed the process, exit 143, no log).
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
         qm = QueueManager.open(data, machine_quota=machine_quota)
         try:
             server = Server(qm, config)
@@ -619,13 +628,6 @@ def run(
         except BaseException:
             qm.close()
             raise
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        # SIGHUP too: the terminal that started the server closed (it killed the server without
-        # its graceful shutdown: open transactions not aborted, the store not closed).
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
         ports = " ".join(f"client={h}:{p}" for h, p in server.addresses[:1])
         print(f"pymsmq: listening {ports}", file=out, flush=True)
         if server.metrics is not None:
