@@ -1049,6 +1049,15 @@ def test_system_queues_and_journal(qm: Any) -> None:
         refused = hresult_of(qm.queue, machine.format_name, pymsmq.MQ_SEND_ACCESS)
         assert refused == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
         qm.queue(machine.format_name, pymsmq.MQ_PEEK_ACCESS).close()
+    # Nor a subqueue (MQOpenQueue: "A subqueue cannot be opened using this access mode") or a
+    # queue journal.
+    journaled = qm.create_queue(Q + "2", journal=True)
+    for refused_name in (journaled.format_name + ";JOURNAL", journaled.format_name + ";poison"):
+        assert (
+            hresult_of(qm.queue, refused_name, pymsmq.MQ_SEND_ACCESS)
+            == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        )
+        qm.queue(refused_name, pymsmq.MQ_RECEIVE_ACCESS).close()
     q = qm.create_queue(Q, journal=True)
     j = q.journal
     assert j.format_name == q.format_name + ";JOURNAL"

@@ -160,12 +160,14 @@ class QueueCatalog:
         with self._lock:
             self._check_open()
             state, subqueue = self._resolve(name)
-            if access == MQ_SEND_ACCESS and state.kind == "system":
+            if access == MQ_SEND_ACCESS and (state.kind in ("system", "journal") or subqueue is not None):
                 # [MS-MQDMPR] 3.1.7.1.5 Open Queue: a machine format name (the dead-letter queues,
-                # the machine journal) cannot be opened with SendAccess (outside QA: the open
-                # succeeded and every send failed).
+                # the machine journal) cannot be opened with SendAccess; nor a subqueue (MQOpenQueue:
+                # "A subqueue cannot be opened using this access mode") or a queue journal, which
+                # take no sends either (outside QA: the open succeeded and every send failed).
+                what = "a subqueue" if subqueue is not None else "a journal or a machine queue"
                 raise MSMQError(
-                    f"{quoted(name)} is a machine queue: it cannot be opened to send",
+                    f"{quoted(name)} is {what}: it cannot be opened to send",
                     HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
                 )
             return self._handle(state, subqueue, access, share_mode)
