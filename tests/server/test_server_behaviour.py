@@ -595,15 +595,31 @@ def test_stats_count_per_queue(server: ThreadServer) -> None:
     assert stats["connections"]["open"] >= 1 and stats["requests"] > 4
 
 
-def test_idle_connections_are_closed(tmp_path: Path) -> None:
+def test_idle_connections_are_closed_and_the_client_opens_another(tmp_path: Path) -> None:
+    # The server ends a silent connection that holds nothing; the client's next call opens a new
+    # one (outside QA: a long-lived connect() left alone failed every later call).  A connection
+    # ended otherwise (a shutdown) is not replaced.
     s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, idle_timeout=0.5)).start()
     try:
+        assert s.server is not None
         client = connect(s.url)
+        client.create_queue(Q).close()
         time.sleep(2.5)
-        with pytest.raises(MSMQError):
-            client.ping(b"late")
+        assert len(s.server.sessions) == 0  # ended by the server
+        assert not client.closed  # (the next call opens another)
+        assert client.ping(b"late") == b"late"
+        assert s.server.stats.connections_total == 2
+        with client.queue(Q) as q:
+            q.send(Message(body=b"after"))
+            time.sleep(2.5)  # a handle: kept
+            assert q.receive(timeout=0).body == b"after"
+        assert s.server.stats.connections_total == 2
     finally:
         s.stop()
+    with pytest.raises(MSMQError) as info:
+        client.ping(b"gone")
+    assert info.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+    assert client.closed
 
 
 @pytest.mark.parametrize("holding", ["transaction", "handle"])

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ssl
 import struct
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from pymsmq.client.remote_cursor import RemoteCursor
@@ -56,6 +57,8 @@ _set: Final = object.__setattr__
 _STATISTICS: Final = (1, 2, 5, 7, 8, 9, 27, int(PROPID_Q_JOURNAL), int(PROPID_Q_LABEL))
 #: STATS requests ``queue_statistics`` has in flight at once when it asks queue by queue.
 _STATS_AT_ONCE: Final = 256
+#: Held while a connection ended idle is replaced (``RemoteQueueManager._renew``).
+_RENEWING: Final = threading.Lock()
 #: The protocol version that has LIST_QUEUES_PAGE.
 _PAGES_VERSION: Final = OP_SINCE_VERSION[Op.LIST_QUEUES_PAGE]
 
@@ -63,9 +66,14 @@ _PAGES_VERSION: Final = OP_SINCE_VERSION[Op.LIST_QUEUES_PAGE]
 class RemoteQueueManager:
     """A queue manager on a pymsmq server: the methods of ``pymsmq.QueueManager``."""
 
-    def __init__(self, transport: Transport, url: str = "") -> None:
+    def __init__(
+        self, transport: Transport, url: str = "", reconnect: Callable[[], Transport] | None = None
+    ) -> None:
         self._t = transport
         self.url = url
+        #: Opens a new connection like this one's (``connect``): used when the server ended this
+        #: one for its idle timeout, which it does only to connections that hold nothing.
+        self._reconnect = reconnect
         hello = transport.server_hello
         #: The server queue manager's GUID and computer name (from SERVER_HELLO).
         self.guid: uuid.UUID = hello.qm_guid
@@ -95,6 +103,29 @@ class RemoteQueueManager:
     def __repr__(self) -> str:
         return f"<RemoteQueueManager {self.url} {self.machine_name}>"
 
+    def _call(self, request: pm.Request) -> Any:
+        """``Transport.call`` on the connection, on a new one if the server ended it for its idle
+        timeout (outside QA: a long-lived ``connect()`` left alone for 5 minutes failed every
+        later call).  The server ends only connections that hold nothing (no queue handle, cursor,
+        transaction or held message) and had not read the request: nothing is lost or done twice."""
+        t = self._t
+        try:
+            return t.call(request)
+        except MSMQError:
+            if not (t.ended_idle and self._renew(t)):
+                raise
+        return self._t.call(request)
+
+    def _renew(self, old: Transport) -> bool:
+        """Replace ``old``, ended idle, by a new connection (once, whatever the threads)."""
+        if self._reconnect is None:
+            return False
+        with _RENEWING:
+            if self._t is old:
+                self._t = self._reconnect()
+                self._pump = NotificationPump(self._t)
+        return True
+
     def close(self) -> None:
         """Close the connection (open transactions are aborted by the server)."""
         self._t.close()
@@ -107,12 +138,13 @@ class RemoteQueueManager:
 
     @property
     def closed(self) -> bool:
-        """True after ``close`` (or once the connection is lost)."""
-        return self._t.closed
+        """True after ``close`` (or once the connection is lost; not when the server's idle timeout
+        ended it: the next call opens another)."""
+        return self._t.closed and not (self._t.ended_idle and self._reconnect is not None)
 
     def ping(self, data: bytes = b"") -> bytes:
         """Round trip to the server."""
-        return bytes(self._t.call(pm.PingRequest(data)).data)
+        return bytes(self._call(pm.PingRequest(data)).data)
 
     # ------------------------------------------------------------------ names and queues
     def _open(self, name: str, access: int | None = None, share_mode: int = 0) -> RemoteQueue:
@@ -123,7 +155,7 @@ class RemoteQueueManager:
             raise MSMQError(f"unsupported access mode {access!r}", HResult.MQ_ERROR_UNSUPPORTED_ACCESS_MODE)
         if not isinstance(share_mode, int) or not 0 <= share_mode <= 0xFFFFFFFF:
             raise MSMQError(f"invalid share mode {share_mode!r}", HResult.MQ_ERROR_INVALID_PARAMETER)
-        r = self._t.call(pm.OpenQueueRequest(name, acc, share_mode))
+        r = self._call(pm.OpenQueueRequest(name, acc, share_mode))
         props = properties_from_props(r.properties)
         sub = None
         fmt = r.format_name
@@ -169,12 +201,12 @@ class RemoteQueueManager:
         if service_type_guid is not None:
             attrs["service_type_guid"] = service_type_guid
         QueueProperties(**attrs)  # type: ignore[arg-type]  # the embedded queue manager's value checks
-        fmt = self._t.call(pm.CreateQueueRequest(path, attrs_to_props(attrs))).format_name
+        fmt = self._call(pm.CreateQueueRequest(path, attrs_to_props(attrs))).format_name
         return self._open(fmt)
 
     def delete_queue(self, name: str) -> None:
         """Delete a queue, its journal and its messages."""
-        self._t.call(pm.DeleteQueueRequest(name))
+        self._call(pm.DeleteQueueRequest(name))
 
     def queue(self, name: str, access: int | None = None, share_mode: int = 0) -> RemoteQueue:
         """A handle on the queue a path name or format name names."""
@@ -192,19 +224,19 @@ class RemoteQueueManager:
 
     def get_queue_properties(self, name: str) -> QueueProperties:
         """The properties of a queue."""
-        return properties_from_props(self._t.call(pm.GetQueuePropertiesRequest(name)).properties)
+        return properties_from_props(self._call(pm.GetQueuePropertiesRequest(name)).properties)
 
     def set_queue_properties(self, name: str, **changes: object) -> QueueProperties:
         """Change settable properties (label, quota, journal, ...)."""
         check_settable(changes)
         QueueProperties().replace(**changes)  # the embedded queue manager's value checks
-        r = self._t.call(pm.SetQueuePropertiesRequest(name, attrs_to_props(changes)))
+        r = self._call(pm.SetQueuePropertiesRequest(name, attrs_to_props(changes)))
         return properties_from_props(r.properties)
 
     def _list(self, which: int) -> list[str]:
         if self._pages:
             return sorted(name for name, _ in self._list_pages(which, ()))
-        return sorted(self._t.call(pm.ListQueuesRequest(which)).names)
+        return sorted(self._call(pm.ListQueuesRequest(which)).names)
 
     @property
     def _pages(self) -> bool:
@@ -217,7 +249,7 @@ class RemoteQueueManager:
         rows: list[tuple[str, Props]] = []
         after = ""
         while True:
-            page = self._t.call(pm.ListQueuesPageRequest(which, propids, after))
+            page = self._call(pm.ListQueuesPageRequest(which, propids, after))
             rows += zip(page.names, page.properties, strict=True)
             if not page.more or not page.names:
                 return rows
@@ -246,7 +278,7 @@ class RemoteQueueManager:
                 rows = self._list_pages(which_filter, _STATISTICS)
             else:
                 try:
-                    r = self._t.call(pm.ListQueuesRequest(which_filter, _STATISTICS))
+                    r = self._call(pm.ListQueuesRequest(which_filter, _STATISTICS))
                     rows = list(zip(r.names, r.properties, strict=True))
                 except MSMQError as exc:
                     if exc.hresult != HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
@@ -260,7 +292,7 @@ class RemoteQueueManager:
     def _statistics_one_by_one(self, which_filter: int) -> list[tuple[str, Props]]:
         # The answer for every queue at once is more than one frame (about ten thousand queues):
         # the names alone, then a STATS for each, written back to back.
-        names = self._t.call(pm.ListQueuesRequest(which_filter)).names
+        names = self._call(pm.ListQueuesRequest(which_filter)).names
         t = self._t
         rows: list[tuple[str, Props]] = []
         for start in range(0, len(names), _STATS_AT_ONCE):
@@ -311,12 +343,12 @@ class RemoteQueueManager:
     # ------------------------------------------------------------------ transactions and stats
     def begin_transaction(self) -> RemoteTransaction:
         """A new internal transaction on the server (context manager: commit on exit, abort on error)."""
-        return RemoteTransaction(self, self._t.call(pm.BeginTransactionRequest()).transaction)
+        return RemoteTransaction(self, self._call(pm.BeginTransactionRequest()).transaction)
 
     @property
     def total_bytes(self) -> int:
         """Bytes of all messages the queue manager holds."""
-        values: dict[int, Any] = props_dict(self._t.call(pm.StatsRequest("", (6,))).properties)
+        values: dict[int, Any] = props_dict(self._call(pm.StatsRequest("", (6,))).properties)
         return int(values.get(6, 0))
 
     @property
@@ -328,7 +360,7 @@ class RemoteQueueManager:
         """The server's statistics (per-queue counts, bytes, rates) as a dict."""
         import json
 
-        values = props_dict(self._t.call(pm.StatsRequest("", (_SERVER_STATS,))).properties)
+        values = props_dict(self._call(pm.StatsRequest("", (_SERVER_STATS,))).properties)
         text = values.get(_SERVER_STATS)
         return json.loads(text) if isinstance(text, str) else {}
 
@@ -357,5 +389,9 @@ def connect(
             f"the token is {len(raw)} bytes in UTF-8: at most {MAX_TOKEN_SIZE}",
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
-    transport = Transport(host, port, raw, tls if tls is not None else scheme_tls, timeout)
-    return RemoteQueueManager(transport, url)
+    use_tls = tls if tls is not None else scheme_tls
+
+    def new_connection() -> Transport:
+        return Transport(host, port, raw, use_tls, timeout)
+
+    return RemoteQueueManager(new_connection(), url, new_connection)

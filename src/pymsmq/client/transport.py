@@ -346,6 +346,8 @@ class Transport:
         #: Threads blocked in ``_cond.wait`` (the reader notifies only when there are some).
         self._waiters = 0
         self._error: MSMQError | None = None
+        #: The server ended the connection for its idle timeout (GOODBYE S_OK).
+        self.ended_idle = False
         self.server_hello: ServerHello = self._handshake(token, client_name)
         sock.settimeout(None)
         #: Seconds without a byte from the server before the watchdog sends a PING (0: never).
@@ -766,6 +768,10 @@ class Transport:
                                     self._done[event.request_id] = event.response
                                     got = got or rid is None
                             elif type(event) is Goodbye:
+                                # S_OK: the server's idle timeout, which ends only connections that
+                                # hold nothing (no handle, cursor or transaction): the client may
+                                # open another and go on (``RemoteQueueManager._call``).
+                                self.ended_idle = event.hresult == HResult.S_OK
                                 code = event.hresult or HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
                                 self._error = MSMQError(
                                     f"the server closed the connection: {event.reason}", code
