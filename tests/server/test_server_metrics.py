@@ -124,6 +124,7 @@ def test_a_subqueues_traffic_counts_in_its_queues_series_and_a_journal_has_its_p
         assert _of_queue(samples, "pymsmq_queue_sent_messages_total", fn) == 3
         assert _of_queue(samples, "pymsmq_queue_received_messages_total", fn) == 2
         assert _of_queue(samples, "pymsmq_queue_peeked_messages_total", fn) == 2  # one in poison
+        assert _of_queue(samples, "pymsmq_queue_moved_messages_total", fn) == 1
         assert _of_queue(samples, "pymsmq_queue_received_bytes_total", fn) == 30
         assert _of_queue(samples, "pymsmq_queue_messages", fn) == 1  # 3 sent, 2 received
         assert not [1 for (_, labels) in samples if any(";poison" in v for _, v in labels)]

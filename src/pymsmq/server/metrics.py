@@ -49,6 +49,11 @@ _QUEUE_COUNTERS: Final = (
     ("received", "pymsmq_queue_received_messages", "Messages received from the queue through this server."),
     ("peeked", "pymsmq_queue_peeked_messages", "Messages peeked at in the queue through this server."),
     (
+        "moved",
+        "pymsmq_queue_moved_messages",
+        "Messages moved between the queue and its subqueues through this server.",
+    ),
+    (
         "bytes_in",
         "pymsmq_queue_sent_bytes",
         "Body bytes of the messages sent to the queue through this server.",

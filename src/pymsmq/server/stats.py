@@ -24,6 +24,8 @@ class QueueCounters:
     sent: int = 0
     received: int = 0
     peeked: int = 0
+    #: Moves between the queue and its subqueues (MOVE requests that succeeded).
+    moved: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
 
@@ -91,12 +93,13 @@ class ServerStats:
                 "sent": c.sent,
                 "received": c.received,
                 "peeked": c.peeked,
+                "moved": c.moved,
                 "bytes_in": c.bytes_in,
                 "bytes_out": c.bytes_out,
             }
         for name, (count, size) in (queue_sizes or {}).items():
             entry = queues.setdefault(
-                name, {"sent": 0, "received": 0, "peeked": 0, "bytes_in": 0, "bytes_out": 0}
+                name, {"sent": 0, "received": 0, "peeked": 0, "moved": 0, "bytes_in": 0, "bytes_out": 0}
             )
             entry["messages"] = count
             entry["bytes"] = size
