@@ -68,7 +68,7 @@ def test_the_option_parses() -> None:
 def test_an_unreachable_server_is_tried_again_for_reconnect_timeout_then_the_error_says_so() -> None:
     url = f"msmq://127.0.0.1:{_free_port()}"
     began = time.monotonic()
-    with pytest.raises(MSMQError, match=r"tried again for 0\.4 s: option reconnectTimeout") as info:
+    with pytest.raises(MSMQError, match=r"tried again for \d+ s: option reconnectTimeout 0\.4 s") as info:
         with_reconnect(_opts(url, reconnectTimeout="0.4"), lambda qm, q: q.message_count)
     assert time.monotonic() - began >= 0.4
     assert info.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
