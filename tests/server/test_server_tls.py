@@ -302,3 +302,38 @@ def test_a_renewed_key_with_a_passphrase_is_refused_without_a_prompt(
     client = connect(f"msmqs://127.0.0.1:{server.port}", token=TOKEN, tls=_trusting(ca), timeout=5)
     assert client.ping(b"old certificate") == b"old certificate"
     client.close()
+
+
+@pytest.mark.parametrize(
+    ("days_from_now", "level", "says"),
+    [(-400, logging.ERROR, "expired on"), (5, logging.WARNING, "expires on"), (400, None, None)],
+)
+def test_a_certificate_out_of_date_or_about_to_be_is_said_at_start(
+    ca: trustme.CA,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    days_from_now: int,
+    level: int | None,
+    says: str | None,
+) -> None:
+    # An expired certificate was put in force silently; clients were told to look at their CA
+    # (outside QA).  The server says it when it loads one (at start and when it is renewed).
+    import datetime as dt
+
+    now = dt.datetime.now(dt.UTC)
+    end = now + dt.timedelta(days=days_from_now)
+    cert = ca.issue_cert("127.0.0.1", not_before=min(now, end) - dt.timedelta(days=30), not_after=end)
+    chain, key = tmp_path / "chain.pem", tmp_path / "key.pem"
+    cert.private_key_pem.write_to_path(str(key))
+    chain.write_bytes(b"".join(blob.bytes() for blob in cert.cert_chain_pems))
+    config = ServerConfig(
+        port=0, policy=AccessPolicy.single_token(TOKEN), tls_cert=str(chain), tls_key=str(key)
+    )
+    with caplog.at_level(logging.INFO, logger="pymsmq.server"):
+        s = ThreadServer(tmp_path / "qm", config).start()
+        s.stop()
+    said = [r for r in caplog.records if "TLS certificate" in r.getMessage() and str(chain) in r.getMessage()]
+    if level is None:
+        assert said == []
+    else:
+        assert [r.levelno for r in said] == [level] and says in said[0].getMessage()
