@@ -17,6 +17,7 @@ from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import DEFAULT_PROVIDER_NAME
 from pymsmq.model.packet_mapping import (
     INTERIM_MAGIC,
+    canonical_queues,
     message_to_packet,
     packet_to_message,
     packet_to_user_message,
@@ -486,3 +487,17 @@ def test_truncations_mutations_and_trailing_garbage(m: Message, data: st.DataObj
         assert isinstance(back, Message)
     with pytest.raises(WireError):
         packet_to_message(packet[:cut])
+
+
+def test_an_admin_or_response_name_has_at_most_max_name_elements() -> None:
+    from pymsmq.model.packet_queues import MAX_NAME_ELEMENTS
+
+    element = r"DIRECT=OS:.\private$\q"
+    fits = Message(admin_queue=",".join([element] * MAX_NAME_ELEMENTS))
+    canonical_queues(fits)
+    assert fits.admin_queue is not None and fits.admin_queue.count(",") == MAX_NAME_ELEMENTS - 1
+    for field in ("admin_queue", "response_queue"):
+        m = Message(**{field: ",".join([element] * (MAX_NAME_ELEMENTS + 1))})
+        with pytest.raises(MSMQError) as info:
+            canonical_queues(m)
+        assert info.value.hresult == HResult.MQ_ERROR_ILLEGAL_FORMATNAME and "elements" in str(info.value)

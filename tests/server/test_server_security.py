@@ -111,6 +111,31 @@ def test_a_sender_may_name_as_admin_or_dead_letter_queue_only_a_queue_it_may_wri
         assert _hresult(admin.queue(PAYMENTS).receive, 0, tx) == HResult.MQ_ERROR_MESSAGE_NOT_FOUND
 
 
+def test_every_element_of_a_multiple_element_admin_queue_is_checked(server: ThreadServer) -> None:
+    # The whole name was looked up, failed and went unchecked: a sender got acknowledgements, with
+    # its label and a NACK's body, into a queue it may not write to (outside QA, High).
+    admin = connect(server.url, token="admin-t")
+    orders = admin.queue(ORDERS).format_name
+    replies = admin.queue(".\\private$\\replies").format_name
+    inbox = connect(server.url, token="writer-t").queue(INBOX)
+    forged = Message(body=b"FORGED", label="forged", admin_queue=f"{replies},{orders}", ack=0xE)
+    assert _hresult(inbox.send, forged) == HResult.MQ_ERROR_ACCESS_DENIED
+    with pytest.raises(MSMQError) as info:
+        inbox.send_many([Message(body=b"ok"), forged])
+    assert info.value.hresult == HResult.MQ_ERROR_ACCESS_DENIED
+    inbox.send(Message(body=b"fine", admin_queue=f"{replies},{replies}", ack=5))
+    # More elements than a name may have: refused as a format name, cheaply (16,000 of them held
+    # the server's loop for a second a message).
+    many = ",".join([replies] * 16_000)
+    assert (
+        _hresult(inbox.send, Message(body=b"x", admin_queue=many, ack=5))
+        == HResult.MQ_ERROR_ILLEGAL_FORMATNAME
+    )
+    assert admin.queue(ORDERS).message_count == 0
+    assert sorted(m.body for m in admin.queue(INBOX).receive_many(10)) == [b"fine", b"ok"]
+    admin.close()
+
+
 def test_a_pattern_with_every_bit_does_not_override_an_exact_none(server: ThreadServer) -> None:
     # {"*": 0xFFFFFFFF, "private$\\payments": "none"}: requests naming the queue skipped the exact
     # entry (the pattern matched the empty key the owner test looked up).

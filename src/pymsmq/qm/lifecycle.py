@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import MSMQError
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
+from pymsmq.model.packet_queues import MAX_NAME_ELEMENTS
 from pymsmq.qm.index import AVAILABLE, PENDING, Entry
 from pymsmq.qm.queue_state import message_size
 from pymsmq.qm.store.base import Batch, MessageKey
@@ -490,16 +491,15 @@ class Lifecycle:
                 names = tuple(str(e) for e in FormatName.parse(admin).elements)
             except MSMQError:
                 return []
-        targets: list[QueueState] = []
-        for name in names:
+        targets: dict[int, QueueState] = {}
+        for name in names[:MAX_NAME_ELEMENTS]:  # (a send refuses more: a stored message may not)
             try:
                 state, subqueue = qm._resolve(name)
             except MSMQError:
                 continue
-            usable = subqueue is None and state.kind in _APP_KINDS and not state.transactional
-            if usable and state not in targets:
-                targets.append(state)
-        return targets
+            if subqueue is None and state.kind in _APP_KINDS and not state.transactional:
+                targets.setdefault(id(state), state)
+        return list(targets.values())
 
     # ------------------------------------------------------------------ tracing
     def report_queue(self) -> QueueState | None:

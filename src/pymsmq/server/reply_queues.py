@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from pymsmq.errors import MSMQError, quoted
+from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.names import LocalFormat, QueuePath
+from pymsmq.model.packet_queues import MAX_NAME_ELEMENTS
 from pymsmq.server.access import AccessPolicy, queue_key
+from pymsmq.wire.format_name import FormatName
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -39,12 +41,38 @@ def reply_queue_refusal(
     local queue the queue manager would write to and ``identity`` may not write to; else None."""
     if identity == policy.owner:
         return None
-    for what, name, acknowledgement in (
+    for what, whole, acknowledgement in (
         ("administration queue", message.admin_queue, True),
         ("dead-letter queue", message.dead_letter_queue, False),
     ):
-        if not name:
+        if not whole:
             continue
+        refusal = _refusal(qm, policy, identity, what, whole, acknowledgement)
+        if refusal is not None:
+            return refusal
+    return None
+
+
+def _refusal(
+    qm: QueueManager, policy: AccessPolicy, identity: str, what: str, whole: str, acknowledgement: bool
+) -> MSMQError | None:
+    # Each element of a multiple-element name: the queue manager writes an acknowledgement to every
+    # local queue one names (``Lifecycle.admin_queues``; outside QA: the whole name was looked up,
+    # failed, and went unchecked, so a sender put acknowledgements, their labels and NACKs' bodies,
+    # into any queue).  A name with too many elements is refused by the send itself.
+    if "," not in whole:
+        names: tuple[str, ...] = (whole,)
+    elif whole.count(",") >= MAX_NAME_ELEMENTS:
+        return MSMQError(
+            f"{what}: more than {MAX_NAME_ELEMENTS} elements in a multiple-element format name",
+            HResult.MQ_ERROR_ILLEGAL_FORMATNAME,
+        )
+    else:
+        try:
+            names = tuple(str(e) for e in FormatName.parse(whole).elements)
+        except FormatNameError as exc:
+            return MSMQError(f"{what}: {exc.message}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+    for name in names:
         with qm._lock:
             try:
                 state, subqueue = qm._resolve(name)
