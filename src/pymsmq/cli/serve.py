@@ -11,6 +11,7 @@ import click
 from pymsmq.cli._common import MSMQFailure, bad_data_directory, error_line
 from pymsmq.cli.queues import QUOTA
 from pymsmq.errors import MSMQError
+from pymsmq.qm.store import DEFAULT_DB_NAME
 from pymsmq.server import (
     DEFAULT_PORT,
     DURABLE_WRITES,
@@ -178,9 +179,10 @@ def serve(
         metrics_host=metrics_host,
     )
     try:
-        os.makedirs(data, exist_ok=True)
+        os.makedirs(data, mode=0o700, exist_ok=True)  # (every identity's messages: the owner's alone)
     except OSError as exc:
         raise bad_data_directory(data, exc) from None
+    _warn_if_others_may_read(data)
     try:
         config.validate()
         code = run(data, config, machine_quota=machine_quota)
@@ -191,3 +193,20 @@ def serve(
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None
     sys.exit(code)
+
+
+def _warn_if_others_may_read(data: str) -> None:
+    """Warn when the store in ``data`` (made before stores were made 600) may be read by other
+    users: it holds every identity's messages, which the server's permissions protect on the wire."""
+    db = os.path.join(data, DEFAULT_DB_NAME)
+    for path in (db, db + "-wal"):
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except OSError:
+            continue
+        if mode & 0o044:
+            logging.getLogger("pymsmq.server").warning(
+                "%s may be read by other users (mode %o): it holds every identity's messages; chmod 600 it",
+                path,
+                mode,
+            )

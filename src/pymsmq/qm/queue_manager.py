@@ -45,6 +45,7 @@ from pymsmq.qm.queue_state import QueueState, message_size, subqueue_format
 from pymsmq.qm.send_batch import send_batch
 from pymsmq.qm.store import DEFAULT_DB_NAME, MemoryStore, SQLiteStore
 from pymsmq.qm.store.base import Batch, MessageKey, MessageUpdate, QueueRow, Store, StoredMessage
+from pymsmq.qm.store.file_modes import make_private_dir
 from pymsmq.qm.store.row_checks import (
     facts_have_their_types,
     meta_problem,
@@ -272,7 +273,7 @@ class QueueManager(QueueCatalog):
             if target in (":memory:", "memory:", "memory://"):
                 store = MemoryStore()
             else:
-                os.makedirs(target, exist_ok=True)
+                make_private_dir(target)
                 store = SQLiteStore(os.path.join(target, DEFAULT_DB_NAME), disk_reserve)
         try:
             return cls(

@@ -44,6 +44,7 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError, WireError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.qm.store import DEFAULT_DB_NAME
+from pymsmq.qm.store.file_modes import PRIVATE_DIR, make_private_dir, touch_private
 from pymsmq.qm.store.in_flight import IN_FLIGHT_SUFFIX, carry_held
 from pymsmq.qm.store.row_checks import (
     last_lookup_ids_problem,
@@ -143,6 +144,7 @@ def _snapshot(source_db: str, target_db: str) -> None:
     # read without a process holding it (a read-only open cannot rebuild the WAL index).
     with closing(sqlite3.connect(source_db, timeout=30)) as source:
         source.execute("PRAGMA query_only=1")
+        touch_private(target_db)  # (a copy of every identity's messages: the owner's alone)
         with closing(sqlite3.connect(target_db)) as target:
             source.backup(target)  # pages=-1: the whole database in one step, one snapshot
             # One self-contained file (no -wal/-shm to create when it is read, as on read-only
@@ -159,11 +161,11 @@ def _new_directory(path: str) -> Iterator[None]:
             f"{quoted(path)} exists and is not an empty directory: the copy goes to a new directory",
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
-    os.makedirs(path, exist_ok=True)
+    make_private_dir(path)
     # Claimed by creating its packets directory (exclusive): of two backups into one new
     # directory, the second is refused before it writes anything, and nothing of the first goes.
     try:
-        os.mkdir(_packet_dir(_database(path)))
+        os.mkdir(_packet_dir(_database(path)), PRIVATE_DIR)
     except FileExistsError:
         raise MSMQError(
             f"{quoted(path)} is being written by another backup", HResult.MQ_ERROR_INVALID_PARAMETER
@@ -383,13 +385,13 @@ def restore(
             "pymsmq restore --replace)",
             HResult.MQ_ERROR_INVALID_PARAMETER,
         )
-    os.makedirs(target_dir, exist_ok=True)
+    make_private_dir(target_dir)
     source_lock = _lock_unless_read_only(source_db)  # a backup served as a store: not while in use
     try:
         target_lock = StoreLock(target_db)
         try:
             target_files = _packet_dir(target_db)
-            os.makedirs(target_files, exist_ok=True)
+            make_private_dir(target_files)
             incoming = target_db + RESTORING_SUFFIX
             try:
                 _snapshot(source_db, incoming)

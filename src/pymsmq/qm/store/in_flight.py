@@ -47,6 +47,8 @@ import struct
 from collections.abc import Iterator
 from typing import Final
 
+from pymsmq.qm.store.file_modes import PRIVATE_FILE
+
 __all__ = ["COMPACT_SIZE", "IN_FLIGHT_SUFFIX", "InFlightLog", "carry_held", "read_left_over"]
 
 #: The log beside a store's database ``<db>``: ``<db>.inflight``.
@@ -238,7 +240,7 @@ class InFlightLog:
         view = memoryview(records)
         try:
             if self._fd < 0:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
             while view:
                 view = view[os.write(self._fd, view) :]
         except OSError as exc:
@@ -267,7 +269,7 @@ class InFlightLog:
         data = _records(_BEGIN, self._held) + _purge_records(self._purged)
         partial = self.path + ".new"
         try:
-            fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, PRIVATE_FILE)
             try:
                 view = memoryview(data)
                 while view:

@@ -75,6 +75,7 @@ from typing import Any, Final
 from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMessage
+from pymsmq.qm.store.file_modes import PRIVATE_FILE, make_private_dir, touch_private
 from pymsmq.qm.store.in_flight import InFlightLog
 from pymsmq.qm.store.row_checks import last_lookup_ids_problem, queue_row_problem
 from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
@@ -317,7 +318,7 @@ class _Pending:
 
 
 def _write_file(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
     try:
         view = memoryview(data)
         while view:
@@ -519,6 +520,7 @@ class SQLiteStore:
         try:
             self._left_by_backup_or_restore()
             self.in_flight = InFlightLog(self.path)
+            touch_private(self.path)  # (before SQLite makes it, and its -wal and -shm, as the umask says)
             self._writer = self._connect()
             version = self._writer.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
@@ -649,7 +651,7 @@ class SQLiteStore:
     def _remove_orphan_files(self) -> None:
         """Recovery: delete packet files that no committed row references."""
         if not os.path.isdir(self.packet_dir):
-            os.makedirs(self.packet_dir, exist_ok=True)
+            make_private_dir(self.packet_dir)
             fsync_path(os.path.dirname(os.path.abspath(self.packet_dir)))
             return
         names = set(os.listdir(self.packet_dir))

@@ -15,6 +15,7 @@ import os
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.qm.store.file_modes import PRIVATE_FILE
 
 try:
     import fcntl
@@ -33,7 +34,7 @@ class StoreLock:
         if fcntl is None:  # pragma: no cover
             return
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
         except OSError as exc:
             raise MSMQError(
                 f"cannot open store {db_path}: its lock file {self.path}: {exc.strerror or exc}",
