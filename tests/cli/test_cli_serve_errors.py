@@ -69,3 +69,28 @@ def test_a_token_longer_than_a_handshake_carries_is_refused_at_start(tmp_path: P
         main, ["serve", "--data", str(tmp_path / "qm"), "--port", "0", "--auth", str(policy)]
     )
     assert r.exit_code == 1 and "bad --auth file: a token is 4098 bytes" in r.stderr
+
+
+def test_a_store_others_may_read_is_warned_about(tmp_path: Path) -> None:
+    # A store made before stores were made 600 holds every identity's messages (outside QA).
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from pymsmq import QueueManager
+
+    data = tmp_path / "qm"
+    QueueManager.open(data).close()
+    db = data / "pymsmq.db"
+    for mode, warned in ((0o644, True), (0o600, False)):
+        os.chmod(db, mode)
+        with socket.socket() as taken:  # serve stops at the listen, after its warnings
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            command = [sys.executable, "-m", "pymsmq.cli", "serve", "--data", str(data)]
+            proc = subprocess.run(
+                [*command, "--port", str(taken.getsockname()[1])], capture_output=True, text=True, timeout=60
+            )
+        assert proc.returncode == 1 and "cannot listen" in proc.stderr, proc.stderr
+        assert ("may be read by other users (mode 644)" in proc.stderr) is warned, proc.stderr
