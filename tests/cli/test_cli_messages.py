@@ -350,6 +350,21 @@ def test_a_transactional_receive_that_loses_its_server_says_what_was_printed_is_
     assert [m.body for m in peek_all(data, TX)] == [b"a", b"b", b"c"]
 
 
+def test_a_text_body_cannot_pass_for_the_listings_own_lines(data: str) -> None:
+    # A carriage return overwrote "10 USD" with "99999 USD" on a terminal, and a body's lines
+    # looked like another message's fields (outside QA).
+    forged = "Amount: 10 USD\rAmount: 99999 USD\n\nlookup_id: 1\nlabel: payroll"
+    put(data, forged.encode())
+    r = run(data, "peek", ORDERS)
+    assert r.exit_code == 0
+    shown = "Amount: 10 USD\\rAmount: 99999 USD\n  \n  lookup_id: 1\n  label: payroll\n"
+    assert f"body ({len(forged)} bytes): {shown}" in r.stdout
+    assert "\r" not in r.stdout and [
+        line for line in r.stdout.splitlines() if line.startswith("lookup_id:")
+    ] == ["lookup_id: 1"]
+    assert run(data, "peek", ORDERS, "--body-only").stdout == forged  # as it is
+
+
 def test_receive_and_peek_by_id_and_correlation_id(data: str) -> None:
     request = ObjectId(uuid.uuid4(), 3)
     put(data, b"other", correlation_id=ObjectId(uuid.uuid4(), 1))

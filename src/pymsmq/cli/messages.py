@@ -377,7 +377,11 @@ def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) ->
         if seconds is not None:
             lines.append(f"{name}: {_utc(seconds)} ({seconds})")
     if text is not None:
-        lines.append(f"body ({len(m.body)} bytes): {text}")
+        # Shown as the sender wrote it but for what could pass for this listing's own lines: a
+        # carriage return is written \r (it overwrote the line on a terminal), and every line after
+        # the first is indented (a body's lines looked like another message's fields: outside QA).
+        shown = text.replace("\r", "\\r").replace("\n", "\n  ")
+        lines.append(f"body ({len(m.body)} bytes): {shown}")
     elif len(m.body) <= 64:
         lines.append(f"body ({len(m.body)} bytes, hex): {m.body.hex()}")
     else:
