@@ -298,9 +298,9 @@ def test_an_address_that_keeps_presenting_bad_tokens_is_refused_for_a_while(
         s.stop()
 
 
-def test_bad_tokens_from_this_host_lock_out_nobody(tmp_path: Path) -> None:
+def test_a_stale_token_on_this_host_locks_out_nobody(tmp_path: Path) -> None:
     # Every local client comes from 127.0.0.1: one left with a stale token after a rotation locked
-    # out the owner and the liveness probe with it (outside QA).  Loopback is not throttled.
+    # out the owner and the liveness probe with it (outside QA).  Loopback has ten times the limit.
     config = ServerConfig(
         port=0, policy=AccessPolicy.single_token("s3cret"), max_failed_logins=3, failed_login_window=60
     )

@@ -7,10 +7,11 @@ address, the times of its recent failed handshakes: an address with ``limit`` of
 confirmed), until the oldest of them leaves the window.  A good handshake does not erase the
 failures (an attacker with one valid low-privilege token could otherwise reset the count).
 
-Loopback addresses are neither counted nor refused: every client on the server's own host comes
-from 127.0.0.1, so one forgotten client with a stale token (after a rotation) locked out the
-owner, the liveness probe (`pymsmq ping`) and every local application with it (outside QA).  A
-program on the host can read the server's token files anyway; the guard is for the network.
+Loopback addresses have ``LOOPBACK_FACTOR`` times the limit: every client on the server's own
+host comes from 127.0.0.1, so one forgotten client with a stale token (after a rotation), retrying
+every few seconds, locked out the owner, the liveness probe (`pymsmq ping`) and every local
+application with it (outside QA); behind a local TLS proxy every client comes from there, so they
+are not exempt either (a second outside QA: guessing through the proxy was unlimited).
 
 Pure bookkeeping: the caller passes ``now`` (monotonic seconds); no clock, lock or I/O here (the
 server calls it on its event loop).
@@ -26,6 +27,8 @@ __all__ = ["FailedLogins", "is_loopback"]
 #: Addresses remembered at most (the least recently failing are forgotten first): a flood of
 #: failures from many addresses cannot grow the table without bound.
 MAX_ADDRESSES = 10_000
+#: How many times the limit a loopback address has (see the module docstring).
+LOOPBACK_FACTOR = 10
 
 
 def is_loopback(address: str) -> bool:
@@ -63,20 +66,23 @@ class FailedLogins:
 
     def refused_for(self, address: str, now: float) -> float:
         """Seconds ``address`` stays refused (0: it may try)."""
-        if not self.limit or is_loopback(address):
+        if not self.limit:
             return 0.0
         times = self._recent(address, now)
-        if times is None or len(times) < self.limit:
+        if times is None or len(times) < self._limit_of(address):
             return 0.0
         return times[0] + self.window - now
 
+    def _limit_of(self, address: str) -> int:
+        return self.limit * LOOPBACK_FACTOR if is_loopback(address) else self.limit
+
     def failed(self, address: str, now: float) -> None:
         """``address`` presented a bad token at ``now``."""
-        if not self.limit or is_loopback(address):
+        if not self.limit:
             return
         times = self._recent(address, now)
         if times is None:
-            times = self._failures[address] = deque(maxlen=self.limit)
+            times = self._failures[address] = deque(maxlen=self._limit_of(address))
             while len(self._failures) > MAX_ADDRESSES:
                 self._failures.popitem(last=False)
         else:
