@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,25 @@ class MsmqServer:
     def __init__(self, data: Path) -> None:
         self.data = data
         self.port = 0
+        #: Held while a process starts; ``close`` takes it, so that a start a test's thread makes
+        #: after the test (it failed meanwhile) starts nothing.
+        self._starting = threading.Lock()
+        self._closed = False
         self.start()
 
     def start(self) -> None:
+        with self._starting:
+            if not self._closed:
+                self._start()
+
+    def close(self) -> None:
+        """Kill the server and start it no more."""
+        with self._starting:
+            self._closed = True
+            if self.proc.poll() is None:
+                self.kill()
+
+    def _start(self) -> None:
         import subprocess
 
         env = dict(os.environ)
@@ -112,8 +129,7 @@ def own_msmq_server(tmp_path: Path) -> Iterator[MsmqServer]:
     """A server of the test's own, on its own data directory: the test may kill and start it."""
     server = MsmqServer(tmp_path / "msmq-own")
     yield server
-    if server.proc.poll() is None:
-        server.kill()
+    server.close()
 
 
 @pytest.fixture(scope="session")
