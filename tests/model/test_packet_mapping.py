@@ -501,3 +501,41 @@ def test_an_admin_or_response_name_has_at_most_max_name_elements() -> None:
         with pytest.raises(MSMQError) as info:
             canonical_queues(m)
         assert info.value.hresult == HResult.MQ_ERROR_ILLEGAL_FORMATNAME and "elements" in str(info.value)
+
+
+def test_an_mqf_element_holding_a_list_is_kept_as_text_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 50 MQF direct elements each holding 1,400 names were parsed one by one on a server's event
+    # loop, past the element budget and the 256-element cap (outside QA).  A comma has no place in
+    # one element: its text is kept verbatim, and the send refuses the name for its elements.
+    import dataclasses
+
+    from pymsmq.model import packet_queues
+    from pymsmq.wire.optional_headers import MQFAddressHeader, MQFHeaderId
+    from pymsmq.wire.packet_types import MQFFormatNameElement
+
+    um = UserMessage.decode(message_to_packet(Message(admin_queue=r"DIRECT=OS:a\q1,DIRECT=OS:a\q2", ack=5)))
+    names = ",".join([rf"DIRECT=OS:a\q{i}" for i in range(1000)])
+    element = MQFFormatNameElement(MQFDirectQueueFormatName(names[len("DIRECT=") :]))
+    mqf = um.multi_queue_format_header
+    assert mqf is not None
+    admin = MQFAddressHeader(MQFHeaderId.ADMIN, (element,) * 5)
+    packet = dataclasses.replace(
+        um, multi_queue_format_header=dataclasses.replace(mqf, administration=admin)
+    ).encode()
+    real = packet_queues.FormatName
+    parsed: list[str] = []
+
+    class Counting:
+        @staticmethod
+        def parse(text: str) -> object:
+            parsed.append(text)
+            return real.parse(text)
+
+    monkeypatch.setattr(packet_queues, "FormatName", Counting)
+    back = packet_to_message(packet)
+    assert back.admin_queue == ",".join([names] * 5)
+    assert not [text for text in parsed if "," in text]  # (the UserHeader's first element: parsed)
+    with pytest.raises(MSMQError) as info:
+        canonical_queues(back)
+    assert info.value.hresult == HResult.MQ_ERROR_ILLEGAL_FORMATNAME
+    assert not [text for text in parsed if "," in text]

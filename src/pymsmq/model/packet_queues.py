@@ -195,6 +195,11 @@ def _direct_text(text: str) -> str:
     equals = text.find("=")
     full = equals >= 0 and (colon < 0 or equals < colon)
     candidate = text if full else "DIRECT=" + text
+    if "," in candidate:
+        # No single-element name holds a comma ([MS-MQMQ] 2.1: the list separator): verbatim,
+        # unparsed (outside QA: 50 elements each holding 1,400 names were parsed one by one on a
+        # server's event loop, past the element budget and the 256-element cap).
+        return candidate
     try:
         return str(FormatName.parse(candidate))
     except FormatNameError:
