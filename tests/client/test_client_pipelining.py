@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,3 +84,45 @@ def test_remote_errors_name_their_hresult_once(remote: Any) -> None:
         remote.queue(".\\private$\\missing")
     assert err.value.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND
     assert str(err.value).count("MQ_ERROR_QUEUE_NOT_FOUND") == 1  # the server sends the bare message
+
+
+def test_threads_sharing_a_handle_each_receive_with_their_own_arguments(remote: Any) -> None:
+    # The cached RECEIVE payload was set field by field: a receive could run with another
+    # thread's timeout or transaction (outside QA: duplicates when that transaction aborted).
+    q = remote.create_queue(r".\private$\shared-handle")
+    wrong: list[str] = []
+    stop = threading.Event()
+
+    def quick() -> None:  # timeout 0: MESSAGE_NOT_FOUND at once
+        while not stop.is_set():
+            try:
+                q.receive(timeout=0)
+            except MSMQError as exc:
+                if exc.hresult != HResult.MQ_ERROR_MESSAGE_NOT_FOUND:
+                    wrong.append(f"timeout 0 gave {exc.hresult:#x}")
+
+    def waiting() -> None:  # timeout 0.001: MQ_ERROR_IO_TIMEOUT, never NOT_FOUND
+        for _ in range(300):
+            try:
+                q.receive(timeout=0.001)
+            except MSMQError as exc:
+                if exc.hresult != HResult.MQ_ERROR_IO_TIMEOUT:
+                    wrong.append(f"timeout 0.001 gave {exc.hresult:#x}")
+        stop.set()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [
+            threading.Thread(target=quick),
+            threading.Thread(target=quick),
+            threading.Thread(target=waiting),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(old)
+        stop.set()
+    assert wrong == []

@@ -103,13 +103,18 @@ class RemoteQueue:
         self._subqueue = subqueue
         self._closed = False
         self._cursor: RemoteCursor | None = None
-        #: The RECEIVE payload of the last ``receive`` and its (timeout ms, transaction).
-        self._receive_body = b""
-        self._receive_ms = -1
-        self._receive_timeout: object = _MISSING
-        self._receive_xact: TransactionRef = None
-        # The payload's abandonment handler (``_give_back``), cached with it.
-        self._receive_give_back: many.GiveBack | None = None
+        #: The RECEIVE payload of the last ``receive``: (timeout as given, timeout ms, transaction,
+        #: payload, its abandonment handler (``_give_back``)), one tuple replaced whole, so that
+        #: threads sharing the handle each send a payload of their own arguments (outside QA: the
+        #: fields were set one by one, and a receive ran with another thread's timeout or
+        #: transaction).
+        self._receive_cache: tuple[object, int, TransactionRef, bytes, many.GiveBack | None] = (
+            _MISSING,
+            -1,
+            None,
+            b"",
+            None,
+        )
         #: ``_give_back(waits)``'s handlers, made on first use (index: waits).
         self._give_back_handlers: list[many.GiveBack | None] = [None, None]
         #: The notifications armed on this handle and not fired yet (closing it cancels them).
@@ -408,23 +413,23 @@ class RemoteQueue:
     ) -> Message:
         """Remove and return the first message (``timeout`` seconds; None = forever)."""
         # Fast lane: a cached payload for this (timeout, transaction), the answer decoded in one go.
-        ms = self._receive_ms if timeout is self._receive_timeout else timeout_ms(timeout)
+        cache = self._receive_cache
+        ms = cache[1] if timeout is cache[0] else timeout_ms(timeout)
         xact = None if transaction is None else _receive_xact(self._qm, transaction)
         if self._closed:
             self._check()
         t = self._t
         flags = _CONFIRM if xact is None else 0
-        if ms != self._receive_ms or xact != self._receive_xact or not self._receive_body:
-            self._receive_body = hot.receive_request_body(
+        if ms != cache[1] or xact != cache[2] or not cache[3]:
+            body = hot.receive_request_body(
                 self._handle, _RECEIVE_ACTION, ms, 0, 0, xact, CLIENT_RECEIVE_PROPIDS, flags
             )
-            self._receive_ms, self._receive_xact = ms, xact
-            self._receive_timeout = timeout
             # Interrupted while waiting, the answer is abandoned: a message it holds goes back, and
             # a receive still waiting on the server is cancelled.
-            self._receive_give_back = self._give_back(ms != 0) if flags or ms else None
-        give_back = self._receive_give_back
-        response = t.roundtrip(_RECEIVE_OP, self._receive_body, parse_receive_answer, give_back)
+            cache = (timeout, ms, xact, body, self._give_back(ms != 0) if flags or ms else None)
+            self._receive_cache = cache
+        give_back = cache[4]
+        response = t.roundtrip(_RECEIVE_OP, cache[3], parse_receive_answer, give_back)
         if response is NOT_SENT:
             response = t.wait(
                 t.send(
