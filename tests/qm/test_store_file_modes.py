@@ -12,6 +12,7 @@ import pytest
 
 from pymsmq import MQMSG_DELIVERY_RECOVERABLE, Message, QueueManager
 from pymsmq.qm.store.backup import backup, restore
+from pymsmq.qm.store.salvage import salvage
 
 
 @pytest.fixture
@@ -55,3 +56,7 @@ def test_a_new_store_and_its_backups_are_the_owners_alone(tmp_path: Path, usual_
         assert mode == (0o700 if (again / name).is_dir() else 0o600), (name, oct(mode))
     with QueueManager.open(again) as qm:
         assert qm.queue(r".\private$\secret").message_count == 2
+    saved = tmp_path / "salvaged"
+    salvage(data, saved)
+    for name, mode in _modes(saved).items():
+        assert mode == (0o700 if (saved / name).is_dir() else 0o600), (name, oct(mode))

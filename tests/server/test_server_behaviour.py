@@ -622,6 +622,23 @@ def test_idle_connections_are_closed_and_the_client_opens_another(tmp_path: Path
     assert client.closed
 
 
+def test_a_connection_ended_idle_is_not_redialled_once_a_new_one_is_refused(tmp_path: Path) -> None:
+    # A client whose idle connection went redialled at every later call once the server refused
+    # it (a token revoked, the server gone), each dial counted as a failed login (outside QA).
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, idle_timeout=0.5)).start()
+    client = connect(s.url)
+    try:
+        time.sleep(2.5)  # ended idle
+        assert not client.closed
+    finally:
+        s.stop()
+    for _ in range(2):
+        with pytest.raises(MSMQError) as info:
+            client.ping(b"x")
+        assert info.value.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+        assert client.closed
+
+
 @pytest.mark.parametrize("holding", ["transaction", "handle"])
 def test_the_idle_timeout_leaves_a_connection_that_holds_something(tmp_path: Path, holding: str) -> None:
     # A consumer working longer than the idle timeout inside its transaction had it aborted and its

@@ -199,14 +199,15 @@ def _warn_if_others_may_read(data: str) -> None:
     """Warn when the store in ``data`` (made before stores were made 600) may be read by other
     users: it holds every identity's messages, which the server's permissions protect on the wire."""
     db = os.path.join(data, DEFAULT_DB_NAME)
-    for path in (db, db + "-wal"):
+    for path in (db, db + "-wal", db + ".packets"):  # (the packets directory: big messages' files)
         try:
             mode = os.stat(path).st_mode & 0o777
         except OSError:
             continue
         if mode & 0o044:
             logging.getLogger("pymsmq.server").warning(
-                "%s may be read by other users (mode %o): it holds every identity's messages; chmod 600 it",
+                "%s may be read by other users (mode %o): it holds every identity's messages; chmod %s it",
                 path,
                 mode,
+                "-R go-rwx" if os.path.isdir(path) else "600",
             )

@@ -57,8 +57,6 @@ _set: Final = object.__setattr__
 _STATISTICS: Final = (1, 2, 5, 7, 8, 9, 27, int(PROPID_Q_JOURNAL), int(PROPID_Q_LABEL))
 #: STATS requests ``queue_statistics`` has in flight at once when it asks queue by queue.
 _STATS_AT_ONCE: Final = 256
-#: Held while a connection ended idle is replaced (``RemoteQueueManager._renew``).
-_RENEWING: Final = threading.Lock()
 #: The protocol version that has LIST_QUEUES_PAGE.
 _PAGES_VERSION: Final = OP_SINCE_VERSION[Op.LIST_QUEUES_PAGE]
 
@@ -74,6 +72,8 @@ class RemoteQueueManager:
         #: Opens a new connection like this one's (``connect``): used when the server ended this
         #: one for its idle timeout, which it does only to connections that hold nothing.
         self._reconnect = reconnect
+        #: Held while a connection ended idle is replaced (this client's only).
+        self._renewing = threading.Lock()
         hello = transport.server_hello
         #: The server queue manager's GUID and computer name (from SERVER_HELLO).
         self.guid: uuid.UUID = hello.qm_guid
@@ -117,12 +117,20 @@ class RemoteQueueManager:
         return self._t.call(request)
 
     def _renew(self, old: Transport) -> bool:
-        """Replace ``old``, ended idle, by a new connection (once, whatever the threads)."""
-        if self._reconnect is None:
-            return False
-        with _RENEWING:
+        """Replace ``old``, ended idle, by a new connection (once, whatever the threads).  A new
+        connection refused (a token revoked meanwhile, the server gone) ends the replacing: its
+        error is raised, and later calls fail as on a closed connection (outside QA: each redialled
+        and counted against the address's failed logins)."""
+        with self._renewing:
+            reconnect = self._reconnect
+            if reconnect is None:
+                return False
             if self._t is old:
-                self._t = self._reconnect()
+                try:
+                    self._t = reconnect()
+                except MSMQError:
+                    self._reconnect = None
+                    raise
                 self._pump = NotificationPump(self._t)
         return True
 

@@ -221,6 +221,9 @@ class Server:
         self.unauthenticated: dict[Session, None] = {}
         #: Lines of the log that peers cause, at most so many of a kind a minute.
         self.log_budget = LogBudget()
+        #: asyncio's "socket.accept() out of system resource" (with a traceback, each time an
+        #: accept fails for want of files) within that budget (outside QA: 27 MB of them in 8 s).
+        self._accept_errors = _BudgetedAcceptErrors(self.log_budget)
         #: Bad tokens by client address (``ServerConfig.max_failed_logins``).
         self.failed_logins = FailedLogins(self.config.max_failed_logins, self.config.failed_login_window)
         #: The server's TLS certificate and key (``--tls-cert``), once started, loaded again when
@@ -246,6 +249,7 @@ class Server:
     async def start(self) -> list[tuple[str, int]]:
         """Bind and start accepting; returns the bound (host, port) pairs."""
         self.loop = self.work_pool.loop = self.send_batcher.loop = asyncio.get_running_loop()
+        logging.getLogger("asyncio").addFilter(self._accept_errors)
         cfg = self.config
         self.certificates = cfg.certificate_files()
         context = self.tls_context
@@ -537,7 +541,21 @@ class Server:
         self.work_pool.shutdown(wait=True)
         self.send_batcher.shutdown()
         self.qm.close()
+        logging.getLogger("asyncio").removeFilter(self._accept_errors)
         log.info("stopped")
+
+
+class _BudgetedAcceptErrors(logging.Filter):
+    """A filter for asyncio's logger: its accept failures within the server's ``LogBudget``."""
+
+    def __init__(self, budget: LogBudget) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("socket.accept() out of system resource"):
+            return True
+        return self.budget.allow("accept out of system resources", time.monotonic())
 
 
 #: Descriptors kept free beyond the connections: the store, the listening sockets, the metrics

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import importlib.util
+import logging
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
 __all__ = ["MetricsEndpoint", "available", "metric_families"]
+
+log = logging.getLogger("pymsmq.server")
 
 #: Seconds a scrape waits for the event loop to take the snapshot.
 _SNAPSHOT_TIMEOUT: Final = 10.0
@@ -231,6 +236,25 @@ class MetricsEndpoint:
 
         httpd.process_request = process_request
         httpd.process_request_thread = process_request_thread
+        accept = httpd.get_request
+
+        def get_request() -> Any:
+            # Out of files (EMFILE, ENFILE): socketserver tried again at once, a CPU spinning as
+            # long as a connection waited in the backlog (outside QA); a tenth of a second first.
+            try:
+                return accept()
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    time.sleep(0.1)
+                raise
+
+        def handle_error(request: Any, client_address: Any) -> None:
+            # A connection that timed out or went away printed a traceback on stderr, one per
+            # silent connection, past the log's budget (outside QA): a line at DEBUG.
+            log.debug("metrics connection from %s ended: %s", client_address, sys.exc_info()[1])
+
+        httpd.get_request = get_request
+        httpd.handle_error = handle_error
 
     def _expire_slow(self) -> None:
         # Cut the connections past their deadline (their handler's read or write then ends).

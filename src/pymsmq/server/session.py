@@ -198,8 +198,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
         transport = self.transport
         peer = transport.get_extra_info("peername")
-        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self.address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        # (None when the peer reset the connection as it was made: "None" named nobody in the log.)
+        unknown = "a peer gone already" if peer is None else str(peer)
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else unknown
+        self.address = str(peer[0]) if isinstance(peer, tuple) else unknown
         transport.set_write_buffer_limits(high=_OUT_HIGH)
         keep_alive(transport.get_extra_info("socket"))
         server = self.server

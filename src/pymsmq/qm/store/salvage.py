@@ -51,6 +51,7 @@ from pymsmq.qm.store.backup import (
     _source_database,
     refuse_inside,
 )
+from pymsmq.qm.store.file_modes import touch_private
 from pymsmq.qm.store.in_flight import carry_held
 from pymsmq.qm.store.row_checks import (
     facts_have_their_types,
@@ -466,6 +467,7 @@ def salvage(source: str | os.PathLike[str], destination: str | os.PathLike[str])
             partial_db = target_db + PARTIAL_SUFFIX
             work_db = target_db + _WORK_SUFFIX
             # The partial database first: a salvage cut short is never taken for a (new) store.
+            touch_private(partial_db)  # (every identity's messages: the owner's alone)
             with closing(sqlite3.connect(partial_db, isolation_level=None)) as new:
                 new.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 write_schema(new)
