@@ -126,3 +126,30 @@ def test_threads_sharing_a_handle_each_receive_with_their_own_arguments(remote: 
         sys.setswitchinterval(old)
         stop.set()
     assert wrong == []
+
+
+def test_a_message_an_abandoned_receive_holds_goes_back_while_the_next_receive_waits(remote: Any) -> None:
+    # A receive interrupted (Ctrl-C) as its message came left the message held for its abandoned
+    # answer, given back only when the next call on the connection stopped reading: the next
+    # receive waited for it, forever on a quiet queue (outside QA).  Here the abandonment is made
+    # by hand, as an interrupted receive makes it.
+    from pymsmq import MQMSG_DELIVERY_RECOVERABLE
+    from pymsmq.client import remote_queue
+    from pymsmq.protocol import hot
+
+    q = remote.create_queue(r".\private$\given-back")
+    q.send(Message(body=b"held", delivery=MQMSG_DELIVERY_RECOVERABLE))
+    t = q._t
+    request = hot.receive_request(
+        q._handle,
+        remote_queue._RECEIVE_ACTION,
+        0,
+        0,
+        0,
+        None,
+        remote_queue.CLIENT_RECEIVE_PROPIDS,
+        remote_queue._CONFIRM,
+    )
+    rid = t.send(request)
+    t.abandon([rid], q._give_back(False))  # (nobody reads its answer: the message is held)
+    assert q.receive(timeout=5).body == b"held"  # given back while this one waits, and taken

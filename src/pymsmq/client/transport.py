@@ -795,6 +795,21 @@ class Transport:
                                 with self._lock:
                                     self._done[rid] = mine
                             raise
+                if self._orphans:
+                    # Answers of interrupted calls that came while this call waits on: handed over
+                    # now, on a thread of their own (their handler writes, and may wait for room in
+                    # the window this reader frees), not when this call ends (outside QA: a message
+                    # an interrupted receive left held stayed hidden while the next receive waited
+                    # for it, forever on a quiet queue).
+                    with self._lock:
+                        orphans, self._orphans = self._orphans, []
+                    if orphans:
+                        threading.Thread(
+                            target=_hand_over_unsignalled,
+                            args=(self, orphans),
+                            name="pymsmq-give-back",
+                            daemon=True,
+                        ).start()
         finally:
             with self._lock:
                 self._reading = False
@@ -921,6 +936,11 @@ class Transport:
             finally:
                 self._send_lock.release()
         self._fail(MSMQError("the connection is closed", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE), wake=True)
+
+
+def _hand_over_unsignalled(t: Transport, orphans: list[tuple[Callable[[object], None], object]]) -> None:
+    not_for_sigint()
+    t._hand_over(orphans)
 
 
 def not_for_sigint() -> None:
