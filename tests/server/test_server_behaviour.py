@@ -622,6 +622,35 @@ def test_idle_connections_are_closed_and_the_client_opens_another(tmp_path: Path
     assert client.closed
 
 
+def test_threads_calling_together_after_the_idle_timeout_all_go_on(tmp_path: Path) -> None:
+    # The first calls of several threads after the server ended the connection idle failed with a
+    # broken pipe when they wrote before the GOODBYE was read (outside QA: 65 of 300).
+    s = ThreadServer(tmp_path / "qm", ServerConfig(port=0, idle_timeout=0.5)).start()
+    try:
+        client = connect(s.url)
+        failed: list[BaseException] = []
+        for _ in range(3):
+            time.sleep(2.2)  # ended idle
+
+            def calls() -> None:
+                try:
+                    for _ in range(5):
+                        assert client.ping(b"p") == b"p"
+                        client.queue_exists(Q)
+                except BaseException as exc:
+                    failed.append(exc)
+
+            threads = [threading.Thread(target=calls) for _ in range(12)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+        assert failed == []
+        client.close()
+    finally:
+        s.stop()
+
+
 def test_a_connection_ended_idle_is_not_redialled_once_a_new_one_is_refused(tmp_path: Path) -> None:
     # A client whose idle connection went redialled at every later call once the server refused
     # it (a token revoked, the server gone), each dial counted as a failed login (outside QA).

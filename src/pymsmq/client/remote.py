@@ -106,13 +106,15 @@ class RemoteQueueManager:
     def _call(self, request: pm.Request) -> Any:
         """``Transport.call`` on the connection, on a new one if the server ended it for its idle
         timeout (outside QA: a long-lived ``connect()`` left alone for 5 minutes failed every
-        later call).  The server ends only connections that hold nothing (no queue handle, cursor,
-        transaction or held message) and had not read the request: nothing is lost or done twice."""
+        later call) or the request found it gone as it was written (threads calling at once after
+        the idle timeout met that before the GOODBYE was read).  The server ends idle only
+        connections that hold nothing (no queue handle, cursor, transaction or held message), and
+        in both cases it had none of the request: nothing is lost or done twice."""
         t = self._t
         try:
             return t.call(request)
         except MSMQError:
-            if not (t.ended_idle and self._renew(t)):
+            if not (t.replaceable and self._renew(t)):
                 raise
         return self._t.call(request)
 
@@ -148,7 +150,7 @@ class RemoteQueueManager:
     def closed(self) -> bool:
         """True after ``close`` (or once the connection is lost; not when the server's idle timeout
         ended it: the next call opens another)."""
-        return self._t.closed and not (self._t.ended_idle and self._reconnect is not None)
+        return self._t.closed and not (self._t.replaceable and self._reconnect is not None)
 
     def ping(self, data: bytes = b"") -> bytes:
         """Round trip to the server."""

@@ -42,7 +42,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Generator, Iterable
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from pymsmq.errors import FormatNameError, MSMQError, quoted, reason
@@ -348,6 +348,8 @@ class Transport:
         self._error: MSMQError | None = None
         #: The server ended the connection for its idle timeout (GOODBYE S_OK).
         self.ended_idle = False
+        #: A request found the connection gone as it was written, and the server had none of it.
+        self.unsent = False
         self.server_hello: ServerHello = self._handshake(token, client_name)
         sock.settimeout(None)
         #: Seconds without a byte from the server before the watchdog sends a PING (0: never).
@@ -396,6 +398,12 @@ class Transport:
         """True once the connection is gone."""
         return self._error is not None
 
+    @property
+    def replaceable(self) -> bool:
+        """Gone with nothing of the client's lost: the server ended it idle (it does only when it
+        holds nothing), or a request found it gone as it was written (the server had none of it)."""
+        return self.ended_idle or self.unsent
+
     def submit(
         self, request: pm.Request, convert: Callable[[Any], T], on_abandon: OnAbandon = None
     ) -> Pending[T]:
@@ -427,8 +435,7 @@ class Transport:
                 try:
                     self._write(data)
                 except OSError as exc:
-                    self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
-                    raise self._error from None  # type: ignore[misc]
+                    self._lost_writing(exc)
                 return rid
         return self.send_many([request])[0]
 
@@ -494,6 +501,15 @@ class Transport:
         finally:
             _release_signals(held)
 
+    def _lost_writing(self, exc: OSError) -> NoReturn:
+        # The one request being written found the connection gone (reset, closed): the server
+        # never had it whole, so it did nothing of it (``unsent``: RemoteQueueManager._call may
+        # send it again on a new connection; outside QA, threads calling together after the
+        # server's idle timeout met this before the GOODBYE was read).
+        self.unsent = isinstance(exc, (BrokenPipeError, ConnectionResetError))
+        self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
+        raise self._error from None  # type: ignore[misc]
+
     def _close_dropped(self) -> bytes:
         # Under ``_send_lock``: the frames of ``dropped_requests`` (as many as the window leaves
         # room for beside one more request), their answers abandoned.
@@ -533,8 +549,7 @@ class Transport:
             try:
                 self._write(data)
             except OSError as exc:
-                self._fail(MSMQError(f"connection lost: {exc}", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE))
-                raise self._error from None  # type: ignore[misc]
+                self._lost_writing(exc)
         # ``wait(rid, parse)``, its usual case inline: nobody else reading, so this thread reads.
         token = object()
         lead = False
