@@ -153,3 +153,31 @@ def test_a_message_an_abandoned_receive_holds_goes_back_while_the_next_receive_w
     rid = t.send(request)
     t.abandon([rid], q._give_back(False))  # (nobody reads its answer: the message is held)
     assert q.receive(timeout=5).body == b"held"  # given back while this one waits, and taken
+
+
+def test_a_remote_commit_interrupted_ends_in_its_outcome(
+    remote: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while a commit's answer was on its way left the transaction "committing" for good:
+    # commit and abort both refused, though the server had committed (outside QA).  It ends in the
+    # outcome, then the interrupt goes on, as an embedded commit does.
+    from pymsmq.client.transport import Transport
+
+    q = remote.create_queue(r".\private$\interrupted-commit", transactional=True)
+    tx = remote.begin_transaction()
+    q.send(Message(body=b"x"), transaction=tx)
+    real = Transport.wait
+    interrupted: list[int] = []
+
+    def wait(self: Transport, rid: int, *args: Any, **kwargs: Any) -> object:
+        if not interrupted:
+            interrupted.append(rid)
+            raise KeyboardInterrupt
+        return real(self, rid, *args, **kwargs)
+
+    monkeypatch.setattr(Transport, "wait", wait)
+    with pytest.raises(KeyboardInterrupt):
+        tx.commit()
+    monkeypatch.undo()
+    assert interrupted and tx.state == "committed"
+    assert q.receive(timeout=1, transaction=3).body == b"x"

@@ -8,10 +8,11 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from pymsmq.client.transport import error_from
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
-from pymsmq.protocol import TransactionRef
+from pymsmq.protocol import ErrorResponse, TransactionRef
 from pymsmq.protocol import messages as pm
 
 if TYPE_CHECKING:
@@ -48,12 +49,42 @@ class RemoteTransaction:
     def _finish(self, request: pm.Request, state: str) -> None:
         if self.state != "active":
             raise MSMQError(f"the transaction is {self.state}", HResult.MQ_ERROR_TRANSACTION_SEQUENCE)
-        self.state = "committing" if state == "committed" else state
-        try:
+        if state != "committed":
+            self.state = state
             self._qm._t.call(request)
+            return
+        self.state = "committing"
+        t = self._qm._t
+        try:
+            rid = t.send(request)
         except MSMQError:
             self.state = "aborted"
             raise
+        except BaseException:
+            self.state = "in doubt (interrupted as its commit was written)"
+            raise
+        try:
+            response = t.wait(rid)
+        except MSMQError:
+            self.state = "aborted"
+            raise
+        except BaseException:
+            # Interrupted (Ctrl-C) while the commit is on its way: its outcome comes in a moment,
+            # and the transaction ends in it before the interrupt goes on, as an embedded commit
+            # does (outside QA: it stayed "committing" for good, commit and abort both refused,
+            # and the application could not tell that the server had committed).  A second
+            # interrupt stops waiting: the outcome is then not known.
+            try:
+                response = t.wait(rid)
+            except BaseException:
+                t.abandon([rid])
+                self.state = "in doubt (interrupted during its commit)"
+                raise
+            self.state = "aborted" if type(response) is ErrorResponse else "committed"
+            raise
+        if type(response) is ErrorResponse:
+            self.state = "aborted"
+            raise error_from(response)
         self.state = state
 
     def __copy__(self) -> RemoteTransaction:
