@@ -181,3 +181,18 @@ def test_a_remote_commit_interrupted_ends_in_its_outcome(
     monkeypatch.undo()
     assert interrupted and tx.state == "committed"
     assert q.receive(timeout=1, transaction=3).body == b"x"
+
+
+def test_a_receive_async_never_awaited_gives_its_message_back(remote: Any) -> None:
+    # The RECEIVE is written at the call: a result never asked for left its message held, hidden
+    # from every reader until the handle closed (outside QA).  Let go of, it is abandoned.
+    import gc
+
+    from pymsmq import MQMSG_DELIVERY_RECOVERABLE
+
+    q = remote.create_queue(r".\private$\never-awaited")
+    q.send(Message(body=b"kept", delivery=MQMSG_DELIVERY_RECOVERABLE))
+    pending = q.receive_async(timeout=0)
+    del pending
+    gc.collect()
+    assert q.receive(timeout=5).body == b"kept"

@@ -145,7 +145,7 @@ def parse_url(url: str) -> tuple[str, int, bool]:
 class Pending(Generic[T]):
     """The answer to one submitted request; ``result()`` waits for it."""
 
-    __slots__ = ("_convert", "_on_abandon", "_rid", "_transport")
+    __slots__ = ("_asked", "_convert", "_on_abandon", "_rid", "_transport")
 
     def __init__(
         self, transport: Transport, rid: int, convert: Callable[[Any], T], on_abandon: OnAbandon = None
@@ -154,14 +154,24 @@ class Pending(Generic[T]):
         self._rid = rid
         self._convert = convert
         self._on_abandon = on_abandon
+        self._asked = False
+
+    def __del__(self) -> None:
+        # Let go of without its answer asked for (a ``receive_async()`` never awaited): the
+        # answer is abandoned, so a message it holds goes back when it comes (outside QA: it stayed
+        # hidden from every reader until the handle closed).  No I/O here (``abandon``).
+        if not getattr(self, "_asked", True):
+            self._transport.abandon([self._rid], self._on_abandon)
 
     def result(self) -> T:
         """The converted response, or the ``MSMQError`` of an ERROR frame / a lost connection."""
+        self._asked = True
         return self._converted(self._transport.wait(self._rid))
 
     def take(self) -> T:
         """``result()`` for a caller that will not ask again (the synchronous calls built on
         ``submit``): interrupted while waiting, the answer is abandoned (``Transport.wait``)."""
+        self._asked = True
         return self._converted(self._transport.wait(self._rid, None, self._on_abandon, abandon=True))
 
     def _converted(self, response: object) -> T:
@@ -172,6 +182,7 @@ class Pending(Generic[T]):
     def __await__(self) -> Generator[Any, None, T]:
         """``await pending``: ``result()`` without blocking the event loop, so that ``await
         q.receive_async()`` works remote as embedded."""
+        self._asked = True
         return self._wait_async().__await__()
 
     async def _wait_async(self) -> T:
