@@ -196,3 +196,33 @@ def test_a_receive_async_never_awaited_gives_its_message_back(remote: Any) -> No
     del pending
     gc.collect()
     assert q.receive(timeout=5).body == b"kept"
+
+
+def test_an_interrupt_another_thread_takes_waits_for_the_end_of_an_uninterrupted_block(remote: Any) -> None:
+    # The END_RECEIVE RR_ACK is written in such a block: a Ctrl-C that an application thread took
+    # (Python runs the handler in the main thread all the same) raised inside it, and a message
+    # whose acknowledgement was written was lost (outside QA).  It is raised as the block ends.
+    import signal
+    import time
+
+    ready, done = threading.Event(), threading.Event()
+
+    def taker() -> None:  # a thread of the application's, SIGINT not blocked
+        ready.set()
+        done.wait(10)
+
+    th = threading.Thread(target=taker)
+    th.start()
+    ready.wait(5)
+    reached_the_end = False
+    try:
+        with pytest.raises(KeyboardInterrupt), remote._t.uninterrupted():
+            assert th.ident is not None
+            signal.pthread_kill(th.ident, signal.SIGINT)
+            for _ in range(200):
+                time.sleep(0.001)  # (Python runs pending handlers between these)
+            reached_the_end = True
+    finally:
+        done.set()
+        th.join(10)
+    assert reached_the_end

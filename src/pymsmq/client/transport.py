@@ -500,17 +500,28 @@ class Transport:
         A mask of the main thread's: pymsmq's own threads block SIGINT (``not_for_sigint``), so
         the kernel delivers a Ctrl-C to the main thread, which lets it through at the end.  An
         application thread that does not block SIGINT can take the signal instead, and Python then
-        runs the handler in the main thread inside the block all the same: there the hold is best
-        effort."""
-        held = (
-            _hold_signals()
-            if _HOLD_SIGNALS and threading.current_thread() is threading.main_thread()
-            else False
-        )
+        runs the handler in the main thread inside the block all the same: so the block also puts
+        a handler of its own in place, which notes the signal, and calls the application's with
+        it once the block is over (outside QA: with threads of its own, a program lost messages
+        whose acknowledgement had been written when the interrupt came)."""
+        main = threading.current_thread() is threading.main_thread()
+        held = _hold_signals() if _HOLD_SIGNALS and main else False
+        noted: list[tuple[int, Any]] = []
+        previous: Any = None
+        if main:
+            with contextlib.suppress(ValueError, OSError):
+                handler = signal.getsignal(signal.SIGINT)
+                if callable(handler):
+                    signal.signal(signal.SIGINT, lambda signum, frame: noted.append((signum, frame)))
+                    previous = handler
         try:
             yield
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
             _release_signals(held)
+            if noted and previous is not None:
+                previous(*noted[0])
 
     def _lost_writing(self, exc: OSError) -> NoReturn:
         # The one request being written found the connection gone (reset, closed): the server
