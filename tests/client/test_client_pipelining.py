@@ -215,6 +215,8 @@ def test_an_interrupt_another_thread_takes_waits_for_the_end_of_an_uninterrupted
     th.start()
     ready.wait(5)
     reached_the_end = False
+    # (A test worker may run with SIGINT ignored: Python's own handler, as in an application.)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt), remote._t.uninterrupted():
             assert th.ident is not None
@@ -223,6 +225,38 @@ def test_an_interrupt_another_thread_takes_waits_for_the_end_of_an_uninterrupted
                 time.sleep(0.001)  # (Python runs pending handlers between these)
             reached_the_end = True
     finally:
+        signal.signal(signal.SIGINT, old)
         done.set()
         th.join(10)
     assert reached_the_end
+
+
+def test_a_remote_commit_interrupted_as_it_is_written_ends_in_its_outcome(
+    remote: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Ctrl-C that came while the COMMIT was written was raised as the write returned, and the
+    # transaction was left "in doubt" though the server committed (outside QA).
+    import signal
+
+    from pymsmq.client.transport import Transport
+
+    q = remote.create_queue(r".\private$\commit-as-written", transactional=True)
+    tx = remote.begin_transaction()
+    q.send(Message(body=b"x"), transaction=tx)
+    real = Transport.send
+
+    def send(self: Transport, request: Any) -> int:
+        rid = real(self, request)
+        signal.raise_signal(signal.SIGINT)  # a Ctrl-C as the write returns
+        return rid
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(Transport, "send", send)
+        with pytest.raises(KeyboardInterrupt):
+            tx.commit()
+        monkeypatch.undo()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert tx.state == "committed"
+    assert q.receive(timeout=1, transaction=3).body == b"x"

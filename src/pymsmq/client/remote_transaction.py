@@ -55,20 +55,21 @@ class RemoteTransaction:
             return
         self.state = "committing"
         t = self._qm._t
+        rid: int | None = None
         try:
-            rid = t.send(request)
-        except MSMQError:
-            self.state = "aborted"
-            raise
-        except BaseException:
-            self.state = "in doubt (interrupted as its commit was written)"
-            raise
-        try:
+            # An interrupt while the commit is written comes once it is (``uninterrupted``), and
+            # is then one that came while its outcome was on its way (outside QA: raised as the
+            # write returned, it left the transaction "in doubt" though the server committed).
+            with t.uninterrupted():
+                rid = t.send(request)
             response = t.wait(rid)
         except MSMQError:
             self.state = "aborted"
             raise
         except BaseException:
+            if rid is None:
+                self.state = "in doubt (interrupted as its commit was written)"
+                raise
             # Interrupted (Ctrl-C) while the commit is on its way: its outcome comes in a moment,
             # and the transaction ends in it before the interrupt goes on, as an embedded commit
             # does (outside QA: it stayed "committing" for good, commit and abort both refused,

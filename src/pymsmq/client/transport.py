@@ -505,16 +505,19 @@ class Transport:
         it once the block is over (outside QA: with threads of its own, a program lost messages
         whose acknowledgement had been written when the interrupt came)."""
         main = threading.current_thread() is threading.main_thread()
-        held = _hold_signals() if _HOLD_SIGNALS and main else False
         noted: list[tuple[int, Any]] = []
         previous: Any = None
-        if main:
-            with contextlib.suppress(ValueError, OSError):
-                handler = signal.getsignal(signal.SIGINT)
-                if callable(handler):
-                    signal.signal(signal.SIGINT, lambda signum, frame: noted.append((signum, frame)))
-                    previous = handler
+        held = False
         try:
+            # Everything inside the ``try``: an interrupt between two of these steps still has the
+            # ``finally`` put things back (outside QA: one that escaped left SIGINT blocked).
+            if main:
+                with contextlib.suppress(ValueError, OSError):
+                    handler = signal.getsignal(signal.SIGINT)
+                    if callable(handler):
+                        previous = handler  # (before the swap: restored whatever happens next)
+                        signal.signal(signal.SIGINT, lambda signum, frame: noted.append((signum, frame)))
+            held = _hold_signals() if _HOLD_SIGNALS and main else False
             yield
         finally:
             if previous is not None:
