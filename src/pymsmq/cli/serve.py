@@ -12,6 +12,7 @@ from pymsmq.cli._common import MSMQFailure, bad_data_directory, error_line
 from pymsmq.cli.queues import QUOTA
 from pymsmq.errors import MSMQError
 from pymsmq.qm.store import DEFAULT_DB_NAME
+from pymsmq.qm.store.file_modes import make_private_dir
 from pymsmq.server import (
     DEFAULT_PORT,
     DURABLE_WRITES,
@@ -179,7 +180,7 @@ def serve(
         metrics_host=metrics_host,
     )
     try:
-        os.makedirs(data, mode=0o700, exist_ok=True)  # (every identity's messages: the owner's alone)
+        make_private_dir(data)  # (every identity's messages: the owner's alone)
     except OSError as exc:
         raise bad_data_directory(data, exc) from None
     _warn_if_others_may_read(data)

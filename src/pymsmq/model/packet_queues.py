@@ -63,10 +63,13 @@ from pymsmq.wire.packet_types import (
 from pymsmq.wire.queue_format import QueueSuffixType
 
 __all__ = [
+    "MAX_NAME_ELEMENTS",
     "QueueSlots",
     "canonical_format_name",
+    "check_element_count",
     "decode_queues",
     "encode_queues",
+    "name_elements",
 ]
 
 _NONE: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_NONE
@@ -85,16 +88,30 @@ _CACHE_MAX: Final = 4096
 MAX_NAME_ELEMENTS: Final = 256
 
 
+def check_element_count(text: str, what: str) -> None:
+    """MQ_ERROR_ILLEGAL_FORMATNAME when ``text`` has more than ``MAX_NAME_ELEMENTS`` elements,
+    counted by its commas before anything is parsed."""
+    if text.count(",") >= MAX_NAME_ELEMENTS:
+        raise MSMQError(
+            f"{what}: more than {MAX_NAME_ELEMENTS} elements in a multiple-element format name",
+            HResult.MQ_ERROR_ILLEGAL_FORMATNAME,
+        )
+
+
+def name_elements(text: str) -> tuple[str, ...]:
+    """The single-element names ``text`` names: itself when it has no comma, else the elements of
+    its multiple-element name (``FormatNameError`` when it is no format name)."""
+    if "," not in text:
+        return (text,)
+    return tuple(str(e) for e in FormatName.parse(text).elements)
+
+
 def canonical_format_name(text: str, what: str = "format name") -> str:
     """The canonical ``FormatName`` text of ``text``; MQ_ERROR_ILLEGAL_FORMATNAME if it is not one
     (or has more than ``MAX_NAME_ELEMENTS`` elements)."""
     value = _CANONICAL.get(text)
     if value is None:
-        if text.count(",") >= MAX_NAME_ELEMENTS:
-            raise MSMQError(
-                f"{what}: more than {MAX_NAME_ELEMENTS} elements in a multiple-element format name",
-                HResult.MQ_ERROR_ILLEGAL_FORMATNAME,
-            )
+        check_element_count(text, what)
         try:
             value = str(FormatName.parse(text))
         except FormatNameError as exc:

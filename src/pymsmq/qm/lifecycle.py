@@ -49,12 +49,11 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import MSMQError
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.packet_queues import MAX_NAME_ELEMENTS
+from pymsmq.model.packet_queues import MAX_NAME_ELEMENTS, name_elements
 from pymsmq.qm.index import AVAILABLE, PENDING, Entry
 from pymsmq.qm.queue_state import message_size
 from pymsmq.qm.store.base import Batch, MessageKey
 from pymsmq.qm.timers import TimerHeap
-from pymsmq.wire.format_name import FormatName
 
 if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
@@ -484,13 +483,10 @@ class Lifecycle:
         to several); an element that names no such queue here is skipped, as a single one is.
         """
         qm = self.qm
-        if "," not in admin:
-            names: tuple[str, ...] = (admin,)
-        else:
-            try:
-                names = tuple(str(e) for e in FormatName.parse(admin).elements)
-            except MSMQError:
-                return []
+        try:
+            names = name_elements(admin)
+        except MSMQError:
+            return []
         targets: dict[int, QueueState] = {}
         for name in names[:MAX_NAME_ELEMENTS]:  # (a send refuses more: a stored message may not)
             try:

@@ -33,8 +33,9 @@ def queue_path_names(qm: QueueManager) -> dict[str, str]:
     ``COMPUTER\\system$;DEADLETTER`` and the like) and of their journals (``path;JOURNAL``: reads
     of a journal are counted in its own statistics)."""
     with qm._lock:
-        names = {state.format_name: state.props.path_name for state in _sized(qm)}
+        names: dict[str, str] = {}
         for state in _sized(qm):
+            names[state.format_name] = state.props.path_name
             if state.journal is not None:
                 names[state.journal.format_name] = state.props.path_name + ";JOURNAL"
         return names

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.names import LocalFormat, QueuePath
-from pymsmq.model.packet_queues import MAX_NAME_ELEMENTS
+from pymsmq.model.packet_queues import check_element_count, name_elements
 from pymsmq.server.access import AccessPolicy, queue_key
-from pymsmq.wire.format_name import FormatName
 from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
@@ -60,18 +59,13 @@ def _refusal(
     # local queue one names (``Lifecycle.admin_queues``; outside QA: the whole name was looked up,
     # failed, and went unchecked, so a sender put acknowledgements, their labels and NACKs' bodies,
     # into any queue).  A name with too many elements is refused by the send itself.
-    if "," not in whole:
-        names: tuple[str, ...] = (whole,)
-    elif whole.count(",") >= MAX_NAME_ELEMENTS:
-        return MSMQError(
-            f"{what}: more than {MAX_NAME_ELEMENTS} elements in a multiple-element format name",
-            HResult.MQ_ERROR_ILLEGAL_FORMATNAME,
-        )
-    else:
-        try:
-            names = tuple(str(e) for e in FormatName.parse(whole).elements)
-        except FormatNameError as exc:
-            return MSMQError(f"{what}: {exc.message}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+    try:
+        check_element_count(whole, what)
+        names = name_elements(whole)
+    except FormatNameError as exc:
+        return MSMQError(f"{what}: {exc.message}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+    except MSMQError as exc:
+        return exc
     for name in names:
         with qm._lock:
             try:

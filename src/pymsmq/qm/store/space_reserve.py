@@ -15,7 +15,10 @@ import errno
 import os
 from typing import Final
 
-__all__ = ["DEFAULT_DISK_RESERVE", "DISK_RESERVE_ENV", "SpaceReserve", "disk_reserve_from_env"]
+__all__ = ["DEFAULT_DISK_RESERVE", "DISK_RESERVE_ENV", "NO_SPACE", "SpaceReserve", "disk_reserve_from_env"]
+
+#: The errnos of a write that found no room (the disk, a quota, a file size limit).
+NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 #: Bytes held back by default: room for the WAL to grow by a checkpoint's worth of pages (1000
 #: pages of 4 KiB, SQLite's automatic checkpoint) and for the checkpoint to extend the database
@@ -64,7 +67,7 @@ class SpaceReserve:
             try:
                 os.posix_fallocate(fd, 0, self.size)
             except OSError as e:
-                if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                if e.errno not in NO_SPACE:
                     raise
                 os.ftruncate(fd, 0)  # what a failed allocation took goes back to the disk
                 return False

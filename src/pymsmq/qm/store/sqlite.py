@@ -57,7 +57,6 @@ mapping that keeps the order, so ``ORDER BY lookup_id`` and ``max()`` stay right
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -78,7 +77,7 @@ from pymsmq.qm.store.base import Batch, MessageKey, QueueRow, Snapshot, StoredMe
 from pymsmq.qm.store.file_modes import PRIVATE_FILE, make_private_dir, touch_private
 from pymsmq.qm.store.in_flight import InFlightLog
 from pymsmq.qm.store.row_checks import last_lookup_ids_problem, queue_row_problem
-from pymsmq.qm.store.space_reserve import SpaceReserve, disk_reserve_from_env
+from pymsmq.qm.store.space_reserve import NO_SPACE, SpaceReserve, disk_reserve_from_env
 from pymsmq.qm.store.store_lock import StoreLock
 
 __all__ = [
@@ -257,10 +256,6 @@ def _disk_full(path: str) -> MSMQError:
         "room again (receives go on)",
         HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED,
     )
-
-
-#: The errnos of a write that found no room (the disk, a quota, a file size limit).
-_NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def _is_disk_full(e: BaseException) -> bool:
@@ -774,7 +769,7 @@ class SQLiteStore:
             raise
         except OSError as e:
             self._unlink(p.files)
-            if e.errno in _NO_SPACE:
+            if e.errno in NO_SPACE:
                 # A big packet's file met the full disk: the same as a commit that meets it
                 # (SQLITE_FULL), reserve released and said (outside QA: only SQLite's error was
                 # recognised, so a disk filled by big messages gave raw ENOSPC errors, no warning,
