@@ -155,6 +155,19 @@ def test_a_message_an_abandoned_receive_holds_goes_back_while_the_next_receive_w
     assert q.receive(timeout=5).body == b"held"  # given back while this one waits, and taken
 
 
+def _a_transaction_with_a_send(remote: Any, name: str) -> tuple[Any, Any]:
+    """A transactional queue ``name`` and an open transaction that sent b"x" to it."""
+    q = remote.create_queue(name, transactional=True)
+    tx = remote.begin_transaction()
+    q.send(Message(body=b"x"), transaction=tx)
+    return q, tx
+
+
+def _committed(q: Any, tx: Any) -> None:
+    assert tx.state == "committed"
+    assert q.receive(timeout=1, transaction=3).body == b"x"
+
+
 def test_a_remote_commit_interrupted_ends_in_its_outcome(
     remote: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,9 +176,7 @@ def test_a_remote_commit_interrupted_ends_in_its_outcome(
     # outcome, then the interrupt goes on, as an embedded commit does.
     from pymsmq.client.transport import Transport
 
-    q = remote.create_queue(r".\private$\interrupted-commit", transactional=True)
-    tx = remote.begin_transaction()
-    q.send(Message(body=b"x"), transaction=tx)
+    q, tx = _a_transaction_with_a_send(remote, r".\private$\interrupted-commit")
     real = Transport.wait
     interrupted: list[int] = []
 
@@ -179,8 +190,8 @@ def test_a_remote_commit_interrupted_ends_in_its_outcome(
     with pytest.raises(KeyboardInterrupt):
         tx.commit()
     monkeypatch.undo()
-    assert interrupted and tx.state == "committed"
-    assert q.receive(timeout=1, transaction=3).body == b"x"
+    assert interrupted
+    _committed(q, tx)
 
 
 def test_a_receive_async_never_awaited_gives_its_message_back(remote: Any) -> None:
@@ -240,9 +251,7 @@ def test_a_remote_commit_interrupted_as_it_is_written_ends_in_its_outcome(
 
     from pymsmq.client.transport import Transport
 
-    q = remote.create_queue(r".\private$\commit-as-written", transactional=True)
-    tx = remote.begin_transaction()
-    q.send(Message(body=b"x"), transaction=tx)
+    q, tx = _a_transaction_with_a_send(remote, r".\private$\commit-as-written")
     real = Transport.send
 
     def send(self: Transport, request: Any) -> int:
@@ -258,5 +267,4 @@ def test_a_remote_commit_interrupted_as_it_is_written_ends_in_its_outcome(
         monkeypatch.undo()
     finally:
         signal.signal(signal.SIGINT, old)
-    assert tx.state == "committed"
-    assert q.receive(timeout=1, transaction=3).body == b"x"
+    _committed(q, tx)
