@@ -141,6 +141,7 @@ def messages(draw: st.DrawFn) -> Message:
         sent_time=draw(st.none() | st.integers(1, 0xFFFFFFFF).map(float)),
         source_machine_guid=source,
         destination_queue=draw(st.none() | single_names()),
+        destination_format_name=draw(st.none() | list_names()),
         transaction_id=draw(st.builds(ObjectId, lineages, u32)) if transactional else None,
         is_first_in_transaction=transactional and draw(st.booleans()),
         is_last_in_transaction=transactional and draw(st.booleans()),
@@ -360,6 +361,34 @@ def test_multiple_element_and_dl_names_use_the_mqf_header() -> None:
         MQFDistributionQueueFormatName(QM)
     ]
     assert packet_to_message(message_to_packet(m)) == m
+
+
+def test_a_copy_names_its_queue_in_the_user_header_and_the_set_in_the_mqf_header() -> None:
+    # PROPID_M_DEST_QUEUE and PROPID_M_DEST_FORMAT_NAME of a message sent to a multiple-element
+    # name: this copy's queue in UserHeader.DestinationQueue, every queue in the
+    # MultiQueueFormatHeader's destination list ([MS-MQMQ] 2.2.20.1).
+    multi = rf"DIRECT=OS:a\q1,PUBLIC={OTHER},PRIVATE={QM}\00000007"
+    m = Message(destination_queue=f"PUBLIC={OTHER}", destination_format_name=multi)
+    um = UserMessage.decode(message_to_packet(m))
+    mqf = um.multi_queue_format_header
+    assert mqf is not None and um.user_header.mq
+    assert um.user_header.destination_queue == PublicQueueFormatName(OTHER)
+    assert [e.format_name for e in mqf.destination.format_name_list] == [
+        MQFDirectQueueFormatName(r"OS:a\q1"),
+        PublicQueueFormatName(OTHER),
+        PrivateQueueFormatName(QM, 7),
+    ]
+    assert packet_to_message(message_to_packet(m)) == m
+    # The set alone (no copy's queue): DQ 0, the list.
+    alone = packet_to_message(message_to_packet(Message(destination_format_name=multi)))
+    assert (alone.destination_queue, alone.destination_format_name) == (None, multi)
+    # A copy's queue is one queue.
+    with pytest.raises(MSMQError) as info:
+        message_to_packet(Message(destination_queue=multi, destination_format_name=multi))
+    assert info.value.hresult == HResult.MQ_ERROR_ILLEGAL_FORMATNAME
+    with pytest.raises(MSMQError) as info:
+        message_to_packet(Message(destination_format_name="DIRECT=nonsense,"))
+    assert info.value.hresult == HResult.MQ_ERROR_ILLEGAL_FORMATNAME
 
 
 def test_names_without_a_packet_form_travel_as_text_in_a_direct_slot() -> None:

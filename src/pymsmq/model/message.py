@@ -11,8 +11,9 @@ enumerations and priorities, MQ_ERROR_LABEL_TOO_LONG for labels of 250 character
 MQ_ERROR_ILLEGAL_PROPERTY_SIZE for ids that are not 20 bytes.
 
 Properties the queue manager assigns (``id``, ``lookup_id``, ``sent_time``, ``arrived_time``,
-``source_machine_guid``, ``destination_queue``, transaction facts, ``abort_count``, ``move_count``,
-``last_move_time``) are overwritten by ``send`` and by the receiving queue manager; senders leave them alone.
+``source_machine_guid``, ``destination_queue``, ``destination_format_name``, transaction facts,
+``abort_count``, ``move_count``, ``last_move_time``) are overwritten by ``send`` and by the
+receiving queue manager; senders leave them alone.
 Times are POSIX seconds (floats); ``None`` means "not set" (MC-MQAC's 0xFFFFFFFF).
 """
 
@@ -155,6 +156,10 @@ class Message:
     arrived_time: float | None = None
     source_machine_guid: uuid.UUID | None = None
     destination_queue: str | None = None
+    #: PROPID_M_DEST_FORMAT_NAME (MSMQ 3.0): the multiple-element format name the message was sent
+    #: to, of which ``destination_queue`` is this copy's queue; None when it was sent to that queue
+    #: alone ([MS-MQMQ] 2.2.20.1 MultiQueueFormatHeader.Destination).
+    destination_format_name: str | None = None
     transaction_status_queue: str | None = None
     transaction_id: ObjectId | None = None
     is_first_in_transaction: bool = False
@@ -317,6 +322,7 @@ _OPT_STR: Final = (
     "admin_queue",
     "dead_letter_queue",
     "destination_queue",
+    "destination_format_name",
     "transaction_status_queue",
     "authentication_provider_name",
     "soap_envelope",

@@ -276,7 +276,7 @@ def _general_packet(message: Message) -> bytes:
         raise _fail(f"sent_time {sent!r} does not fit UserHeader.SentTime (u32 seconds)")
     try:
         dest, admin, resp, qm_address, mqf = encode_queues(
-            m.destination_queue, m.admin_queue, m.response_queue
+            m.destination_queue, m.admin_queue, m.response_queue, m.destination_format_name
         )
         dlq = m.dead_letter_queue
         envelope = m.soap_envelope
@@ -423,7 +423,7 @@ def user_message_to_message(um: UserMessage) -> Message:
     m.trace = 1 if base.flags & _B_TR else 0
     m.max_time_to_reach_queue = base.time_to_reach_queue
     m.max_time_to_receive = user.time_to_be_received
-    m.destination_queue, m.admin_queue, m.response_queue = decode_queues(
+    m.destination_queue, m.admin_queue, m.response_queue, dest_set = decode_queues(
         uflags,
         source,
         user.queue_manager_address,
@@ -432,6 +432,8 @@ def user_message_to_message(um: UserMessage) -> Message:
         user.response_queue,
         um.multi_queue_format_header,
     )
+    if dest_set is not None:
+        m.destination_format_name = dest_set
     dead = um.dead_letter_header
     m.dead_letter_queue = None if dead is None else dead.dead_letter_path_name
     m.priv_level = props.privacy_level

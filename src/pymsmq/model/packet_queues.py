@@ -185,9 +185,35 @@ def _slot_of(text: str, destination: bool, what: str) -> tuple[QueueSlot, uuid.U
     return (form[0], form[1], None), form[2]
 
 
-def encode_queues(destination: str | None, admin: str | None, response: str | None) -> QueueSlots:
-    """The packet form of the three queues; MQ_ERROR_ILLEGAL_FORMATNAME for text that is no format name."""
+@functools.lru_cache(maxsize=1024)
+def _destination_list(text: str) -> tuple[MQFFormatNameElement, ...]:
+    # The MQF destination list of a destination_format_name, one element per name (cached as
+    # _slot_of: a sender repeats its set).
+    check_element_count(text, "destination_format_name")
+    return tuple(_mqf_element(e) for e in _parse(text, "destination_format_name").elements)
+
+
+def encode_queues(
+    destination: str | None,
+    admin: str | None,
+    response: str | None,
+    destination_format_name: str | None = None,
+) -> QueueSlots:
+    """The packet form of the queues; MQ_ERROR_ILLEGAL_FORMATNAME for text that is no format name.
+
+    ``destination_format_name`` (the names a message was sent to, one copy per element): its
+    elements go in the MultiQueueFormatHeader's destination list ([MS-MQMQ] 2.2.20.1), and the
+    UserHeader's destination holds this copy's queue, ``destination`` -- as the sending queue
+    manager addresses each copy ([MS-MQQB] 3.1.5.8.x: one packet per element, same header list).
+    """
     dest_slot, qm_address = _slot(destination, True, "destination_queue")
+    if destination_format_name is not None:
+        if dest_slot[2] is not None:
+            raise MSMQError(
+                "destination_queue: a copy's queue is one queue when destination_format_name is set",
+                HResult.MQ_ERROR_ILLEGAL_FORMATNAME,
+            )
+        dest_slot = (dest_slot[0], dest_slot[1], _destination_list(destination_format_name))
     admin_slot, _ = _slot(admin, False, "admin_queue")
     if response is not None and admin is not None and response == admin and admin_slot[2] is None:
         # 2.2.19.2 RQ 0x1: "same as the administration queue"; no bytes on the wire.
@@ -271,8 +297,13 @@ def decode_queues(
     admin: QueueFormat | None,
     response: QueueFormat | None,
     mqf: MultiQueueFormatHeader | None,
-) -> tuple[str | None, str | None, str | None]:
-    """(destination, admin, response) text from a UserHeader's fields and the MQF header (total)."""
+) -> tuple[str | None, str | None, str | None, str | None]:
+    """(destination, admin, response, destination_format_name) text from a UserHeader's fields and
+    the MQF header (total).
+
+    The MQF header's destination list is the ``destination_format_name`` (the names the message
+    was sent to), the UserHeader's destination this copy's queue (None when DQ is 0).
+    """
     dq = (flags >> 10) & 7
     aq = (flags >> 13) & 7
     rq = (flags >> 16) & 7
@@ -286,8 +317,9 @@ def decode_queues(
     dest_text = _queue_text(dq, destination, source, qm_address, admin_host)
     admin_text = _queue_text(aq, admin, source, qm_address, admin_host)
     resp_text = admin_text if rq == 1 else _queue_text(rq, response, source, qm_address, admin_host)
+    dest_set = None
     if mqf is not None:
-        dest_text = _list_text(mqf.destination) or dest_text
+        dest_set = _list_text(mqf.destination)
         admin_text = _list_text(mqf.administration) or admin_text
         resp_text = _list_text(mqf.response) or resp_text
-    return dest_text, admin_text, resp_text
+    return dest_text, admin_text, resp_text, dest_set

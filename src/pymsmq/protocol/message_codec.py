@@ -125,7 +125,8 @@ def encode_packet(message: Message, destination: str | None = None) -> bytes:
         packet = encode_plain(message) or encode_simple(message)
         if packet is not None:
             return packet
-        if dest is not None:
+        if dest is not None and message.destination_format_name is None:
+            # (A copy of a message sent to several queues keeps its queue: the packet names the set.)
             message = _copy(message)
             message.destination_queue = None
     return message_to_packet(message)
