@@ -154,11 +154,19 @@ class QueueCatalog:
     def queue(self, name: str, access: int | None = None, share_mode: int = 0) -> Queue:
         """A handle on the queue a path name or format name names (MQ_ERROR_QUEUE_NOT_FOUND if none).
 
+        A multiple-element format name opened with MQ_SEND_ACCESS gives a ``MultipleDestination``,
+        which sends a copy of each message to every queue it names (``qm.multiple_destination``).
+
         ``access`` is an MQ_*_ACCESS value (``None``: send, peek and receive); ``share_mode`` is
         MQ_DENY_NONE or MQ_DENY_RECEIVE_SHARE ([MS-MQDMPR] 3.1.7.1.5 Open Queue sharing rules).
         """
         with self._lock:
             self._check_open()
+            if isinstance(name, str) and "," in name:
+                # A multiple-element format name ([MS-MQMQ] 2.1.7): a handle that sends to each queue.
+                from pymsmq.qm.multiple_destination import open_multiple
+
+                return open_multiple(cast("QueueManager", self), name, access, share_mode)
             state, subqueue = self._resolve(name)
             if access == MQ_SEND_ACCESS and (state.kind in ("system", "journal") or subqueue is not None):
                 # [MS-MQDMPR] 3.1.7.1.5 Open Queue: a machine format name (the dead-letter queues,

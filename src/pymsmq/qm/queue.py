@@ -16,12 +16,12 @@ receive needs a transactional queue (MQ_ERROR_TRANSACTION_USAGE).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE
-from pymsmq.model.ids import new_object_id
+from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
@@ -87,6 +87,8 @@ class Queue(LookupIdOps, MatchingReads):
     _closed: bool
     _closed_by: MSMQError | None
     _cursor: Cursor | None
+    #: True for a handle that sends to several queues (``MultipleDestination``).
+    _fans_out: ClassVar[bool] = False
 
     def __init__(self) -> None:
         raise TypeError("use QueueManager.queue() or QueueManager.create_queue()")
@@ -413,9 +415,18 @@ class Queue(LookupIdOps, MatchingReads):
         """
         send_many(self, messages, transaction)
 
-    def _enqueue(self, message: Message, tx: Transaction | object | None, copy: bool = True) -> Entry | None:
+    def _enqueue(
+        self,
+        message: Message,
+        tx: Transaction | object | None,
+        copy: bool = True,
+        dest_set: str | None = None,
+        same_id: ObjectId | None = None,
+    ) -> Entry | None:
         # Under the lock.  Returns the entry when it still has to be written durably.  ``copy=False``:
         # the caller gives ``message`` away (send_batch.send_express), it is queued as it is.
+        # ``dest_set``/``same_id``: a copy of a message sent to several queues (MultipleDestination):
+        # the names it was sent to, and the id every copy shares.
         qm = self._qm
         state = self._state
         now = qm._clock()
@@ -456,16 +467,22 @@ class Queue(LookupIdOps, MatchingReads):
         # [MC-MQAC] 3.17.4.1.48 steps 7, 9, 10, 11: source machine, new id, destination, sent time.
         # (new_object_id: the queue manager's GUID and a 32-bit ordinal are valid by construction.)
         guid = qm.guid
-        # qm._next_ordinal() without the call while inside the durably reserved block.
-        ordinal = qm._ordinal
-        if ordinal < qm._ordinal_reserved:
-            qm._ordinal = ordinal = ordinal + 1
-            ordinal &= 0xFFFFFFFF
+        if same_id is None:
+            # qm._next_ordinal() without the call while inside the durably reserved block.
+            ordinal = qm._ordinal
+            if ordinal < qm._ordinal_reserved:
+                qm._ordinal = ordinal = ordinal + 1
+                ordinal &= 0xFFFFFFFF
+            else:
+                ordinal = qm._next_ordinal()
+            m.id = mid = new_object_id(guid, ordinal)
         else:
-            ordinal = qm._next_ordinal()
-        m.id = mid = new_object_id(guid, ordinal)
+            m.id = mid = same_id
         m.source_machine_guid = guid
         m.destination_queue = state.format_name
+        if m.destination_format_name is not dest_set:
+            # (a received copy of a message sent to several queues, sent again: to this one only)
+            m.destination_format_name = dest_set
         # [MS-MQMQ] 2.2.19.2 SentTime is whole seconds.
         # (For a clock value 0 < now < 2**52, ``now // 1.0`` is ``float(int(now))``, without calls.)
         sent = m.sent_time = (
@@ -502,6 +519,8 @@ class Queue(LookupIdOps, MatchingReads):
         message.id = mid
         message.source_machine_guid = guid
         message.destination_queue = state.format_name
+        if message.destination_format_name is not dest_set:
+            message.destination_format_name = dest_set
         message.sent_time = sent
         if txn is not None:
             # Placed at the commit (transaction._place_at_commit): until then an id above every

@@ -122,6 +122,19 @@ def send_batch(
     for a recoverable send is derived from it (``packet_with_destination``).
     """
     results: list[MSMQError | None] = [None] * len(sends)
+    if any(queue._fans_out for queue, _, _ in sends):
+        # A handle on several queues (MultipleDestination) writes each of its sends itself: the
+        # batch is sent in turn, in order.
+        for i, (queue, message, transaction) in enumerate(sends):
+            try:
+                if queue._qm is not qm:
+                    raise MSMQError(
+                        "the queue belongs to another queue manager", HResult.MQ_ERROR_INVALID_HANDLE
+                    )
+                queue.send(message, transaction)
+            except Exception as exc:
+                results[i] = _as_error(exc)
+        return results
     given = packets or [None] * len(sends)
     ready: list[tuple[int, Queue, Message, Transaction | object | None]] = []
     for i, (queue, message, transaction) in enumerate(sends):
@@ -232,6 +245,16 @@ def send_express(
     """
     results: list[Sent | MSMQError] = []
     append = results.append
+    if queue._fans_out:  # a handle on several queues (MultipleDestination): each send in turn
+        for m in messages:
+            try:
+                queue.send(m)
+            except Exception as exc:
+                append(_as_error(exc))
+                continue
+            assert m.id is not None and m.sent_time is not None
+            append((m.id, m.sent_time))
+        return results
     qm = queue._qm
     with qm._lock:
         # _locked_send's checks depend on the handle and queue only: made once for the batch (what
@@ -318,6 +341,7 @@ def _enqueue_run(
                 m.ack & 1
                 or m.trace
                 or m.journal & 2
+                or m.destination_format_name is not None
                 or ordinal >= qm._ordinal_reserved
                 or (lid > state.reserved_lookup)
             ):
