@@ -83,3 +83,46 @@ def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path, rep
     err = srv.proc.stderr.read() if srv.proc.stderr else ""
     assert code == 0, err
     assert "released the" in err and "has room again" in err
+
+
+def test_a_full_disk_refuses_a_send_to_several_queues_whole(tmp_path: Path) -> None:
+    # The copies of a recoverable message sent to a multiple-element name go in one store write:
+    # a full disk refuses all of them (no queue gets one), and once there is room all arrive.
+    need_small_disk()
+    disk = tmp_path / "disk"
+    srv = ServeProcess(
+        disk / "data",
+        wrap=lambda argv: on_small_disk(disk, "24m", argv),
+        extra_env={"PYMSMQ_DISK_RESERVE": str(4 * 1024 * 1024)},
+    )
+    try:
+        client = connect(srv.url)
+        a = client.create_queue(Q)
+        b = client.create_queue(r".\private$\other")
+        both = client.queue(f"{a.format_name},{b.format_name}", access=2)
+        sent = 0
+        while True:
+            try:
+                a.send(Message(body=b"f" * 100_000, delivery=1))
+            except MSMQError as e:
+                assert e.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+                break
+            sent += 1
+            assert sent < 500, "a 24 MB disk took 50 MB of messages"
+        with pytest.raises(MSMQError) as refused:
+            both.send(Message(body=b"g" * 100_000, delivery=1))
+        assert refused.value.hresult == HResult.MQ_ERROR_MESSAGE_STORAGE_FAILED
+        assert (a.message_count, b.message_count) == (sent, 0)
+        for _ in range(sent):
+            a.receive(timeout=0)
+        for _ in range(50):
+            try:
+                both.send(Message(body=b"room", delivery=1))
+                break
+            except MSMQError:
+                time.sleep(0.1)
+        assert [a.receive(timeout=1).body, b.receive(timeout=1).body] == [b"room", b"room"]
+        client.close()
+    finally:
+        code = srv.terminate()
+    assert code == 0

@@ -275,3 +275,42 @@ def test_a_limit_below_one_is_refused(limit: str) -> None:
 
     with pytest.raises(ConfigError, match="cursor and handle limits must be at least 1"):
         ServerConfig(port=0, **{limit: 0}).validate()  # type: ignore[arg-type]
+
+
+def test_a_multiple_element_name_needs_the_right_to_send_to_every_queue_it_names(
+    server: ThreadServer,
+) -> None:
+    # One element without MQSEC_WRITE_MESSAGE refuses the open: "write" on one queue must not put a
+    # copy into another.  The handle has that right and no other (it reads nothing).
+    admin = connect(server.url, token="admin-t")
+    inbox = admin.queue(INBOX).format_name
+    orders = admin.queue(ORDERS).format_name
+    replies = admin.queue(".\\private$\\replies").format_name
+    writer = connect(server.url, token="writer-t")
+    for name in (f"{inbox},{orders}", f"{orders},{inbox}", f"{inbox},DIRECT=OS:.\\private$\\orders"):
+        with pytest.raises(MSMQError) as info:
+            writer.queue(name, access=2)
+        assert info.value.hresult == HResult.MQ_ERROR_ACCESS_DENIED
+        assert "may not send to every queue" in info.value.message
+    both = writer.queue(f"{inbox},{replies}", access=2)
+    sent = Message(body=b"to both", delivery=1)
+    both.send(sent)
+    both.send_many([Message(body=b"many")])
+    assert _hresult(both.receive, timeout=0) == HResult.MQ_ERROR_ACCESS_DENIED
+    assert _hresult(both.purge) == HResult.MQ_ERROR_ACCESS_DENIED
+    for name in (INBOX, ".\\private$\\replies"):
+        q = admin.queue(name)
+        assert [q.receive(timeout=0).body for _ in range(2)] == [b"to both", b"many"]
+        q.close()
+    assert admin.queue(ORDERS).message_count == 0
+    # A consumer's read rights give no send right on such a name.
+    consumer = connect(server.url, token="consumer-t")
+    assert _hresult(consumer.queue, f"{orders},{inbox}", access=2) == HResult.MQ_ERROR_ACCESS_DENIED
+    # Each queue's statistics count its copies.
+    stats = admin.server_stats()
+    for name in (INBOX, ".\\private$\\replies"):
+        counters = stats["queues"][admin.queue(name).format_name]
+        assert counters["sent"] == 2 and counters["bytes_in"] == len(b"to both") + len(b"many")
+    assert f"{inbox},{replies}" not in stats["queues"]
+    for c in (admin, writer, consumer):
+        c.close()

@@ -93,6 +93,8 @@ class RemoteQueue:
         self._t = qm._t
         self._handle = handle
         self._format_name = format_name
+        #: The multiple-element name the handle sends to (a copy to each queue), else None.
+        self._sent_set = format_name if "," in format_name else None
         self._path = props.path_name
         self._transactional = props.transactional
         #: The queue's GUID when opened: a queue deleted and created again under the same name (and
@@ -294,6 +296,15 @@ class RemoteQueue:
             message.sent_time = float(sent)
         message.source_machine_guid = self._qm.guid
         message.destination_queue = self._format_name
+        if self._sent_set is not None or message.destination_format_name is not None:
+            self._sent_to_set(message)
+
+    def _sent_to_set(self, message: Message) -> None:
+        # What a send sets beside destination_queue (as Queue._enqueue, MultipleDestination.send):
+        # the multiple-element name a message went to, and no one queue then; None otherwise.
+        if self._sent_set is not None:
+            message.destination_queue = None
+        message.destination_format_name = self._sent_set
 
     def _sent(self, message: Message) -> Any:
         return lambda response: self._apply_sent(message, response)
@@ -319,6 +330,8 @@ class RemoteQueue:
             message.sent_time = float(response[1])
             message.source_machine_guid = self._qm.guid
             message.destination_queue = self._format_name
+            if self._sent_set is not None or message.destination_format_name is not None:
+                self._sent_to_set(message)
             return
         if type(response) is ErrorResponse:
             raise send_refused(message, response)
@@ -356,7 +369,14 @@ class RemoteQueue:
             self._check()
         except MSMQError as exc:  # nothing sent: every message failed (as embedded)
             raise exc.with_failures((i, exc) for i in range(len(batch))) from None
-        many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
+        try:
+            many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
+        finally:
+            for m in batch:  # those sent (their destination_queue set): as ``send`` leaves them
+                if m.destination_queue == self._format_name and (
+                    self._sent_set is not None or m.destination_format_name is not None
+                ):
+                    self._sent_to_set(m)
 
     # ------------------------------------------------------------------ receive family
     def _read(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar, cast
 
 from pymsmq.errors import MSMQError, WireError, reason
 from pymsmq.hresult import HResult
@@ -44,6 +44,7 @@ from pymsmq.protocol.message_codec import (
     sent_packet_size,
 )
 from pymsmq.qm.hold import Hold
+from pymsmq.qm.multiple_destination import destination_queues
 from pymsmq.qm.notifications import first_available, first_peekable
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
@@ -58,6 +59,7 @@ from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
     from pymsmq.qm.index import Entry
+    from pymsmq.qm.multiple_destination import MultipleDestination
     from pymsmq.server.session import Handle, Session
 
 __all__ = ["receive_many", "send_many"]
@@ -113,7 +115,9 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
     h = s.handle(req.handle)
     s.check(h, _WRITE, "send to")
     ref = req.transaction
-    if (ref is None or (type(ref) is int and ref in (0, 1))) and (h.tail is None or h.tail.done()):
+    fans_out = h.queue._fans_out  # a multiple-element name: each message sent to every queue in turn
+    plain = ref is None or (type(ref) is int and ref in (0, 1))
+    if not fans_out and plain and (h.tail is None or h.tail.done()):
         # Express messages outside a transaction, nothing of this handle running off the loop, and
         # every packet one that decode_for_send takes: decoded in one pass, queued as they are (no
         # copy, no validate: valid by construction), on the loop, under one lock hold.
@@ -153,8 +157,11 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             express = False
         append(message)
     stats = s.stats
-    counters = stats.queue(h.stats_key)
     queue = h.queue
+    keys = [h.stats_key]
+    if fans_out:  # each queue's counters count its copies
+        keys = [q.queue_format_name for q in destination_queues(cast("MultipleDestination", queue))]
+        express = False  # (written by the handle, off the loop)
     peer = s.peer
 
     def run() -> SendManyResponse:
@@ -178,8 +185,10 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             sent += 1
             size += len(m.body)  # type: ignore[union-attr]
             append(send_result(m))  # type: ignore[arg-type]
-        counters.sent += sent
-        counters.bytes_in += size
+        for key in keys:
+            counters = stats.queue(key)
+            counters.sent += sent
+            counters.bytes_in += size
         if sent < len(work):  # each refused message counts as the failed SEND it stands for
             stats.errors += len(work) - sent
         return _send_many_response(b"".join(parts))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
+from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.protocol import MAX_PAYLOAD, ServerConnection
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol._fields import PROPS, Props
@@ -329,9 +330,18 @@ class OpsMixin:
             del self.handles[number]
             self.holds.close_handle(number)
             q.close()
+            if q._fans_out:
+                raise MSMQError(
+                    f"{quoted(self.identity)} may not send to every queue of {quoted(h.key)}",
+                    HResult.MQ_ERROR_ACCESS_DENIED,
+                )
             raise MSMQError(
                 f"{quoted(self.identity)} has no rights on {quoted(h.key)}", HResult.MQ_ERROR_ACCESS_DENIED
             )
+        if q._fans_out:
+            # A multiple-element name has no properties of its own: what a client needs to send.
+            props = QueueProperties(transactional=q.transactional)
+            return pm.OpenQueueResponse(number, h.format_name, properties_to_props(props))
         return pm.OpenQueueResponse(number, h.format_name, properties_to_props(q.properties))
 
     def op_close_queue(self, req: pm.CloseQueueRequest) -> pm.Response:

@@ -18,6 +18,7 @@ from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
 from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
 from pymsmq.protocol.message_codec import decode_message, send_answer_body, send_facts, sent_packet_size
+from pymsmq.qm.multiple_destination import destination_queues
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server.reply_queues import reply_queue_refusal
 from pymsmq.server.workers import chain_future
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from pymsmq.model.message import Message
     from pymsmq.protocol import ErrorResponse
+    from pymsmq.qm.multiple_destination import MultipleDestination
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.server.access import AccessPolicy
@@ -107,9 +109,12 @@ class SendMixin:
             if refusal is not None:
                 raise refusal
         tx = None if req.transaction is None else self.transaction(req.transaction)
+        queue = h.queue
+        if queue._fans_out:
+            self._send_to_each(rid, h, message, tx)
+            return
         counters = self.stats.queue(h.stats_key)
         size = len(message.body)
-        queue = h.queue
         if message.delivery == 0 and (tx is None or tx in (0, 1)) and (h.tail is None or h.tail.done()):
             # Fast path: an express send outside a DTC transaction, nothing of this handle still
             # running off the loop: done here, on the loop (no closure).
@@ -130,6 +135,25 @@ class SendMixin:
             queue.send(message, tx)
             counters.sent += 1
             counters.bytes_in += size
+            return hot.send_response(send_facts(message))
+
+        self.off_loop(rid, run, h)
+
+    def _send_to_each(self, rid: int, h: Handle, message: Message, tx: Transaction | int | None) -> None:
+        # A handle on a multiple-element name (qm.multiple_destination): the copies are written
+        # together by the handle itself, off the loop, after earlier work of the handle; each
+        # queue's counters count its copy.
+        queue = h.queue
+        stats = self.stats
+        names = [q.queue_format_name for q in destination_queues(cast("MultipleDestination", queue))]
+        size = len(message.body)
+
+        def run() -> pm.Response:
+            queue.send(message, tx)
+            for name in names:
+                counters = stats.queue(name)
+                counters.sent += 1
+                counters.bytes_in += size
             return hot.send_response(send_facts(message))
 
         self.off_loop(rid, run, h)

@@ -43,6 +43,7 @@ from pymsmq.protocol import (
 )
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
+from pymsmq.qm.multiple_destination import MultipleDestination, destination_queues
 from pymsmq.qm.queue import Cursor, Queue
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server import batches
@@ -81,6 +82,8 @@ ELEMENTS_PER_READ: Final = 16384
 #: TCP keepalive of the server's connections: the first probe after this many silent seconds, then
 #: one every ``_KEEPALIVE_INTERVAL`` seconds; ``_KEEPALIVE_PROBES`` unanswered close the connection
 #: (a peer whose host went away is found in about two minutes, whatever the idle timeout).
+#: The one right a handle on a multiple-element name can have (MQSEC_WRITE_MESSAGE).
+_WRITE_RIGHT: Final = int(MQQueueAccessMask.MQSEC_WRITE_MESSAGE)
 _KEEPALIVE_IDLE: Final = 60
 _KEEPALIVE_INTERVAL: Final = 15
 _KEEPALIVE_PROBES: Final = 4
@@ -743,8 +746,16 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 f"this connection has {limit} queue handles open, the server's limit: close some first",
                 HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
             )
-        key, journal = handle_key(queue.path_name)
-        rights = self.policy.rights_of(self.identity, key)
+        if queue._fans_out:
+            # A multiple-element name (qm.multiple_destination): the right to send to every queue
+            # it names, and no other right (its handle does nothing else).
+            key, journal = queue.format_name, False
+            rights = _WRITE_RIGHT
+            for element in destination_queues(cast("MultipleDestination", queue)):
+                rights &= self.policy.rights_of(self.identity, handle_key(element.path_name)[0])
+        else:
+            key, journal = handle_key(queue.path_name)
+            rights = self.policy.rights_of(self.identity, key)
         number = self._next_handle
         self._next_handle += 1
         h = self.handles[number] = Handle(queue, rights, key, journal)
