@@ -228,6 +228,27 @@ def test_send_to_unknown_queue_and_malformed_names(data: str) -> None:
     assert r.exit_code == 2 and "MQ_ERROR_ILLEGAL_FORMATNAME" in r.stderr
 
 
+def test_send_to_a_multiple_element_name_puts_a_copy_in_each_queue(data: str) -> None:
+    # [MS-MQMQ] 2.1.7: a comma-separated list of format names; each copy names the list.
+    both = r"DIRECT=OS:.\private$\orders,DIRECT=OS:.\private$\acks"
+    r = run(data, "send", both, "fan out", "--recoverable", "--count", "2")
+    assert r.exit_code == 0, r.stderr
+    for name in (ORDERS, r".\private$\acks"):
+        got = peek_all(data, name)
+        assert [m.body for m in got] == [b"fan out", b"fan out"]
+        assert {m.destination_format_name for m in got} == {both}
+    r = run(data, "receive", r".\private$\acks")
+    assert r.exit_code == 0 and f"destination_format_name: {both}" in r.stdout
+    r = run(data, "receive", r".\private$\acks", "--json")
+    assert json.loads(r.stdout)["destination_format_name"] == both
+    # A missing element refuses the send (exit 1); reading such a name is refused (exit 1).
+    r = run(data, "send", both + r",DIRECT=OS:.\private$\nope", "x", "--recoverable")
+    assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.stderr
+    assert [m.body for m in peek_all(data)] == [b"fan out", b"fan out"]
+    r = run(data, "receive", both)
+    assert r.exit_code == 1 and "can be opened to send only" in r.stderr
+
+
 # ---------------------------------------------------------------------- receive / peek
 def test_receive_one_text_output_and_exit_3_when_empty(data: str) -> None:
     put(data, b"first", b"second", label="L")

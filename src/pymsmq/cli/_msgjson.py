@@ -50,6 +50,7 @@ _OPT_STR: Final = frozenset(
         "admin_queue",
         "dead_letter_queue",
         "destination_queue",
+        "destination_format_name",
         "transaction_status_queue",
         "authentication_provider_name",
         "soap_envelope",
@@ -67,6 +68,7 @@ ASSIGNED_FIELDS: Final = frozenset(
         "arrived_time",
         "source_machine_guid",
         "destination_queue",
+        "destination_format_name",
         "transaction_status_queue",
         "transaction_id",
         "is_first_in_transaction",
@@ -79,6 +81,11 @@ ASSIGNED_FIELDS: Final = frozenset(
 )
 
 
+#: Members written only when set: newer than the format's first readers, which refuse an unknown
+#: member (docs/export-format.md), so that a file without them reads everywhere.
+_WRITTEN_WHEN_SET: Final = frozenset({"destination_format_name"})
+
+
 def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
@@ -89,6 +96,8 @@ def message_to_json(message: Message) -> dict[str, Any]:
     for name in MESSAGE_FIELDS:
         value = getattr(message, name)
         if value is None:
+            if name in _WRITTEN_WHEN_SET:
+                continue
             out[name] = None
         elif name in _BYTES:
             out[name] = _b64(value)

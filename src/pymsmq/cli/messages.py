@@ -33,7 +33,7 @@ from pymsmq.cli._common import (
 from pymsmq.cli._msgjson import body_text, message_to_json, sendable_copy
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.model.constants import INFINITE, MQ_SINGLE_MESSAGE
+from pymsmq.model.constants import INFINITE, MQ_SEND_ACCESS, MQ_SINGLE_MESSAGE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import LocalFormat, QueuePath
@@ -255,6 +255,12 @@ def send(
       pymsmq queue create --data ./qm '.\\private$\\acks'
       cat order.xml | pymsmq send --data ./qm '.\\private$\\orders' --label order --ack full-receive \\
           --admin-queue '.\\private$\\acks'
+
+    QUEUE may be a multiple-element format name (format names joined by commas): every queue it
+    names gets a copy.
+
+    \b
+      pymsmq send --data ./qm 'DIRECT=OS:.\\private$\\orders,DIRECT=OS:.\\private$\\acks' 'hi' --recoverable
     """
     given = encoding is not None
     if encoding is None:
@@ -289,7 +295,8 @@ def send(
             raise
         raise BadInput(f"bad message property: {error_line(exc)}") from exc
     sent: list[dict[str, Any]] = []
-    with qm.queue(queue_name) as q:
+    # A multiple-element format name (a copy to each of its queues) opens with send access only.
+    with qm.queue(queue_name, MQ_SEND_ACCESS if "," in queue_name else None) as q:
         xact = q.transactional if transactional is None else transactional
         if not recoverable and not xact and not target.remote:
             click.echo(
@@ -368,7 +375,7 @@ def _print_message(m: Message, as_json: bool, body_only: bool, out: BinaryIO) ->
         lines.append(f"app_specific: {m.app_specific}")
     if m.abort_count or m.move_count:
         lines.append(f"abort_count: {m.abort_count}  move_count: {m.move_count}")
-    for name in ("response_queue", "admin_queue"):
+    for name in ("destination_format_name", "response_queue", "admin_queue"):
         queue = getattr(m, name)
         if queue:
             lines.append(f"{name}: {queue}")
