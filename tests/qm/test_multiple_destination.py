@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from pymsmq import Message, MSMQError, QueueManager
 from pymsmq.hresult import HResult
+from pymsmq.model.constants import INFINITE
 from pymsmq.model.constants import MQMSG_ACKNOWLEDGMENT_FULL_REACH_QUEUE, MQMSG_CLASS_ACK_REACH_QUEUE
 from pymsmq.qm.multiple_destination import MultipleDestination
 from pymsmq.qm.queue import Queue
@@ -105,3 +109,108 @@ def test_every_read_and_administration_of_the_handle_is_an_msmq_error(tmp_path: 
         assert a.message_count == 1  # nothing was read through it
         dest.close()
         assert not dest.is_open
+
+
+# ---------------------------------------------------------------------------- a state machine
+NAMES = (".\\private$\\s0", ".\\private$\\s1", ".\\private$\\s2", ".\\private$\\t0", ".\\private$\\t1")
+QUOTA_KB = 2  # s2's quota: a few sends fill it
+
+
+class FanOut(RuleBasedStateMachine):
+    """Sends to random multiple-element names (repeats and other spellings included), in and out of
+    transactions, against a model: every queue holds exactly the copies of the sends that succeeded,
+    in send order, with the send's id and name; a refused send leaves no copy anywhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qm = QueueManager.open(":memory:")
+        self.queues = [
+            self.qm.create_queue(
+                n, transactional=n[-2] == "t", quota=QUOTA_KB if n.endswith("s2") else INFINITE
+            )
+            for n in NAMES
+        ]
+        self.model: list[list[tuple[bytes, Any, str]]] = [[] for _ in NAMES]
+        self.pending: list[tuple[list[int], bytes, Message, str]] = []  # sends in the open transaction
+        self.tx: Any = None
+        self.count = 0
+
+    def _name(self, picks: list[int], spell: list[bool]) -> str:
+        parts = []
+        for i, direct in zip(picks, spell, strict=False):
+            parts.append(f"DIRECT=OS:.\\{NAMES[i][2:]}" if direct else self.queues[i].format_name)
+        return ",".join(parts)
+
+    @rule(
+        picks=st.lists(st.integers(0, len(NAMES) - 1), min_size=2, max_size=6),
+        spell=st.lists(st.booleans(), min_size=6, max_size=6),
+        delivery=st.integers(0, 1),
+        size=st.sampled_from([1, 100, 900]),
+        how=st.sampled_from(["none", "single", "tx"]),
+    )
+    def send(self, picks: list[int], spell: list[bool], delivery: int, size: int, how: str) -> None:
+        name = self._name(picks, spell)
+        self.count += 1
+        body = self.count.to_bytes(4, "big") * (size // 4 + 1)
+        m = Message(body=body, delivery=delivery)
+        targets = sorted(set(picks))
+        transactional = [NAMES[i][-2] == "t" for i in targets]
+        if how == "tx" and self.tx is None:
+            self.tx = self.qm.begin_transaction()
+        arg = {"none": None, "single": 3, "tx": self.tx}[how]
+        try:
+            with self.qm.queue(name, access=2) as dest:
+                dest.send(m, arg)
+        except MSMQError as exc:
+            expected_refusal = (
+                (how == "none" and any(transactional))
+                or (how != "none" and not all(transactional))
+                or any(i == 2 for i in targets)  # s2's quota (the only refusal left)
+            )
+            assert expected_refusal, exc
+            if exc.hresult == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES:
+                assert 2 in targets
+            return
+        assert m.destination_format_name is not None and m.destination_queue is None
+        if how == "tx":
+            self.pending.append((targets, body, m, m.destination_format_name))
+            return
+        for i in targets:
+            self.model[i].append((body, m.id, m.destination_format_name))
+
+    @precondition(lambda self: self.tx is not None)
+    @rule(commit=st.booleans())
+    def end(self, commit: bool) -> None:
+        if commit:
+            self.tx.commit()
+            for targets, body, m, name in self.pending:
+                for i in targets:
+                    self.model[i].append((body, m.id, name))
+        else:
+            self.tx.abort()
+        self.tx = None
+        self.pending = []
+
+    @rule(i=st.integers(0, len(NAMES) - 1))
+    def receive(self, i: int) -> None:
+        q = self.queues[i]
+        if not self.model[i]:
+            assert q.message_count == 0
+            return
+        got = q.receive(0, transaction=3 if q.transactional else None)
+        body, mid, name = self.model[i].pop(0)
+        assert (got.body, got.id, got.destination_format_name) == (body, mid, name)
+        assert got.destination_queue == q.format_name
+
+    @invariant()
+    def counts(self) -> None:
+        assert [q.message_count for q in self.queues] == [len(x) for x in self.model]
+
+    def teardown(self) -> None:
+        if self.tx is not None:
+            self.tx.abort()
+        self.qm.close()
+
+
+FanOut.TestCase.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+TestFanOut = FanOut.TestCase
