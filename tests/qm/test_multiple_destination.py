@@ -16,8 +16,11 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from pymsmq import Message, MSMQError, QueueManager
 from pymsmq.hresult import HResult
-from pymsmq.model.constants import INFINITE
-from pymsmq.model.constants import MQMSG_ACKNOWLEDGMENT_FULL_REACH_QUEUE, MQMSG_CLASS_ACK_REACH_QUEUE
+from pymsmq.model.constants import (
+    INFINITE,
+    MQMSG_ACKNOWLEDGMENT_FULL_REACH_QUEUE,
+    MQMSG_CLASS_ACK_REACH_QUEUE,
+)
 from pymsmq.qm.multiple_destination import MultipleDestination
 from pymsmq.qm.queue import Queue
 
