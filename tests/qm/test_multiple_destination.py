@@ -60,6 +60,8 @@ def test_each_copy_is_acknowledged_on_arrival_with_the_messages_id(tmp_path: Pat
         assert admin.message_count == 0
         assert {m.msg_class for m in acks} == {MQMSG_CLASS_ACK_REACH_QUEUE}
         assert {m.correlation_id for m in acks} == {sent.id}
+        # Each acknowledgement names the queue its copy reached (PROPID_M_RESP_QUEUE).
+        assert sorted(m.response_queue for m in acks) == sorted([a.format_name, b.format_name])
 
 
 def _arguments(name: str, tx: Any) -> tuple[Any, ...]:
