@@ -34,6 +34,7 @@ from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.qm.access import _SEND, _err
 from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, Effects
 from pymsmq.qm.queue import Queue
+from pymsmq.qm.send_batch import checked_batch
 from pymsmq.qm.store.base import Batch
 from pymsmq.qm.transaction import Transaction
 
@@ -70,15 +71,7 @@ class MultipleDestination(Queue):
     @classmethod
     def _of(cls, qm: QueueManager, name: str, elements: list[Queue]) -> MultipleDestination:
         """Under qm._lock: a handle over ``elements`` (send handles of distinct queues, at least one)."""
-        handle = object.__new__(cls)
-        handle._qm = qm
-        handle._state = elements[0]._state
-        handle._subqueue = None
-        handle._access = _SEND
-        handle._share = 0
-        handle._closed = False
-        handle._closed_by = None
-        handle._cursor = None
+        handle = cls._bare(qm, elements[0]._state, None, _SEND, 0)
         handle._elements = tuple(elements)
         handle._name = name
         return handle
@@ -280,16 +273,7 @@ class MultipleDestination(Queue):
         """Send each message to every queue (``send`` of each), with ``Queue.send_many``'s
         semantics: every message validated first; the first error raised after all were tried,
         its ``failures`` naming every message not sent."""
-        batch = list(messages)
-        try:
-            if type(transaction) is int and transaction != 3:
-                self._transaction(transaction, receive=False)
-            for message in batch:
-                if not isinstance(message, Message):
-                    raise _err("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
-                message.validate()
-        except MSMQError as exc:
-            raise exc.with_failures((i, exc) for i in range(len(batch))) from None
+        batch = checked_batch(self, messages, transaction)
         failures: list[tuple[int, MSMQError]] = []
         for i, message in enumerate(batch):
             try:

@@ -16,7 +16,7 @@ receive needs a transactional queue (MQ_ERROR_TRANSACTION_USAGE).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final, Self
 
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
@@ -124,6 +124,17 @@ class Queue(LookupIdOps, MatchingReads):
             refused = bool(access & _RECEIVE) and any(not o._closed for o in state.exclusive_handles)
         if refused:
             raise _err("the queue is open for exclusive receive", HResult.MQ_ERROR_SHARING_VIOLATION)
+        handle = cls._bare(qm, state, subqueue, access, share)
+        state.handles.add(handle)
+        if share == 1:
+            state.exclusive_handles.add(handle)
+        return handle
+
+    @classmethod
+    def _bare(
+        cls, qm: QueueManager, state: QueueState, subqueue: str | None, access: int, share: int
+    ) -> Self:
+        # A handle object with its fields set, not yet among its queue's handles.
         handle = object.__new__(cls)
         handle._qm = qm
         handle._state = state
@@ -133,9 +144,6 @@ class Queue(LookupIdOps, MatchingReads):
         handle._closed = False
         handle._closed_by = None
         handle._cursor = None
-        state.handles.add(handle)
-        if share == 1:
-            state.exclusive_handles.add(handle)
         return handle
 
     def __repr__(self) -> str:

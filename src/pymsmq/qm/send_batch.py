@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.qm.queue_state import QueueState
 
-__all__ = ["SendItem", "Sent", "receive_many", "send_batch", "send_express", "send_many"]
+__all__ = ["SendItem", "Sent", "checked_batch", "receive_many", "send_batch", "send_express", "send_many"]
 
 #: One send of a batch: (queue handle, message, transaction argument as for ``Queue.send``).
 SendItem = tuple["Queue", Message, "Transaction | int | None"]
@@ -393,16 +393,11 @@ def _enqueue_run(
         state.cond.notify_all()
 
 
-def send_many(
-    queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None = None
-) -> None:
-    """``Queue.send_many``: the remote client's semantics.
-
-    Every message's properties are validated first (an invalid one raises before anything is
-    sent); then every valid message is sent and the first error (one refused at its send: a queue
-    name that is not a format name, a quota, ...) is raised after all were tried, with
-    ``failures`` naming every message not sent (``MSMQError.failures``).
-    """
+def checked_batch(
+    queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None
+) -> list[Message]:
+    """``send_many``'s first step: the messages, each validated, and a transaction constant judged;
+    on an error nothing is sent and ``failures`` lists every message."""
     batch = list(messages)
     try:
         if type(transaction) is int and transaction != 3:
@@ -415,6 +410,20 @@ def send_many(
             message.validate()
     except MSMQError as exc:  # nothing sent: every message failed (outside QA: ``failures`` was empty)
         raise exc.with_failures((i, exc) for i in range(len(batch))) from None
+    return batch
+
+
+def send_many(
+    queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None = None
+) -> None:
+    """``Queue.send_many``: the remote client's semantics.
+
+    Every message's properties are validated first (an invalid one raises before anything is
+    sent); then every valid message is sent and the first error (one refused at its send: a queue
+    name that is not a format name, a quota, ...) is raised after all were tried, with
+    ``failures`` naming every message not sent (``MSMQError.failures``).
+    """
+    batch = checked_batch(queue, messages, transaction)
     failures: list[tuple[int, MSMQError]] = []
     if isinstance(transaction, Transaction):
         # Sends in a transaction are written when it commits: nothing to share now.
