@@ -26,17 +26,22 @@ Q = r".\private$\fills"
 CLI = "from pymsmq.cli import main; main()"
 
 
-@pytest.mark.parametrize("repeat", [5000, 25000])  # 20 KB packets in the database, 100 KB in files
-def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path, repeat: int) -> None:
-    # (Outside QA: a disk filled by packets over 64 KiB, written to files of their own, was not
-    # seen as full: raw ENOSPC errors, no warning, disk_full false, the reserve still held.)
+def _served_on_a_small_disk(tmp_path: Path) -> ServeProcess:
+    # ``pymsmq serve`` on a 24 MB tmpfs, keeping a 4 MiB reserve.
     need_small_disk()
     disk = tmp_path / "disk"
-    srv = ServeProcess(
+    return ServeProcess(
         disk / "data",
         wrap=lambda argv: on_small_disk(disk, "24m", argv),
         extra_env={"PYMSMQ_DISK_RESERVE": str(4 * 1024 * 1024)},
     )
+
+
+@pytest.mark.parametrize("repeat", [5000, 25000])  # 20 KB packets in the database, 100 KB in files
+def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path, repeat: int) -> None:
+    # (Outside QA: a disk filled by packets over 64 KiB, written to files of their own, was not
+    # seen as full: raw ENOSPC errors, no warning, disk_full false, the reserve still held.)
+    srv = _served_on_a_small_disk(tmp_path)
     try:
         client = connect(srv.url)
         q = client.create_queue(Q)
@@ -88,13 +93,7 @@ def test_a_full_disk_refuses_sends_and_lets_clients_drain_it(tmp_path: Path, rep
 def test_a_full_disk_refuses_a_send_to_several_queues_whole(tmp_path: Path) -> None:
     # The copies of a recoverable message sent to a multiple-element name go in one store write:
     # a full disk refuses all of them (no queue gets one), and once there is room all arrive.
-    need_small_disk()
-    disk = tmp_path / "disk"
-    srv = ServeProcess(
-        disk / "data",
-        wrap=lambda argv: on_small_disk(disk, "24m", argv),
-        extra_env={"PYMSMQ_DISK_RESERVE": str(4 * 1024 * 1024)},
-    )
+    srv = _served_on_a_small_disk(tmp_path)
     try:
         client = connect(srv.url)
         a = client.create_queue(Q)
