@@ -246,7 +246,13 @@ def test_send_to_a_multiple_element_name_puts_a_copy_in_each_queue(data: str) ->
     assert r.exit_code == 1 and "MQ_ERROR_QUEUE_NOT_FOUND" in r.stderr
     assert [m.body for m in peek_all(data)] == [b"fan out", b"fan out"]
     r = run(data, "receive", both)
-    assert r.exit_code == 1 and "can be opened to send only" in r.stderr
+    assert r.exit_code == 1 and "only sends may use it" in r.stderr
+    # An export imported into several queues (outside QA: import opened the list to read too).
+    exported = run(data, "export", ORDERS)
+    assert exported.exit_code == 0, exported.stderr
+    r = run(data, "import", "-", both, "--recoverable", stdin=exported.stdout)
+    assert r.exit_code == 0, r.stderr
+    assert len(peek_all(data)) == 4 and len(peek_all(data, r".\private$\acks")) == 2  # (2 received)
 
 
 # ---------------------------------------------------------------------- receive / peek

@@ -120,9 +120,21 @@ def test_only_send_access(qm: Any) -> None:
         assert hresult_of(dest.receive, timeout=0) == H.MQ_ERROR_ACCESS_DENIED
         assert hresult_of(dest.peek, timeout=0) == H.MQ_ERROR_ACCESS_DENIED
         assert hresult_of(dest.purge) == H.MQ_ERROR_ACCESS_DENIED
-        assert hresult_of(lambda: dest.properties) == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
-        assert hresult_of(lambda: dest.message_count) == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        # What describes one queue is refused alike, embedded and remote (outside QA: the remote
+        # handle asked the server about the list as a queue name, and its journal was the list's
+        # last queue's).
+        for what in ("properties", "label", "message_count", "journal", "subqueue_names", "subqueue_count"):
+            with pytest.raises(MSMQError) as info:
+                getattr(dest, what)
+            assert info.value.hresult == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION, what
+            assert "names several queues" in info.value.message, what
+        assert hresult_of(dest.subqueue, "poison") == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        assert dest.is_open and dest.path_name == "" and dest.access == 2
+        # The name's own properties, statistics or deletion: the same refusal.
+        assert hresult_of(qm.get_queue_properties, name) == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
+        assert hresult_of(qm.delete_queue, name) == H.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION
     assert [q.message_count for q in queues] == [0, 0, 0]
+    assert not dest.is_open
     dest.close()
     assert hresult_of(dest.send, Message(body=b"x")) == H.MQ_ERROR_INVALID_HANDLE
 

@@ -27,13 +27,14 @@ from pymsmq.cli._common import (
     error_line,
     msmq_command,
     printable,
+    send_access,
     stdin_bytes,
     target_options,
 )
 from pymsmq.cli._msgjson import body_text, message_to_json, sendable_copy
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
-from pymsmq.model.constants import INFINITE, MQ_SEND_ACCESS, MQ_SINGLE_MESSAGE
+from pymsmq.model.constants import INFINITE, MQ_SINGLE_MESSAGE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import LocalFormat, QueuePath
@@ -295,8 +296,7 @@ def send(
             raise
         raise BadInput(f"bad message property: {error_line(exc)}") from exc
     sent: list[dict[str, Any]] = []
-    # A multiple-element format name (a copy to each of its queues) opens with send access only.
-    with qm.queue(queue_name, MQ_SEND_ACCESS if "," in queue_name else None) as q:
+    with qm.queue(queue_name, send_access(queue_name)) as q:
         xact = q.transactional if transactional is None else transactional
         if not recoverable and not xact and not target.remote:
             click.echo(

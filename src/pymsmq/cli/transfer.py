@@ -28,6 +28,7 @@ from pymsmq.cli._common import (
     error_line,
     msmq_command,
     progress,
+    send_access,
     stdin_bytes,
     target_options,
 )
@@ -525,7 +526,7 @@ def import_(
     sent = 0  # sent, and committed when the queue is transactional
     guard = StopBetween()
     try:
-        with qm.queue(path) as q, progress("importing", total) as bar, guard:
+        with qm.queue(path, send_access(path)) as q, progress("importing", total) as bar, guard:
             transactional = q.transactional
             if would_lose and not transactional:
                 _refuse_express(express, total, None)

@@ -20,7 +20,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import MQ_PEEK_ACCESS, MQ_RECEIVE_ACCESS
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.names import validate_subqueue_name
+from pymsmq.model.names import several_queues, validate_subqueue_name
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.timeouts import timeout_ms
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
@@ -140,7 +140,15 @@ class RemoteQueue:
     def properties(self) -> QueueProperties:
         """The queue's current properties (asked from the server); MQ_ERROR_QUEUE_DELETED once the
         queue this handle opened is gone (even if another of that name was created since)."""
+        self._one_queue("reading queue properties")
         return self._current_properties()
+
+    def _one_queue(self, what: str) -> None:
+        # A handle on a multiple-element name refuses ``what`` here, as the embedded one does (the
+        # server would be asked about the list as a queue name).
+        if self._sent_set is not None:
+            self._check()
+            raise several_queues(self._sent_set, what)
 
     def _current_properties(self) -> QueueProperties:
         try:
@@ -183,6 +191,8 @@ class RemoteQueue:
         """False after ``close`` or once the queue is deleted."""
         if self._closed:
             return False
+        if self._sent_set is not None:  # (no one queue to ask about)
+            return True
         try:
             self._current_properties()
         except MSMQError as exc:
@@ -199,6 +209,7 @@ class RemoteQueue:
     @property
     def message_count(self) -> int:
         """Messages in this queue (or subqueue), locked ones included."""
+        self._one_queue("counting messages")
         self._current_properties()  # MQ_ERROR_QUEUE_DELETED for a queue deleted (or created again)
         return int(self._stats(7).get(7, 0))
 
@@ -208,6 +219,7 @@ class RemoteQueue:
     @property
     def journal(self) -> RemoteQueue:
         """A handle on this queue's journal queue."""
+        self._one_queue("opening a journal")
         self._check()
         fmt = self._format_name.upper()
         if self._subqueue or fmt.startswith("MACHINE=") or fmt.endswith(";JOURNAL"):
@@ -216,6 +228,7 @@ class RemoteQueue:
 
     def subqueue(self, name: str) -> RemoteQueue:
         """A handle on subqueue ``name`` of this queue."""
+        self._one_queue("opening a subqueue")
         self._check()
         fmt = self._format_name.upper()
         if fmt.startswith("MACHINE=") or fmt.endswith(";JOURNAL"):
@@ -227,6 +240,7 @@ class RemoteQueue:
     @property
     def subqueue_names(self) -> list[str]:
         """Names of the subqueues that hold messages."""
+        self._one_queue("listing subqueues")
         return sorted(self._stats(27).get(27, ()))
 
     @property

@@ -34,6 +34,7 @@ __all__ = [
     "QueuePath",
     "format_name_from_path",
     "private_queue_hash",
+    "several_queues",
     "validate_subqueue_name",
 ]
 
@@ -54,6 +55,17 @@ def _bad_path(text: str, why: str) -> FormatNameError:
 
 def _bad_format(text: str, why: str) -> FormatNameError:
     return FormatNameError(f"illegal format name {quoted(text)}: {why}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+
+
+def several_queues(name: str, what: str) -> MSMQError:
+    """MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION for ``what`` on the multiple-element format name
+    ``name``, which "identifies more than one queue" ([MC-MQAC] 3.12, digest D3.5): only a send
+    may use it (``pymsmq.qm.multiple_destination``)."""
+    return MSMQError(
+        f"{quoted(name)} names several queues (a multiple-element format name): only sends may use it,"
+        f" not {what}",
+        HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
+    )
 
 
 def _not_local(text: str, why: str) -> MSMQError:
@@ -193,7 +205,8 @@ class LocalFormat:
         if not value:
             raise _bad_format(text, "nothing after '='")
         if "," in value:
-            raise _not_local(text, "multiple-element format names are not supported here")
+            error = _not_local(text, "")
+            raise error if isinstance(error, FormatNameError) else several_queues(text, "this operation")
         if keyword == "DIRECT":
             protocol, colon, rest = value.partition(":")
             if not colon or protocol.upper() not in ("OS", "TCP"):

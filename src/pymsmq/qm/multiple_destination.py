@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pymsmq.errors import MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
+from pymsmq.model.names import several_queues
 from pymsmq.model.packet_mapping import canonical_queues, check_packet_size
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.quota_error import QuotaExceededError
@@ -44,15 +45,6 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
 
 __all__ = ["MultipleDestination", "destination_queues", "open_multiple"]
-
-
-def _many_queues(what: str) -> MSMQError:
-    # [MC-MQAC] 3.12 / digest D3.5: operations other than a send on a name that "identifies more
-    # than one queue".
-    return _err(
-        f"a multiple-element format name names several queues: {what} is not possible on it, only sends",
-        HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
-    )
 
 
 class MultipleDestination(Queue):
@@ -98,7 +90,7 @@ class MultipleDestination(Queue):
     @property
     def properties(self) -> QueueProperties:
         """Refused (MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION): read each queue's instead."""
-        raise _many_queues("reading queue properties")
+        raise several_queues(self._name, "reading queue properties")
 
     @property
     def transactional(self) -> bool:
@@ -114,24 +106,24 @@ class MultipleDestination(Queue):
     def message_count(self) -> int:
         """Refused (MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION)."""
         self._check(0)
-        raise _many_queues("counting messages")
+        raise several_queues(self._name, "counting messages")
 
     @property
     def journal(self) -> Queue:
         """Refused (MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION)."""
         self._check(0)
-        raise _many_queues("opening a journal")
+        raise several_queues(self._name, "opening a journal")
 
     def subqueue(self, name: str) -> Queue:
         """Refused (MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION)."""
         self._check(0)
-        raise _many_queues("opening a subqueue")
+        raise several_queues(self._name, "opening a subqueue")
 
     @property
     def subqueue_names(self) -> list[str]:
         """Refused (MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION)."""
         self._check(0)
-        raise _many_queues("listing subqueues")
+        raise several_queues(self._name, "listing subqueues")
 
     def purge(self) -> None:
         """Refused: MQ_ERROR_ACCESS_DENIED (opened to send)."""
@@ -300,10 +292,7 @@ def open_multiple(qm: QueueManager, name: str, access: int | None, share_mode: i
 
     canonical = canonical_format_name(name)
     if access != _SEND:
-        raise _err(
-            f"{quoted(name)} names several queues: it can be opened to send only (MQ_SEND_ACCESS)",
-            HResult.MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION,
-        )
+        raise several_queues(name, "an open with an access other than MQ_SEND_ACCESS")
     if share_mode != 0:
         # [MC-MQAC] 3.10.4.1.34 step 2: send access with a share mode other than MQ_DENY_NONE.
         raise _err("MQ_SEND_ACCESS requires MQ_DENY_NONE", HResult.MQ_ERROR_INVALID_PARAMETER)
