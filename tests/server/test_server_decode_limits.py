@@ -1,7 +1,7 @@
 """Limits on what one client can make a server decode or keep (outside QA, 2026-11-28).
 
 - Lists decoded element by element (vectors of VARIANTs in PROPS, a packet's MultiQueueFormatHeader)
-  are charged to a budget per read (``pymsmq.wire.element_budget``): 4 MB of them held the event
+  are charged to a budget per frame (``pymsmq.wire.element_budget``): 4 MB of them held the event
   loop for 3-5 s, every other client waiting.  A frame over it closes its connection; a SEND's
   packet over it is refused with MQ_ERROR_INSUFFICIENT_RESOURCES.
 - Queue handles per connection are bounded (``max_handles``): 300,000 OPEN_QUEUEs grew a server by
@@ -30,7 +30,7 @@ from pymsmq.protocol._fields import Props
 from pymsmq.protocol.batch_ops import SendManyRequest, decode_send_results, encode_messages
 from pymsmq.protocol.message_codec import PROPID_PYMSMQ_MESSAGE
 from pymsmq.server import ServerConfig
-from pymsmq.server.session import ELEMENTS_PER_READ
+from pymsmq.server.session import ELEMENTS_PER_FRAME
 from pymsmq.wire.element_budget import element_budget
 from pymsmq.wire.optional_headers import MQFAddressHeader, MQFHeaderId, MultiQueueFormatHeader
 from pymsmq.wire.packet_types import MQFDirectQueueFormatName, MQFFormatNameElement
@@ -126,8 +126,8 @@ def test_a_frame_of_too_many_vector_elements_closes_its_connection_only(tmp_path
         with connect(server.url) as qm:
             q = qm.create_queue(Q)
             s, _ = _raw(server)
-            request = pm.SetQueuePropertiesRequest(Q, _empty_variants(ELEMENTS_PER_READ + 1))
-            s.sendall(_frame(0x16, 2, request.encode()))
+            request = pm.SetQueuePropertiesRequest(Q, _empty_variants(ELEMENTS_PER_FRAME + 1))
+            s.sendall(_frame(0x15, 2, request.encode()))
             while (answer := _read_frame(s)) is not None:
                 assert answer[3] == 6  # GOODBYE (MQ_ERROR_INVALID_PARAMETER), then the close
             s.close()
@@ -135,10 +135,54 @@ def test_a_frame_of_too_many_vector_elements_closes_its_connection_only(tmp_path
             assert q.receive(timeout=5).body == b"still served"
             assert qm.get_queue_properties(Q).label == ""  # nothing of it was applied
             small, _ = _raw(server)  # within the budget: decoded, and its entries ignored
-            small.sendall(_frame(0x16, 2, pm.SetQueuePropertiesRequest(Q, _empty_variants(100)).encode()))
+            small.sendall(_frame(0x15, 2, pm.SetQueuePropertiesRequest(Q, _empty_variants(100)).encode()))
             answer = _read_frame(small)
-            assert answer is not None and _error_of(answer) is None
+            # (an ERROR for the unknown property ids, on a connection that stays)
+            assert (
+                answer is not None
+                and answer[3] in (4, 5)
+                and _error_of(answer) != HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+            )
             small.close()
+    finally:
+        server.stop()
+
+
+def test_each_frame_has_its_own_budget_however_the_stream_is_cut(tmp_path: Path) -> None:
+    # Outside QA: two frames of 9,000 elements were answered when written apart and closed the
+    # connection when written in one write (the budget was per read).
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        with connect(server.url) as qm:
+            qm.create_queue(Q)
+            half = ELEMENTS_PER_FRAME * 9 // 16
+            request = pm.SetQueuePropertiesRequest(Q, _empty_variants(half)).encode()
+            for together in (False, True):
+                s, _ = _raw(server)
+                frames = [_frame(0x15, rid, request) for rid in (2, 3, 4)]
+                if together:
+                    s.sendall(b"".join(frames))
+                else:
+                    for f in frames:
+                        s.sendall(f)
+                buf = b""
+                while len(buf) < 3 * 16 and (chunk := s.recv(65536)):
+                    buf += chunk
+                kinds = []
+                while len(buf) >= 16:
+                    _, _, kind, _, _, rid, length = _HEAD.unpack_from(buf)
+                    while len(buf) < 16 + length and (chunk := s.recv(65536)):
+                        buf += chunk
+                    kinds.append((rid, kind, _error_of(buf[: 16 + length])))
+                    buf = buf[16 + length :]
+                    if len(kinds) == 3:
+                        break
+                    while len(buf) < 16 and (chunk := s.recv(65536)):
+                        buf += chunk
+                # Three answers (ERRORs for the unknown property ids: decoded, then refused), no GOODBYE.
+                assert [(rid, kind) for rid, kind, _ in kinds] == [(2, 5), (3, 5), (4, 5)], together
+                assert HResult.MQ_ERROR_INSUFFICIENT_RESOURCES not in [e for _, _, e in kinds]
+                s.close()
     finally:
         server.stop()
 
@@ -149,10 +193,10 @@ def test_a_packet_of_too_many_multi_queue_elements_is_refused(tmp_path: Path) ->
         with connect(server.url) as qm:
             q = qm.create_queue(Q)
             s, handle = _raw(server)
-            over = _mqf_packet(ELEMENTS_PER_READ + 1)
+            over = _mqf_packet(ELEMENTS_PER_FRAME + 1)
             assert _send(s, 2, handle, over) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             assert _send_many_one(s, 3, handle, over) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
-            # A next read has its own budget, and three elements are fine.
+            # A next frame has its own budget, and three elements are fine.
             assert _send(s, 4, handle, _mqf_packet(3)) is None
             s.close()
             assert q.message_count == 1

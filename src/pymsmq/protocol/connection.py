@@ -46,6 +46,7 @@ from pymsmq.protocol.messages import (
 )
 from pymsmq.protocol.states import _MOVES, _READY, TRANSITIONS, Direction, Role, State
 from pymsmq.wire._buffer import Writer
+from pymsmq.wire.element_budget import element_budget
 
 __all__ = [
     "TRANSITIONS",
@@ -142,6 +143,9 @@ class _Connection:
         self._send_limit = HELLO_MAX_PAYLOAD
         #: The ProtocolError that closed the connection, if one did.
         self.error: ProtocolError | None = None
+        #: List elements the decoding of one frame may build (``pymsmq.wire.element_budget``), each
+        #: frame its own; None: no bound (a server reading untrusted peers sets one).
+        self.frame_elements: int | None = None
 
     @property
     def state(self) -> State:
@@ -197,7 +201,10 @@ class _Connection:
                 if end > n:
                     self._need = end - pos
                     break
-                if kind == fast_kind and self._state is _READY:
+                if self.frame_elements is not None:
+                    with element_budget(self.frame_elements):
+                        event = self._frame_event(kind, op, rid, data[pos + FRAME_HEADER_SIZE : end])
+                elif kind == fast_kind and self._state is _READY:
                     # Fast path: the REQUEST (server) / RESPONSE (client) frames of a READY
                     # connection keep it READY (TRANSITIONS): no table lookup, no state change.
                     event = self._on_message(_TYPES[kind], op, rid, data[pos + FRAME_HEADER_SIZE : end])
@@ -216,6 +223,11 @@ class _Connection:
         if pos < n:
             self._buf += data[pos:]
         return events
+
+    def _frame_event(self, kind: int, op: int, rid: int, payload: bytes) -> Event:
+        if kind == self._fast_kind and self._state is _READY:
+            return self._on_message(_TYPES[kind], op, rid, payload)
+        return self._on_frame(_TYPES[kind], op, rid, payload)
 
     def _header_error(self, magic: bytes, version: int, kind: int, flags: int) -> ProtocolError:
         if magic != FRAME_MAGIC:

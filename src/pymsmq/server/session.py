@@ -72,11 +72,13 @@ _OUT_HIGH: Final = 4 << 20
 #: writing paused: off-loop work and waits; docs/protocol.md 10).
 UNREAD_ANSWERS_LIMIT: Final = 64 << 20
 #: List elements (vector elements of properties, MultiQueueFormat elements, names in a list) the
-#: decoding of one read, or of one drain of the backlog, may build one by one: about 25-80 ms of
-#: a loop's time at most (outside QA: 4 MB of them held every client for 3-5 s).  A request
-#: over it is refused (MQ_ERROR_INSUFFICIENT_RESOURCES: a frame that cannot be decoded closes its
-#: connection; a SEND's packet gets the error as its answer).
-ELEMENTS_PER_READ: Final = 16384
+#: decoding of one frame may build one by one, and the handling of its request (a SEND's packet):
+#: about 25-80 ms of a loop's time at most (outside QA: 4 MB of them held every client for 3-5 s).
+#: A request over it is refused (MQ_ERROR_INSUFFICIENT_RESOURCES: a frame that cannot be decoded
+#: closes its connection; a SEND's packet gets the error as its answer).  Each frame has its own,
+#: so that what a request gets does not depend on how TCP cut the stream (outside QA: two frames
+#: of 9,000 elements were answered when written apart and closed the connection written together).
+ELEMENTS_PER_FRAME: Final = 16384
 
 
 #: TCP keepalive of the server's connections: the first probe after this many silent seconds, then
@@ -156,6 +158,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.stats = server.stats
         self.loop = server.loop
         self.conn = ServerConnection()
+        self.conn.frame_elements = ELEMENTS_PER_FRAME
         self.transport: asyncio.Transport | None = None
         self.identity = ""
         #: The token it authenticated with (a policy change closes the connection if it is revoked).
@@ -242,8 +245,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         return any(t.active for t in self.transactions.values())
 
     def data_received(self, data: bytes) -> None:
-        # What one read may make the decoders build element by element (pymsmq.wire.element_budget).
-        with element_budget(ELEMENTS_PER_READ):
+        # What the decoders may build element by element (pymsmq.wire.element_budget): a read the
+        # fast lane takes is one frame; otherwise each frame and each request has its own budget.
+        with element_budget(ELEMENTS_PER_FRAME):
             self._received(data)
 
     def _received(self, data: bytes) -> None:
@@ -311,7 +315,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 if type(event) is RequestReceived:
                     # Fast path: requests go straight to dispatch (no _on_event call each).
                     self.stats.requests += 1
-                    self._dispatch(event.request_id, event.request)
+                    with element_budget(ELEMENTS_PER_FRAME):
+                        self._dispatch(event.request_id, event.request)
                 else:
                     self._on_event(event)
         finally:
@@ -326,8 +331,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self.loop.call_soon(self._drain_backlog)  # everything went out at once
 
     def _drain_backlog(self) -> None:
-        with element_budget(ELEMENTS_PER_READ):
-            self._drain()
+        self._drain()
 
     def _drain(self) -> None:
         # Handle the events that waited, as long as their answers can go out; then read again.
@@ -546,7 +550,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def _on_event(self, event: object) -> None:
         if type(event) is RequestReceived:
             self.stats.requests += 1
-            self._dispatch(event.request_id, event.request)
+            with element_budget(ELEMENTS_PER_FRAME):
+                self._dispatch(event.request_id, event.request)
         elif type(event) is ClientHello:
             self._on_hello(event)
         elif type(event) is Goodbye:
