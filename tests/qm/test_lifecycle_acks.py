@@ -374,6 +374,25 @@ def test_messages_in_dead_letter_queue_generate_no_acks(qm: QueueManager, clock:
     assert admin.message_count == 0
 
 
+@pytest.mark.parametrize("delivery", [0, 1])
+def test_a_negative_acknowledgement_sent_again_is_not_acknowledged(qm: QueueManager, delivery: int) -> None:
+    # docs/api.md: "A message of a NACK class (0x8000 set) asks for no acknowledgement" -- on its
+    # arrival too (outside QA: an imported dead-letter queue sent ACK_REACH_QUEUE messages to the
+    # original senders' admin queues; receipts and NACKs were already left out).
+    q, admin = setup(qm)
+    levels = MQMSG_ACKNOWLEDGMENT_FULL_REACH_QUEUE | MQMSG_ACKNOWLEDGMENT_FULL_RECEIVE
+    dead = Message(
+        msg_class=NACK_RECEIVE_TIMEOUT, ack=levels, admin_queue=admin.format_name, delivery=delivery
+    )
+    q.send(dead)
+    q.send(Message(ack=levels, admin_queue=admin.format_name, delivery=delivery))  # a normal one
+    assert [m.msg_class for m in drain(q)] == [NACK_RECEIVE_TIMEOUT, 0]
+    assert [(a.msg_class, a.correlation_id == dead.id) for a in drain(admin)] == [
+        (ACK_REACH_QUEUE, False),
+        (ACK_RECEIVE, False),
+    ]
+
+
 def test_a_message_marked_rejected_leaves_with_nack_receive_rejected(qm: QueueManager) -> None:
     # MQMarkMessageRejected (WCF's ReceiveErrorHandling=Reject; outside QA: no equivalent, and a
     # receive then reject_message sent the sender a positive ack and then the rejection).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.packet_mapping import packet_to_message
 from pymsmq.protocol import ErrorResponse, hot
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.batch_ops import ReceiveManyRequest, decode_messages
+from pymsmq.protocol.batch_ops import ReceiveManyRequest, SendManyRequest, decode_messages, encode_messages
 from pymsmq.protocol.codes import Action, ManyFlags, ManyMore
 from pymsmq.protocol.message_codec import encode_packet
 from pymsmq.wire.packet_types import DirectQueueFormatName
@@ -191,3 +192,41 @@ def test_hash_and_encryption_algorithms_are_kept_unchecked(server: ThreadServer)
         q.send(Message(body=b"x", hash_algorithm=hash_alg, encrypt_algorithm=enc_alg))
         m = q.receive(timeout=1)
         assert (m.hash_algorithm, m.encrypt_algorithm) == (hash_alg, enc_alg)
+
+
+@pytest.mark.parametrize("code", [2, 3, 6])  # on the source host, the destination host; GUID and number
+def test_a_private_admin_queue_a_send_packet_names_on_no_host_is_the_servers(
+    server: ThreadServer, code: int
+) -> None:
+    # docs/protocol.md 11: a client leaves SourceQueueManager and QueueManagerAddress zero (the
+    # server fills them in), so a private admin or response queue of type 2 or 3 (host from those
+    # fields) or type 6 with the null GUID names one of the server's queues.  Outside QA: the
+    # acknowledgement went to PRIVATE=00000000-...\<n>, nowhere, with no error.
+    from pymsmq.wire.packet_types import PrivateQueueFormatName, PrivateQueueFormatNameId
+
+    qm = connect(server.url)
+    q = qm.create_queue(Q)
+    acks = qm.create_queue(".\\private$\\doc-acks")
+    number = int(acks.format_name.rpartition("\\")[2], 16)
+    admin = (
+        PrivateQueueFormatNameId(number) if code != 6 else PrivateQueueFormatName(uuid.UUID(int=0), number)
+    )
+    packet = UserMessage.build(
+        destination=None,
+        body=b"ack me",
+        admin_queue=admin,
+        admin_queue_type=code,
+        response_queue=admin,
+        response_queue_type=code,
+        acknowledgements=0x05,  # MQMSG_ACKNOWLEDGMENT_FULL_REACH_QUEUE
+    ).encode()
+    answer = _ask(q, pm.SendRequest(q._handle, packet, None, ()))
+    assert not isinstance(answer, ErrorResponse), answer
+    many = _ask(q, SendManyRequest(q._handle, None, encode_messages([(packet, ())])))
+    assert not isinstance(many, ErrorResponse), many
+    for _ in range(2):  # SEND, SEND_MANY
+        got = q.receive(timeout=5)
+        assert got.admin_queue == got.response_queue == acks.format_name
+        ack = acks.receive(timeout=5)
+        assert ack.msg_class == 0x0002 and ack.correlation_id == got.id  # MQMSG_CLASS_ACK_REACH_QUEUE
+    qm.close()

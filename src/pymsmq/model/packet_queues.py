@@ -70,6 +70,7 @@ __all__ = [
     "decode_queues",
     "encode_queues",
     "name_elements",
+    "on_this_host",
 ]
 
 _NONE: Final = QueueSuffixType.QUEUE_SUFFIX_TYPE_NONE
@@ -247,6 +248,21 @@ def _direct_text(text: str) -> str:
         return str(FormatName.parse(candidate))
     except FormatNameError:
         return candidate
+
+
+_NULL_PRIVATE: Final = f"PRIVATE={NULL_GUID}\\"
+
+
+def on_this_host(text: str, guid: uuid.UUID) -> str:
+    """``text`` with every private queue named on the null GUID named on ``guid`` instead.
+
+    A SEND packet's queue of type 2, 3 or 4 ([MS-MQMQ] 2.2.19.2: a private queue "on the source
+    host", "on the destination host", on the administration queue's host) takes its host from
+    UserHeader.SourceQueueManager or QueueManagerAddress, which a client of a queue manager leaves
+    zero for the queue manager to fill in (docs/protocol.md): such a queue is the queue manager's
+    own, ``guid`` (outside QA: its acknowledgements went to ``PRIVATE=00000000-...``, nowhere).
+    """
+    return text.replace(_NULL_PRIVATE, f"PRIVATE={guid}\\") if _NULL_PRIVATE in text else text
 
 
 def _private(guid: uuid.UUID, number: int) -> str:

@@ -239,7 +239,10 @@ class Lifecycle:
         """A message reached application queue ``state`` (positive arrival events)."""
         if state.kind not in _APP_KINDS:
             return
-        if message.ack & _POS_ARRIVAL:
+        if message.ack & _POS_ARRIVAL and not message.msg_class & 0x8000:
+            # (a negative acknowledgement -- a dead letter sent again, an imported one -- is not
+            # acknowledged in turn, as on its receipt: outside QA, an imported dead-letter queue
+            # sent ACK_REACH_QUEUE messages to the original senders' admin queues)
             self.send_ack(message, ACK_REACH_QUEUE, batch)
         if message.trace:
             self.trace_report(message, batch)
@@ -252,7 +255,7 @@ class Lifecycle:
         if state.kind not in _APP_KINDS:
             return False
         return bool(
-            message.ack & _POS_ARRIVAL
+            (message.ack & _POS_ARRIVAL and not message.msg_class & 0x8000)
             or message.trace
             or (message.journal & _JOURNAL and message.transaction_id is None)
         )

@@ -51,7 +51,7 @@ from pymsmq.qm.send_batch import send_express
 from pymsmq.qm.waiters import not_found
 from pymsmq.server.access import receive_right
 from pymsmq.server.reads import reader
-from pymsmq.server.reply_queues import reply_queue_refusal
+from pymsmq.server.reply_queues import reply_queue_refusal, reply_queues_here
 from pymsmq.server.send import decode_refusal
 from pymsmq.server.waits import ArrivalWait
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
@@ -148,6 +148,8 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
             text = f"malformed message: {reason(exc)}"[:2000]
             append(error_result(decode_refusal(exc), text))
             continue
+        if message.admin_queue or message.response_queue:
+            reply_queues_here(s.qm, message)  # (the packet is not kept here: no packet to drop)
         if message.admin_queue or message.dead_letter_queue:
             refusal = reply_queue_refusal(s.qm, s.policy, s.identity, message)
             if refusal is not None:

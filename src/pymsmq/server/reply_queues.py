@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 from pymsmq.errors import FormatNameError, MSMQError, quoted
 from pymsmq.hresult import HResult
 from pymsmq.model.names import LocalFormat, QueuePath
-from pymsmq.model.packet_queues import check_element_count, name_elements
+from pymsmq.model.packet_queues import check_element_count, name_elements, on_this_host
 from pymsmq.server.access import AccessPolicy, queue_key
 from pymsmq.wire.security import MQQueueAccessMask
 
@@ -27,10 +27,26 @@ if TYPE_CHECKING:
     from pymsmq.model.message import Message
     from pymsmq.qm.queue_manager import QueueManager
 
-__all__ = ["reply_queue_refusal"]
+__all__ = ["reply_queue_refusal", "reply_queues_here"]
 
 _WRITE: Final = int(MQQueueAccessMask.MQSEC_WRITE_MESSAGE)
 _APP_KINDS: Final = frozenset({"private", "public"})
+
+
+def reply_queues_here(qm: QueueManager, message: Message) -> bool:
+    """Name the private queues ``message``'s administration and response queues name on the null
+    host (a SEND packet's queue types 2-4: ``packet_queues.on_this_host``) on this queue manager, as
+    the checks and the acknowledgements must see them; True when a name changed (the packet sent
+    then no longer holds the message)."""
+    changed = False
+    for name in ("admin_queue", "response_queue"):
+        text = getattr(message, name)
+        if text:
+            here = on_this_host(text, qm.guid)
+            if here is not text:
+                setattr(message, name, here)
+                changed = True
+    return changed
 
 
 def reply_queue_refusal(

@@ -20,7 +20,7 @@ from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
 from pymsmq.protocol.message_codec import decode_message, send_answer_body, send_facts, sent_packet_size
 from pymsmq.qm.multiple_destination import destination_queues
 from pymsmq.qm.transaction import Transaction
-from pymsmq.server.reply_queues import reply_queue_refusal
+from pymsmq.server.reply_queues import reply_queue_refusal, reply_queues_here
 from pymsmq.server.workers import chain_future
 from pymsmq.wire.security import MQQueueAccessMask
 
@@ -104,6 +104,8 @@ class SendMixin:
         except WireError as exc:
             # (MQ_ERROR_INSUFFICIENT_RESOURCES for one over the read's element budget: element_budget)
             raise MSMQError(f"malformed message: {reason(exc)}", decode_refusal(exc)) from None
+        if (message.admin_queue or message.response_queue) and reply_queues_here(self.qm, message):
+            packet = None
         if message.admin_queue or message.dead_letter_queue:
             refusal = reply_queue_refusal(self.qm, self.policy, self.identity, message)
             if refusal is not None:
