@@ -103,6 +103,7 @@ class ConnectionClosed:
 Event: TypeAlias = ClientHello | ServerHello | Goodbye | RequestReceived | ResponseReceived | ConnectionClosed
 
 _TYPES: Final = {int(t): t for t in FrameType}
+_TOO_MANY: Final = HResult.MQ_ERROR_INSUFFICIENT_RESOURCES  # (pymsmq.wire.element_budget)
 _WITH_REQUEST: Final = frozenset({FrameType.REQUEST, FrameType.RESPONSE, FrameType.ERROR})
 #: op -> hot payload reader of the requests ``ServerConnection.request_fast`` takes.
 _FAST_READERS: Final[dict[int, Callable[[bytes], Any]]] = {
@@ -217,7 +218,9 @@ class _Connection:
             else:
                 self._need = FRAME_HEADER_SIZE
         except WireError as exc:
-            raise self._fail(ProtocolError(f"malformed frame payload: {reason(exc)}"), events) from exc
+            # (an element budget that ran out is no malformation: the frame is over a limit)
+            what = "frame payload over a limit" if exc.hresult == _TOO_MANY else "malformed frame payload"
+            raise self._fail(ProtocolError(f"{what}: {reason(exc)}"), events) from exc
         except ProtocolError as exc:
             raise self._fail(exc, events) from None
         if pos < n:
