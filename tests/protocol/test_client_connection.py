@@ -40,6 +40,7 @@ from pymsmq.protocol import (
     SendResponse,
     ServerConnection,
     ServerHello,
+    SetQueuePropertiesRequest,
     State,
     choose_version,
     encode_frame,
@@ -515,3 +516,37 @@ def test_docs_worked_examples_match_the_code() -> None:
     error = ErrorResponse(HResult.MQ_ERROR_MESSAGE_NOT_FOUND, "empty")
     assert s.send(error, 3) == examples["error"]
     assert c.receive_data(examples["error"]) == [ResponseReceived(3, error)]
+
+
+def _vector_request(n: int) -> SetQueuePropertiesRequest:
+    empty = PropVariant(VarType.VT_EMPTY, None)
+    return SetQueuePropertiesRequest(
+        r".\private$\q", ((0x7F0000FF, PropVariant(VarType.VT_VECTOR_VARIANT, (empty,) * n)),)
+    )
+
+
+def test_list_elements_are_budgeted_per_frame_and_a_read_of_many_is_handled_in_turns() -> None:
+    # frame_elements: each frame its own budget (a frame over it is a protocol error); read_elements:
+    # past that many in one call, the next frames wait in the buffer for resume() (the server's loop
+    # serves others meanwhile).  The events are the same, in the same order, however cut.
+    c, s = handshake()
+    s.frame_elements = s.read_elements = 10_000
+    frames = b"".join(c.send_request(_vector_request(6_000))[1] for _ in range(5))
+    first = s.receive_data(frames)
+    assert [type(e) for e in first] == [RequestReceived, RequestReceived] and s.deferred
+    rest = []
+    while s.deferred:
+        rest += s.resume()
+    assert [e.request_id for e in first + rest] == [1, 2, 3, 4, 5]  # type: ignore[union-attr]
+    assert s.resume() == [] and not s.deferred
+    # Data arriving while frames wait joins them in order.
+    more = b"".join(c.send_request(_vector_request(6_000))[1] for _ in range(3))
+    got = s.receive_data(more[: len(more) // 2])
+    got += s.receive_data(more[len(more) // 2 :])
+    while s.deferred:
+        got += s.resume()
+    assert [e.request_id for e in got] == [6, 7, 8]  # type: ignore[union-attr]
+    # A frame over the per-frame budget is a protocol error, named as a limit, not a malformation.
+    with pytest.raises(ProtocolError, match="frame payload over a limit"):
+        s.receive_data(c.send_request(_vector_request(10_001))[1])
+    assert s.state is State.CLOSED

@@ -237,3 +237,71 @@ def test_the_legacy_message_property_counts_against_max_message_size(tmp_path: P
             assert [m.body for m in q.receive_many(10, timeout=1)] == [b"s"]
     finally:
         server.stop()
+
+
+def test_sends_whose_packets_take_a_turn_each_are_all_answered_in_order(tmp_path: Path) -> None:
+    # A SEND's packet is decoded when its request is handled (a budget of its own); past one turn's
+    # worth, the next requests wait for the loop's next turn (the backlog), answered in order.
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        with connect(server.url) as qm:
+            q = qm.create_queue(Q)
+            s, handle = _raw(server)
+            packet = _mqf_packet(ELEMENTS_PER_FRAME * 9 // 16)
+            frames = [
+                _frame(0x20, rid, pm.SendRequest(handle, packet, None, ()).encode()) for rid in range(2, 7)
+            ]
+            s.sendall(b"".join(frames))
+            answers = [_read_frame_kept(s) for _ in frames]
+            assert [(struct.unpack_from("<I", a, 8)[0], a[3]) for a in answers] == [
+                (r, 4) for r in range(2, 7)
+            ]
+            s.close()
+            assert q.message_count == 5
+    finally:
+        server.stop()
+
+
+_KEPT: dict[int, bytes] = {}
+
+
+def _read_frame_kept(s: socket.socket) -> bytes:
+    # One frame of ``s``, keeping what a recv gave beyond it for the next call.
+    buf = _KEPT.pop(s.fileno(), b"")
+    while len(buf) < 16 or len(buf) < 16 + _HEAD.unpack_from(buf)[6]:
+        chunk = s.recv(1 << 20)
+        assert chunk, "the connection closed"
+        buf += chunk
+    end = 16 + _HEAD.unpack_from(buf)[6]
+    _KEPT[s.fileno()] = buf[end:]
+    return buf[:end]
+
+
+def test_frames_left_for_later_are_answered_before_a_half_close(tmp_path: Path) -> None:
+    # The frames a read leaves for the loop's next turn (ServerConnection.read_elements) are still
+    # handled when the client then shuts its side down (they were "inside a frame" at the EOF).
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        with connect(server.url) as qm:
+            qm.create_queue(Q)
+            s, handle = _raw(server)
+            # SENDs (answered on the loop) whose extra properties hold a long vector each.
+            props = _empty_variants(ELEMENTS_PER_FRAME * 9 // 16)
+            request = pm.SendRequest(
+                handle, UserMessage.build(destination=None, body=b"m").encode(), None, props
+            )
+            s.sendall(b"".join(_frame(0x20, rid, request.encode()) for rid in (2, 3, 4, 5)))
+            s.shutdown(socket.SHUT_WR)
+            buf = b""
+            while chunk := s.recv(65536):
+                buf += chunk
+            rids = []
+            while len(buf) >= 16:
+                _, _, kind, _, _, rid, length = _HEAD.unpack_from(buf)
+                rids.append((rid, kind))
+                buf = buf[16 + length :]
+            assert rids == [(2, 4), (3, 4), (4, 4), (5, 4)]  # four RESPONSEs, no GOODBYE
+            s.close()
+            assert qm.queue(Q).message_count == 4
+    finally:
+        server.stop()

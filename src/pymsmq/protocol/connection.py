@@ -147,6 +147,12 @@ class _Connection:
         #: List elements the decoding of one frame may build (``pymsmq.wire.element_budget``), each
         #: frame its own; None: no bound (a server reading untrusted peers sets one).
         self.frame_elements: int | None = None
+        #: With ``frame_elements``: the elements one ``receive_data`` (or ``resume``) builds before it
+        #: stops at the next frame boundary and keeps the rest (``deferred``) for ``resume``, so that
+        #: one read of many such frames does not hold a server's loop for all of them at once.
+        self.read_elements: int | None = None
+        #: True when complete frames wait in the buffer for ``resume``.
+        self.deferred = False
 
     @property
     def state(self) -> State:
@@ -179,8 +185,22 @@ class _Connection:
             self._buf.clear()
         elif not isinstance(data, bytes):
             data = bytes(data)
+        return self._frames(data)
+
+    def resume(self) -> list[Event]:
+        """The events of the frames ``receive_data`` left in the buffer (``deferred``)."""
+        self.deferred = False
+        if not self._buf or self._state is State.CLOSED:
+            return []
+        data = bytes(self._buf)
+        self._buf.clear()
+        return self._frames(data)
+
+    def _frames(self, data: bytes) -> list[Event]:
         events: list[Event] = []
         n = len(data)
+        spent = 0
+        read_elements = self.read_elements
         pos = 0
         unpack = _HEADER.unpack_from
         fast_kind = self._fast_kind
@@ -203,8 +223,10 @@ class _Connection:
                     self._need = end - pos
                     break
                 if self.frame_elements is not None:
-                    with element_budget(self.frame_elements):
+                    budget = element_budget(self.frame_elements)
+                    with budget:
                         event = self._frame_event(kind, op, rid, data[pos + FRAME_HEADER_SIZE : end])
+                    spent += budget.used
                 elif kind == fast_kind and self._state is _READY:
                     # Fast path: the REQUEST (server) / RESPONSE (client) frames of a READY
                     # connection keep it READY (TRANSITIONS): no table lookup, no state change.
@@ -215,6 +237,10 @@ class _Connection:
                 pos = end
                 if type(event) is Goodbye and pos < n:
                     raise ProtocolError(f"{n - pos} bytes after GOODBYE")
+                if read_elements is not None and spent >= read_elements and pos < n:
+                    self._need = FRAME_HEADER_SIZE
+                    self.deferred = True  # the rest waits for ``resume``
+                    break
             else:
                 self._need = FRAME_HEADER_SIZE
         except WireError as exc:

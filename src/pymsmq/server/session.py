@@ -79,6 +79,10 @@ UNREAD_ANSWERS_LIMIT: Final = 64 << 20
 #: so that what a request gets does not depend on how TCP cut the stream (outside QA: two frames
 #: of 9,000 elements were answered when written apart and closed the connection written together).
 ELEMENTS_PER_FRAME: Final = 16384
+#: The list elements one turn of the loop builds for a connection's frames, then its requests,
+#: before it lets the others run (the rest wait for the next turn: ServerConnection.read_elements,
+#: the backlog).
+_TURN: Final = ELEMENTS_PER_FRAME
 
 
 #: TCP keepalive of the server's connections: the first probe after this many silent seconds, then
@@ -159,6 +163,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.loop = server.loop
         self.conn = ServerConnection()
         self.conn.frame_elements = ELEMENTS_PER_FRAME
+        self.conn.read_elements = ELEMENTS_PER_FRAME
+        #: List elements the requests handled in this turn of the loop built (``_TURN`` at most).
+        self.turn_elements = 0
         self.transport: asyncio.Transport | None = None
         self.identity = ""
         #: The token it authenticated with (a policy change closes the connection if it is revoked).
@@ -286,39 +293,54 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         try:
             events = [RequestReceived(*fast)] if fast is not None else self.conn.receive_data(data)
         except ProtocolError as exc:
-            for event in exc.events:
-                # What was complete before the bad frame still counts, except a CLIENT_HELLO: the
-                # connection is closing (its state machine is CLOSED), so there is no SERVER_HELLO.
-                if type(event) is not ClientHello:
-                    self._on_event(event)
-            self.stats.protocol_errors += 1
-            self.server.log_budget.log(
-                log,
-                logging.WARNING,
-                "protocol error",
-                "protocol error from %s: %s; closing the connection",
-                self.peer,
-                exc,
-            )
-            self._flush_pending = False
-            self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, reason(exc)))
+            self._protocol_error(exc)
             return
+        self._handle_events(events, now)
+
+    def _resume(self) -> None:
+        # The frames a read left for later (ServerConnection.read_elements), once the loop has served
+        # others: as if they had just been read.
+        if self.closed or self._paused or self._backlog or not self.conn.deferred:
+            return
+        self._flush_pending = True
+        try:
+            events = self.conn.resume()
+        except ProtocolError as exc:
+            self._protocol_error(exc)
+            return
+        self._handle_events(events, time.monotonic())
+
+    def _protocol_error(self, exc: ProtocolError) -> None:
+        for event in exc.events:
+            # What was complete before the bad frame still counts, except a CLIENT_HELLO: the
+            # connection is closing (its state machine is CLOSED), so there is no SERVER_HELLO.
+            if type(event) is not ClientHello:
+                self._on_event(event)
+        self.stats.protocol_errors += 1
+        self.server.log_budget.log(
+            log,
+            logging.WARNING,
+            "protocol error",
+            "protocol error from %s: %s; closing the connection",
+            self.peer,
+            exc,
+        )
+        self._flush_pending = False
+        self._abort_connection(goodbye_frame(HResult.MQ_ERROR_INVALID_PARAMETER, reason(exc)))
+
+    def _handle_events(self, events: list[Any], now: float) -> None:
+        self.turn_elements = 0
         try:
             backlog = self._backlog
             for i, event in enumerate(events):
-                if backlog or self._paused or self._out_size > _OUT_HIGH:
-                    # The answers cannot go out as fast as requests come: the rest wait (and
-                    # reading stops) until the client has read what is queued (resume_writing).
+                if backlog or self._paused or self._out_size > _OUT_HIGH or self.turn_elements >= _TURN:
+                    # The answers cannot go out as fast as requests come, or these requests' lists
+                    # took this turn of the loop already: the rest wait (and reading stops) until
+                    # the client has read what is queued (resume_writing) or the next turn.
                     backlog.extend(events[i:])
                     self._pause_reading()
                     break
-                if type(event) is RequestReceived:
-                    # Fast path: requests go straight to dispatch (no _on_event call each).
-                    self.stats.requests += 1
-                    with element_budget(ELEMENTS_PER_FRAME):
-                        self._dispatch(event.request_id, event.request)
-                else:
-                    self._on_event(event)
+                self._on_event(event)
         finally:
             # The slow-sender clock times the frame now buffered (docs/protocol.md 11: "inside one
             # frame for 10 s"): it starts again whenever a frame completed in this read.
@@ -329,6 +351,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self._flush()
             if self._backlog and not self._paused:
                 self.loop.call_soon(self._drain_backlog)  # everything went out at once
+            elif self.conn.deferred and not self._paused:
+                self.loop.call_soon(self._resume)
 
     def _drain_backlog(self) -> None:
         self._drain()
@@ -337,8 +361,15 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         # Handle the events that waited, as long as their answers can go out; then read again.
         backlog = self._backlog
         self._flush_pending = True
+        self.turn_elements = 0
         try:
-            while backlog and not self._paused and self._out_size <= _OUT_HIGH and not self.closed:
+            while (
+                backlog
+                and not self._paused
+                and self._out_size <= _OUT_HIGH
+                and not self.closed
+                and self.turn_elements < _TURN
+            ):
                 self._on_event(backlog.popleft())
         finally:
             self._flush()
@@ -349,12 +380,24 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self.loop.call_soon(self._drain_backlog)
         elif not self._paused:
             self.transport.resume_reading()
+            if self.conn.deferred:
+                self.loop.call_soon(self._resume)
 
     def _pause_reading(self) -> None:
         if self.transport is not None:
             self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
+        if self.conn.deferred and not self.closed:
+            # The peer sent all it will: the frames left for later are handled now, before the end.
+            self.conn.read_elements = None
+            self._flush_pending = True
+            try:
+                events = self.conn.resume()
+            except ProtocolError as exc:
+                self._protocol_error(exc)
+                return None
+            self._handle_events(events, time.monotonic())
         try:
             self.conn.receive_data(b"")
         except ProtocolError as exc:
@@ -550,8 +593,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def _on_event(self, event: object) -> None:
         if type(event) is RequestReceived:
             self.stats.requests += 1
-            with element_budget(ELEMENTS_PER_FRAME):
+            budget = element_budget(ELEMENTS_PER_FRAME)  # each request its own (a SEND's packet)
+            with budget:
                 self._dispatch(event.request_id, event.request)
+            self.turn_elements += budget.used
         elif type(event) is ClientHello:
             self._on_hello(event)
         elif type(event) is Goodbye:

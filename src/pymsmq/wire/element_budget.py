@@ -33,14 +33,21 @@ class element_budget:  # noqa: N801 - used as a context manager, as contextlib's
     """``with element_budget(n):`` the decodes inside the block build at most ``n`` list elements in
     all (a class, not a generator: a server enters one per read)."""
 
-    __slots__ = ("_elements", "_token")
+    __slots__ = ("_elements", "_left", "_token")
 
     def __init__(self, elements: int) -> None:
         self._elements = elements
+        self._left = [elements, elements]
         self._token: Token[list[int] | None] | None = None
 
+    @property
+    def used(self) -> int:
+        """The elements charged inside the block (so far)."""
+        return self._elements - self._left[0]
+
     def __enter__(self) -> None:
-        self._token = _BUDGET.set([self._elements, self._elements])
+        self._left = [self._elements, self._elements]
+        self._token = _BUDGET.set(self._left)
 
     def __exit__(self, *exc: object) -> None:
         if self._token is not None:
