@@ -388,3 +388,32 @@ def test_streaming_write_exactly_once(msmq_spark: Any, msmq_server: Any, tmp_pat
     finally:
         qm.close()
     assert any(lbl.startswith("test-writer|") for lbl in labels)
+
+
+def test_a_batch_write_to_a_multiple_element_name_puts_every_row_in_each_queue(
+    msmq_spark: Any, msmq_server: Any
+) -> None:
+    # [MS-MQMQ] 2.1.7: the queue option may name several queues; each row goes to every one of them
+    # (one id a row), and a read of such a name is refused (only sends may use it).
+    a, b = _name("fan"), _name("fan")
+    _fill(msmq_server.url, a, 0)
+    _fill(msmq_server.url, b, 0)
+    qm = connect(msmq_server.url)
+    both = f"{qm.format_name(a)},{qm.format_name(b)}"
+    qm.close()
+    rows = [(f"body {i}".encode(), f"r{i}") for i in range(20)]
+    (
+        msmq_spark.createDataFrame(rows, "body binary, label string")
+        .repartition(2)
+        .write.format("msmq")
+        .option("url", msmq_server.url)
+        .option("queue", both)
+        .mode("append")
+        .save()
+    )
+    for name in (a, b):
+        assert sorted(_labels(msmq_server.url, name)) == sorted(f"r{i}" for i in range(20))
+    got = msmq_spark.read.format("msmq").option("url", msmq_server.url).option("queue", a).load()
+    assert {r.destination_queue for r in got.collect()} == {both.split(",")[0]}
+    with pytest.raises(Exception, match="only sends may use it"):
+        msmq_spark.read.format("msmq").option("url", msmq_server.url).option("queue", both).load().collect()

@@ -41,6 +41,7 @@ from pymsmq.hresult import HResult
 __all__ = ["SYSTEM_QUEUES", "SourceOptions", "open_queue"]
 
 SYSTEM_QUEUES: Final = ("system:deadletter", "system:deadxact", "system:journal")
+_SEND_ACCESS: Final = 2  # MQ_SEND_ACCESS
 _MODES: Final = ("peek", "receive")
 
 
@@ -134,7 +135,11 @@ class SourceOptions:
         )
 
 
-def _open(qm: RemoteQueueManager, name: str) -> RemoteQueue:
+def _open(qm: RemoteQueueManager, name: str, send: bool) -> RemoteQueue:
+    if send and "," in name:
+        # A multiple-element format name: a writer sends every row to each of its queues (it opens
+        # with send access only; a reader's open of it is refused: "only sends may use it").
+        return qm.queue(name, _SEND_ACCESS)
     key = name.lower()
     if key == "system:deadletter":
         return qm.dead_letter_queue
@@ -146,11 +151,12 @@ def _open(qm: RemoteQueueManager, name: str) -> RemoteQueue:
 
 
 @contextmanager
-def open_queue(opts: SourceOptions) -> Iterator[tuple[RemoteQueueManager, RemoteQueue]]:
-    """Connect to ``opts.url`` and open ``opts.queue``; both are closed on exit."""
+def open_queue(opts: SourceOptions, send: bool = False) -> Iterator[tuple[RemoteQueueManager, RemoteQueue]]:
+    """Connect to ``opts.url`` and open ``opts.queue``; both are closed on exit.  ``send``: for a
+    writer (a multiple-element name then opens to send to each of its queues)."""
     qm = connect(opts.url, token=opts.token or None)
     try:
-        q = _open(qm, opts.queue)
+        q = _open(qm, opts.queue, send)
         try:
             yield qm, q
         finally:

@@ -79,13 +79,15 @@ class Retry:
         self._wait = min(self._wait * 2, LONGEST_WAIT)
 
 
-def with_reconnect(opts: SourceOptions, call: Callable[[RemoteQueueManager, RemoteQueue], T]) -> T:
+def with_reconnect(
+    opts: SourceOptions, call: Callable[[RemoteQueueManager, RemoteQueue], T], send: bool = False
+) -> T:
     """``call(qm, queue)`` on a new connection to ``opts.url``, tried again while the server is
-    unreachable (see the module docstring)."""
+    unreachable (see the module docstring); ``send`` as for ``open_queue``."""
     retry = Retry(opts.reconnect_timeout)
     while True:
         try:
-            with open_queue(opts) as (qm, q):
+            with open_queue(opts, send) as (qm, q):
                 return call(qm, q)
         except MSMQError as exc:
             retry.wait_or_raise(exc)

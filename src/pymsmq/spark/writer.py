@@ -228,13 +228,13 @@ def commit_staged(opts: SourceOptions, staged: list[WriterCommitMessage | None],
     if not parts:
         return 0
     if batch_id is None:
-        with open_queue(opts) as (qm, q):
+        with open_queue(opts, send=True) as (qm, q):
             return _commit_on(qm, q, opts, parts, None)
     # A streaming write's commit is tried again when the server is unreachable (a restart: option
     # reconnectTimeout): the markers it looks up first make the new try skip the partitions a
     # lost try committed (into a transactional queue, all of them or none).  A batch write is not:
     # a commit whose answer was lost may have happened, and nothing would tell.
-    return with_reconnect(opts, lambda qm, q: _commit_on(qm, q, opts, parts, batch_id))
+    return with_reconnect(opts, lambda qm, q: _commit_on(qm, q, opts, parts, batch_id), send=True)
 
 
 def _commit_on(qm: Any, q: Any, opts: SourceOptions, parts: list[Staged], batch_id: int | None) -> int:
