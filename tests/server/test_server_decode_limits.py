@@ -14,6 +14,7 @@ from __future__ import annotations
 import socket
 import struct
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -303,5 +304,37 @@ def test_frames_left_for_later_are_answered_before_a_half_close(tmp_path: Path) 
             assert rids == [(2, 4), (3, 4), (4, 4), (5, 4)]  # four RESPONSEs, no GOODBYE
             s.close()
             assert qm.queue(Q).message_count == 4
+    finally:
+        server.stop()
+
+
+def test_frames_left_for_later_are_handled_once_the_client_reads_its_answers(tmp_path: Path) -> None:
+    # Outside QA: frames left for a later turn while the server's writing was paused (answers
+    # unread) were handled only when the client sent more; a client waiting for its answers got
+    # none and was closed as a slow sender.
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        with connect(server.url) as qm:
+            q = qm.create_queue(Q)
+            q.send(Message(body=b"x" * (3 << 20)))
+            s, _ = _raw(server)
+            s.sendall(_frame(0x12, 90, pm.OpenQueueRequest(Q, 0x20, 0).encode()))
+            peek_handle = struct.unpack_from("<I", _read_frame_kept(s), 16)[0]
+            peek = pm.ReceiveRequest(peek_handle, action=0x80000000, request_timeout=0).encode()
+            vectors = pm.SetQueuePropertiesRequest(Q, _empty_variants(ELEMENTS_PER_FRAME * 9 // 16)).encode()
+            frames, rid = [], 100
+            for _ in range(4):  # a turn's worth of lists, then a 3 MB answer that pauses the writing
+                frames += [
+                    _frame(0x15, rid, vectors),
+                    _frame(0x15, rid + 1, vectors),
+                    _frame(0x21, rid + 2, peek),
+                ]
+                rid += 3
+            frames.append(_frame(0x01, 99, pm.PingRequest(b"hi").encode()))
+            s.sendall(b"".join(frames))
+            time.sleep(1.0)  # the client reads a moment later
+            answered = [struct.unpack_from("<I", _read_frame_kept(s), 8)[0] for _ in frames]
+            assert sorted(answered) == sorted([*range(100, 112), 99])  # all, no GOODBYE
+            s.close()
     finally:
         server.stop()

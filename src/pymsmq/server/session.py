@@ -343,8 +343,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self._on_event(event)
         finally:
             # The slow-sender clock times the frame now buffered (docs/protocol.md 11: "inside one
-            # frame for 10 s"): it starts again whenever a frame completed in this read.
-            if not self.conn.buffered:
+            # frame for 10 s"): it starts again whenever a frame completed in this read.  Complete
+            # frames left for a later turn (deferred) are the server's to handle, not the sender's.
+            if not self.conn.buffered or self.conn.deferred:
                 self.partial_since = None
             elif events or self.partial_since is None:
                 self.partial_since = now
@@ -431,6 +432,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self._drain_backlog()
             else:
                 self.transport.resume_reading()
+                if self.conn.deferred:  # frames a read left for later (QA: they waited for more bytes)
+                    self.loop.call_soon(self._resume)
 
     # ------------------------------------------------------------------ output
     def _write(self, data: bytes) -> None:
