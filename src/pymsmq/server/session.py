@@ -191,6 +191,12 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         #: True while a flush is due: scheduled with call_soon, or at the end of data_received.
         self._flush_pending = False
         self._paused = False
+        #: Reading paused for this connection's own reasons (requests waiting in the backlog, frames
+        #: left for a later turn): ``_next`` resumes it.
+        self._read_paused = False
+        #: The peer ended its side of the stream while requests were still to be handled or
+        #: answered: the transport stays open for their answers (``_finish_eof``).
+        self._eof_pending = False
         self.closed = False
         self.pending = 0  # requests running off the loop or parked on a notification
         self.waits: set[ArrivalWait] = set()
@@ -350,10 +356,27 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             elif events or self.partial_since is None:
                 self.partial_since = now
             self._flush()
-            if self._backlog and not self._paused:
-                self.loop.call_soon(self._drain_backlog)  # everything went out at once
-            elif self.conn.deferred and not self._paused:
-                self.loop.call_soon(self._resume)
+            if self._backlog or self.conn.deferred or self._read_paused:
+                self._next()
+
+    def _next(self) -> None:
+        """What the connection does after a turn, unless its writing is paused (``resume_writing``
+        calls this): the requests waiting in the backlog, then the frames a read left for later
+        (each in a turn of its own, reading paused meanwhile: nothing more piles up), then the end
+        of the stream the peer gave, else reading again."""
+        if self.closed or self.transport is None or self._paused:
+            return
+        if self._backlog:
+            self._pause_reading()
+            self.loop.call_soon(self._drain_backlog)
+        elif self.conn.deferred:
+            self._pause_reading()
+            self.loop.call_soon(self._resume)
+        elif self._eof_pending:
+            self._finish_eof()
+        elif self._read_paused:
+            self._read_paused = False
+            self.transport.resume_reading()
 
     def _drain_backlog(self) -> None:
         self._drain()
@@ -376,29 +399,44 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self._flush()
         if self.closed or self.transport is None:
             backlog.clear()
-        elif backlog:
-            if not self._paused:
-                self.loop.call_soon(self._drain_backlog)
-        elif not self._paused:
-            self.transport.resume_reading()
-            if self.conn.deferred:
-                self.loop.call_soon(self._resume)
+        else:
+            self._next()
 
     def _pause_reading(self) -> None:
-        if self.transport is not None:
+        if self.transport is not None and not self._read_paused:
+            self._read_paused = True
             self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
-        if self.conn.deferred and not self.closed:
-            # The peer sent all it will: the frames left for later are handled now, before the end.
-            self.conn.read_elements = None
-            self._flush_pending = True
-            try:
-                events = self.conn.resume()
-            except ProtocolError as exc:
-                self._protocol_error(exc)
-                return None
-            self._handle_events(events, time.monotonic())
+        if self.closed:
+            return None
+        if self._backlog or self.conn.deferred or self.conn.in_flight:
+            # The peer sent all it will, and requests it sent are still to be handled or answered
+            # (outside QA: they were dropped with the transport): it stays open for their answers,
+            # handled turn by turn as ever (_next), and closes after the last (_finish_eof).
+            self._eof_pending = True
+            return True
+        self._end_of_stream()
+        return None
+
+    def _finish_eof(self) -> None:
+        # The end of a stream the peer ended while requests were pending: once every request is
+        # handled and answered, the connection closes.
+        if (
+            not self._eof_pending
+            or self.closed
+            or self._backlog
+            or self.conn.deferred
+            or self.conn.in_flight
+            or self._paused
+        ):
+            return
+        self._eof_pending = False
+        self._end_of_stream()
+        if self.transport is not None:
+            self.transport.close()
+
+    def _end_of_stream(self) -> None:
         try:
             self.conn.receive_data(b"")
         except ProtocolError as exc:
@@ -423,7 +461,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         # already read wait in the backlog (data_received).
         if self.transport is not None and not self._paused:
             self._paused = True
-            self.transport.pause_reading()
+            self._pause_reading()
 
     def resume_writing(self) -> None:
         if self.transport is not None and self._paused:
@@ -431,9 +469,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             if self._backlog:
                 self._drain_backlog()
             else:
-                self.transport.resume_reading()
-                if self.conn.deferred:  # frames a read left for later (QA: they waited for more bytes)
-                    self.loop.call_soon(self._resume)
+                # (frames a read left for later too: outside QA, they waited for more bytes)
+                self._next()
 
     # ------------------------------------------------------------------ output
     def _write(self, data: bytes) -> None:
@@ -455,6 +492,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.transport.write(data)
         if self._paused:
             self._check_unread()
+        if self._eof_pending:
+            self._finish_eof()
 
     def _check_unread(self) -> None:
         # Answers of work that was already running when writing paused still come; a client that
