@@ -410,26 +410,22 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def eof_received(self) -> bool | None:
         if self.closed:
             return None
-        if self._backlog or self.conn.deferred or self.conn.in_flight:
-            # The peer sent all it will, and requests it sent are still to be handled or answered
-            # (outside QA: they were dropped with the transport): it stays open for their answers,
-            # handled turn by turn as ever (_next), and closes after the last (_finish_eof).
+        if self._backlog or self.conn.deferred:
+            # The peer sent all it will, and requests it sent wait to be handled (outside QA: they
+            # were dropped with the transport, some of them done and never answered): they are
+            # handled turn by turn as ever (_next), and the connection closes after the last
+            # (_finish_eof).  Not for work already running (a recoverable send being written, a
+            # receive waiting for a message): the peer may be gone, as a killed client's socket
+            # ends the same way, and a wait would take a message for no one.
             self._eof_pending = True
             return True
         self._end_of_stream()
         return None
 
     def _finish_eof(self) -> None:
-        # The end of a stream the peer ended while requests were pending: once every request is
-        # handled and answered, the connection closes.
-        if (
-            not self._eof_pending
-            or self.closed
-            or self._backlog
-            or self.conn.deferred
-            or self.conn.in_flight
-            or self._paused
-        ):
+        # The end of a stream the peer ended while requests waited: once every request read is
+        # handled, the connection closes (as at any end of the stream).
+        if not self._eof_pending or self.closed or self._backlog or self.conn.deferred:
             return
         self._eof_pending = False
         self._end_of_stream()
