@@ -83,13 +83,13 @@ ELEMENTS_PER_FRAME: Final = 16384
 #: before it lets the others run (the rest wait for the next turn: ServerConnection.read_elements,
 #: the backlog).
 _TURN: Final = ELEMENTS_PER_FRAME
+#: The one right a handle on a multiple-element name can have (MQSEC_WRITE_MESSAGE).
+_WRITE_RIGHT: Final = int(MQQueueAccessMask.MQSEC_WRITE_MESSAGE)
 
 
 #: TCP keepalive of the server's connections: the first probe after this many silent seconds, then
 #: one every ``_KEEPALIVE_INTERVAL`` seconds; ``_KEEPALIVE_PROBES`` unanswered close the connection
 #: (a peer whose host went away is found in about two minutes, whatever the idle timeout).
-#: The one right a handle on a multiple-element name can have (MQSEC_WRITE_MESSAGE).
-_WRITE_RIGHT: Final = int(MQQueueAccessMask.MQSEC_WRITE_MESSAGE)
 _KEEPALIVE_IDLE: Final = 60
 _KEEPALIVE_INTERVAL: Final = 15
 _KEEPALIVE_PROBES: Final = 4
@@ -194,8 +194,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         #: Reading paused for this connection's own reasons (requests waiting in the backlog, frames
         #: left for a later turn): ``_next`` resumes it.
         self._read_paused = False
-        #: The peer ended its side of the stream while requests were still to be handled or
-        #: answered: the transport stays open for their answers (``_finish_eof``).
+        #: The peer ended its side of the stream while requests it sent were still to be handled:
+        #: the transport stays open until they are (``_finish_eof``).
         self._eof_pending = False
         self.closed = False
         self.pending = 0  # requests running off the loop or parked on a notification
