@@ -31,7 +31,7 @@ _BUDGET: Final[ContextVar[list[int] | None]] = ContextVar("pymsmq_wire_element_b
 
 class element_budget:  # noqa: N801 - used as a context manager, as contextlib's are
     """``with element_budget(n):`` the decodes inside the block build at most ``n`` list elements in
-    all (a class, not a generator: a server enters one per read)."""
+    all (a class, not a generator: a server enters one per frame and per request)."""
 
     __slots__ = ("_elements", "_left", "_token")
 
