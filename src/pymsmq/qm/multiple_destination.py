@@ -30,6 +30,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
 from pymsmq.model.names import several_queues
 from pymsmq.model.packet_mapping import canonical_queues, check_packet_size
+from pymsmq.model.packet_queues import canonical_format_name, name_elements
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.qm.access import _SEND, _err
@@ -223,7 +224,7 @@ class MultipleDestination(Queue):
         copies = len(self._elements)
         if qm.machine_quota is not None and qm.total_bytes + size * copies > qm.machine_quota * 1024:
             raise _err(
-                f"the copies of the message ({len(self._elements)} x {size} bytes) exceed the machine quota",
+                f"the copies of the message ({copies} x {size} bytes) exceed the machine quota",
                 HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
             )
         for q in self._elements:
@@ -288,8 +289,6 @@ def open_multiple(qm: QueueManager, name: str, access: int | None, share_mode: i
     MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION for an access other than MQ_SEND_ACCESS; each element
     is opened to send as a name of its own would be (its error, naming it, when it cannot be).
     """
-    from pymsmq.model.packet_queues import canonical_format_name, name_elements
-
     canonical = canonical_format_name(name)
     if access != _SEND:
         raise several_queues(name, "an open with an access other than MQ_SEND_ACCESS")
