@@ -33,7 +33,12 @@ from pymsmq.protocol.message_codec import PROPID_PYMSMQ_MESSAGE
 from pymsmq.server import ServerConfig
 from pymsmq.server.session import ELEMENTS_PER_FRAME
 from pymsmq.wire.element_budget import element_budget
-from pymsmq.wire.optional_headers import MQFAddressHeader, MQFHeaderId, MultiQueueFormatHeader
+from pymsmq.wire.optional_headers import (
+    MQF_ELEMENT_WEIGHT,
+    MQFAddressHeader,
+    MQFHeaderId,
+    MultiQueueFormatHeader,
+)
 from pymsmq.wire.packet_types import MQFDirectQueueFormatName, MQFFormatNameElement
 from pymsmq.wire.propvariant import PropVariant, decode_props, encode_props
 from pymsmq.wire.user_message import UserMessage
@@ -194,7 +199,7 @@ def test_a_packet_of_too_many_multi_queue_elements_is_refused(tmp_path: Path) ->
         with connect(server.url) as qm:
             q = qm.create_queue(Q)
             s, handle = _raw(server)
-            over = _mqf_packet(ELEMENTS_PER_FRAME + 1)
+            over = _mqf_packet(ELEMENTS_PER_FRAME // MQF_ELEMENT_WEIGHT + 1)  # (each counts 4)
             assert _send(s, 2, handle, over) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             assert _send_many_one(s, 3, handle, over) == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
             # A next frame has its own budget, and three elements are fine.
@@ -248,7 +253,7 @@ def test_sends_whose_packets_take_a_turn_each_are_all_answered_in_order(tmp_path
         with connect(server.url) as qm:
             q = qm.create_queue(Q)
             s, handle = _raw(server)
-            packet = _mqf_packet(ELEMENTS_PER_FRAME * 9 // 16)
+            packet = _mqf_packet(ELEMENTS_PER_FRAME * 9 // 16 // MQF_ELEMENT_WEIGHT)
             frames = [
                 _frame(0x20, rid, pm.SendRequest(handle, packet, None, ()).encode()) for rid in range(2, 7)
             ]
@@ -295,7 +300,8 @@ def test_frames_left_for_later_are_answered_before_a_half_close(tmp_path: Path, 
             # Outside QA: those in the backlog were dropped with the transport, two of them sent
             # but never answered.
             half = ELEMENTS_PER_FRAME * 9 // 16
-            request = pm.SendRequest(handle, _mqf_packet(half), None, _empty_variants(half))
+            mqf = _mqf_packet(half // MQF_ELEMENT_WEIGHT)
+            request = pm.SendRequest(handle, mqf, None, _empty_variants(half))
             rids = list(range(2, 102))
             s.sendall(b"".join(_frame(0x20, rid, request.encode()) for rid in rids))
             s.shutdown(socket.SHUT_WR)

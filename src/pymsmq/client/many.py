@@ -17,6 +17,7 @@ from pymsmq.errors import MSMQError, WireError
 from pymsmq.hresult import HResult
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
+from pymsmq.model.packet_mapping import check_reply_queue_sizes
 from pymsmq.protocol import OP_SINCE_VERSION, ErrorResponse, Op, TransactionRef
 from pymsmq.protocol import messages as pm
 from pymsmq.protocol.batch_fast import decode_sent_ids
@@ -139,6 +140,8 @@ def send_batches(
 
     for i, m in enumerate(batch):
         try:
+            if m.admin_queue is not None or m.response_queue is not None:
+                check_reply_queue_sizes(m)  # (as send: the name's size, before the server's limits)
             # encode_packet(m), its fast cases first (a SEND packet carries no destination).
             packet = encode_plain(m) or encode_simple(m) or encode_packet(m)
         except MSMQError as exc:

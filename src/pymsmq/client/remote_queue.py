@@ -21,6 +21,7 @@ from pymsmq.model.constants import MQ_PEEK_ACCESS, MQ_RECEIVE_ACCESS
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
 from pymsmq.model.names import several_queues, validate_subqueue_name
+from pymsmq.model.packet_mapping import check_reply_queue_sizes
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.timeouts import timeout_ms
 from pymsmq.protocol import Action, ErrorResponse, TransactionRef, hot
@@ -296,6 +297,8 @@ class RemoteQueue:
         if not isinstance(message, Message):
             raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
         message.validate()
+        if message.admin_queue is not None or message.response_queue is not None:
+            check_reply_queue_sizes(message)
         xact = _xact(self._qm, transaction)
         self._check()
         return hot.send_request(self._handle, encode_packet(message), xact)
@@ -328,6 +331,8 @@ class RemoteQueue:
         if not isinstance(message, Message):
             raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
         message.validate()
+        if message.admin_queue is not None or message.response_queue is not None:
+            check_reply_queue_sizes(message)
         xact = None if transaction is None else _xact(self._qm, transaction)
         if self._closed:
             self._check()

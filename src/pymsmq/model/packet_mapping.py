@@ -68,7 +68,12 @@ from pymsmq.model import simple_packet as _fast
 from pymsmq.model.constants import MQ_MAX_MSG_LABEL_LEN
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import DEFAULT_PROVIDER_NAME, Message, label_units
-from pymsmq.model.packet_queues import canonical_format_name, decode_queues, encode_queues
+from pymsmq.model.packet_queues import (
+    canonical_format_name,
+    check_element_count,
+    decode_queues,
+    encode_queues,
+)
 from pymsmq.model.simple_packet import SIMPLE_ATTRIBUTES
 from pymsmq.wire._buffer import NULL_GUID
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
@@ -358,6 +363,17 @@ def _general_packet(message: Message) -> bytes:
                 exc.hresult,
             ) from None
         raise _fail(str(exc)) from None
+
+
+def check_reply_queue_sizes(message: Message) -> None:
+    """MQ_ERROR_ILLEGAL_FORMATNAME when ``message``'s administration or response queue name has more
+    than ``MAX_NAME_ELEMENTS`` elements (counted, not parsed), as ``canonical_queues`` would refuse
+    it: for a sender that leaves the rest of the check to the queue manager (the remote client; a
+    server would refuse the packet's lists as over its decoding limit, MQ_ERROR_INSUFFICIENT_RESOURCES)."""
+    if message.admin_queue is not None:
+        check_element_count(message.admin_queue, "admin_queue")
+    if message.response_queue is not None:
+        check_element_count(message.response_queue, "response_queue")
 
 
 def canonical_queues(message: Message) -> None:

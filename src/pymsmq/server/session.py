@@ -194,9 +194,6 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         #: Reading paused for this connection's own reasons (requests waiting in the backlog, frames
         #: left for a later turn): ``_next`` resumes it.
         self._read_paused = False
-        #: The peer ended its side of the stream while requests it sent were still to be handled:
-        #: the transport stays open until they are (``_finish_eof``).
-        self._eof_pending = False
         self.closed = False
         self.pending = 0  # requests running off the loop or parked on a notification
         self.waits: set[ArrivalWait] = set()
@@ -362,8 +359,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
     def _next(self) -> None:
         """What the connection does after a turn, unless its writing is paused (``resume_writing``
         calls this): the requests waiting in the backlog, then the frames a read left for later
-        (each in a turn of its own, reading paused meanwhile: nothing more piles up), then the end
-        of the stream the peer gave, else reading again."""
+        (each in a turn of its own), else reading again.  Reading stays paused while requests read
+        wait (nothing more piles up: outside QA, a flood buffered 11 MB and held every other client
+        5 s), so the end of the stream is seen only once every request read was handled."""
         if self.closed or self.transport is None or self._paused:
             return
         if self._backlog:
@@ -372,8 +370,6 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         elif self.conn.deferred:
             self._pause_reading()
             self.loop.call_soon(self._resume)
-        elif self._eof_pending:
-            self._finish_eof()
         elif self._read_paused:
             self._read_paused = False
             self.transport.resume_reading()
@@ -408,31 +404,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
-        if self.closed:
-            return None
-        if self._backlog or self.conn.deferred:
-            # The peer sent all it will, and requests it sent wait to be handled (outside QA: they
-            # were dropped with the transport, some of them done and never answered): they are
-            # handled turn by turn as ever (_next), and the connection closes after the last
-            # (_finish_eof).  Not for work already running (a recoverable send being written, a
-            # receive waiting for a message): the peer may be gone, as a killed client's socket
-            # ends the same way, and a wait would take a message for no one.
-            self._eof_pending = True
-            return True
-        self._end_of_stream()
-        return None
-
-    def _finish_eof(self) -> None:
-        # The end of a stream the peer ended while requests waited: once every request read is
-        # handled, the connection closes (as at any end of the stream).
-        if not self._eof_pending or self.closed or self._backlog or self.conn.deferred:
-            return
-        self._eof_pending = False
-        self._end_of_stream()
-        if self.transport is not None:
-            self.transport.close()
-
-    def _end_of_stream(self) -> None:
+        # (Reading is paused while requests read wait: _next.  The end of the stream is read after
+        # them; work still running -- a recoverable send being written, a receive waiting for a
+        # message, cancelled -- is not waited for: a killed client's socket ends the same way.)
         try:
             self.conn.receive_data(b"")
         except ProtocolError as exc:
@@ -488,8 +462,6 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.transport.write(data)
         if self._paused:
             self._check_unread()
-        if self._eof_pending:
-            self._finish_eof()
 
     def _check_unread(self) -> None:
         # Answers of work that was already running when writing paused still come; a client that

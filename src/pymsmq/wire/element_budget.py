@@ -55,17 +55,19 @@ class element_budget:  # noqa: N801 - used as a context manager, as contextlib's
             self._token = None
 
 
-def charge_elements(count: int, offset: int, what: str) -> None:
-    """Charge ``count`` elements of the list ``what`` (at ``offset``) to the current budget, if any;
+def charge_elements(count: int, offset: int, what: str, weight: int = 1) -> None:
+    """Charge ``count`` elements of the list ``what`` (at ``offset``), each ``weight`` (what it
+    costs to build, against a property vector's element), to the current budget, if any;
     ``WireError`` with MQ_ERROR_INSUFFICIENT_RESOURCES when the budget cannot pay them."""
     budget = _BUDGET.get()
     if budget is None:
         return
-    left = budget[0] - count
+    left = budget[0] - count * weight
     if left < 0:
+        each = f", each counting {weight}," if weight > 1 else ""
         raise WireError(
-            f"{what} of {count} elements: more than the {budget[1]} list elements this reader decodes "
-            "at once (a limit of the server, docs/protocol.md)",
+            f"{what} of {count} elements{each}: more than the {budget[1]} list elements this reader"
+            " decodes at once (a limit of the server, docs/protocol.md)",
             offset,
             HResult.MQ_ERROR_INSUFFICIENT_RESOURCES,
         )
