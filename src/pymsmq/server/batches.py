@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 
 from pymsmq.errors import MSMQError, WireError, reason
 from pymsmq.hresult import HResult
@@ -44,7 +44,6 @@ from pymsmq.protocol.message_codec import (
     sent_packet_size,
 )
 from pymsmq.qm.hold import Hold
-from pymsmq.qm.multiple_destination import destination_queues
 from pymsmq.qm.notifications import first_available, first_peekable
 from pymsmq.qm.receive_batch import DURABLE, EMPTY, take_entries
 from pymsmq.qm.send_batch import send_express
@@ -59,7 +58,6 @@ from pymsmq.wire.security import MQQueueAccessMask
 
 if TYPE_CHECKING:
     from pymsmq.qm.index import Entry
-    from pymsmq.qm.multiple_destination import MultipleDestination
     from pymsmq.server.session import Handle, Session
 
 __all__ = ["receive_many", "send_many"]
@@ -160,9 +158,8 @@ def send_many(s: Session, rid: int, req: SendManyRequest) -> None:
         append(message)
     stats = s.stats
     queue = h.queue
-    keys = [h.stats_key]
-    if fans_out:  # each queue's counters count its copies
-        keys = [q.queue_format_name for q in destination_queues(cast("MultipleDestination", queue))]
+    keys = h.stats_keys  # (a handle on several queues: each queue's counters count its copies)
+    if fans_out:
         express = False  # (written by the handle, off the loop)
     peer = s.peer
 

@@ -18,7 +18,6 @@ from pymsmq.protocol import messages as pm
 from pymsmq.protocol.codes import Op
 from pymsmq.protocol.fast_packet import decode_for_send, decode_simple
 from pymsmq.protocol.message_codec import decode_message, send_answer_body, send_facts, sent_packet_size
-from pymsmq.qm.multiple_destination import destination_queues
 from pymsmq.qm.transaction import Transaction
 from pymsmq.server.reply_queues import reply_queue_refusal, reply_queues_here
 from pymsmq.server.workers import chain_future
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 
     from pymsmq.model.message import Message
     from pymsmq.protocol import ErrorResponse
-    from pymsmq.qm.multiple_destination import MultipleDestination
     from pymsmq.qm.queue import Queue
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.server.access import AccessPolicy
@@ -147,12 +145,11 @@ class SendMixin:
         # queue's counters count its copy.
         queue = h.queue
         stats = self.stats
-        names = [q.queue_format_name for q in destination_queues(cast("MultipleDestination", queue))]
         size = len(message.body)
 
         def run() -> pm.Response:
             queue.send(message, tx)
-            for name in names:
+            for name in h.stats_keys:
                 counters = stats.queue(name)
                 counters.sent += 1
                 counters.bytes_in += size

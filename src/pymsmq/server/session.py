@@ -126,6 +126,7 @@ class Handle:
         "queue",
         "rights",
         "stats_key",
+        "stats_keys",
         "tail",
     )
 
@@ -136,6 +137,13 @@ class Handle:
         #: queue's bytes hold its subqueues'; a subqueue's own counters went when it emptied, and
         #: sent less received no longer balanced the queue's messages: outside QA).
         self.stats_key = queue.queue_format_name
+        #: Whose statistics its sends count in: ``stats_key``, or each queue's for a handle on a
+        #: multiple-element name (each queue's counters count its copies).
+        self.stats_keys: tuple[str, ...] = (
+            tuple(q.queue_format_name for q in destination_queues(cast("MultipleDestination", queue)))
+            if queue._fans_out
+            else (self.stats_key,)
+        )
         self.name = queue.path_name
         self.rights = rights
         self.key = key
