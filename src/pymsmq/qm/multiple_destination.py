@@ -22,7 +22,6 @@ Decisions (docs/spec-decisions.md, "Multiple-element destinations"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 from pymsmq.errors import MSMQError, quoted
@@ -36,7 +35,6 @@ from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.qm.access import _SEND, _err
 from pymsmq.qm.lifecycle import ARRIVAL_EVENTS, Effects
 from pymsmq.qm.queue import Queue
-from pymsmq.qm.send_batch import checked_batch
 from pymsmq.qm.store.base import Batch
 from pymsmq.qm.transaction import Transaction
 
@@ -51,7 +49,8 @@ __all__ = ["MultipleDestination", "destination_queues", "open_multiple"]
 class MultipleDestination(Queue):
     """A handle for sending to every queue of a multiple-element format name (send access only).
 
-    ``send`` and ``send_many`` put one copy of each message in every queue.  Reads are refused
+    ``send`` and ``send_many`` (``Queue``'s: ``send_batch`` sends each message to a handle like
+    this one by its ``send``) put one copy of each message in every queue.  Reads are refused
     with MQ_ERROR_ACCESS_DENIED (as on any handle opened to send); the properties, message count,
     journal and subqueues of the name with MQ_ERROR_UNSUPPORTED_FORMATNAME_OPERATION.
     """
@@ -261,20 +260,6 @@ class MultipleDestination(Queue):
             raise
         arrivals = [q._arrival(entry) for q, entry in written]
         return written, arrivals
-
-    def send_many(self, messages: Iterable[Message], transaction: Transaction | int | None = None) -> None:
-        """Send each message to every queue (``send`` of each), with ``Queue.send_many``'s
-        semantics: every message validated first; the first error raised after all were tried,
-        its ``failures`` naming every message not sent."""
-        batch = checked_batch(self, messages, transaction)
-        failures: list[tuple[int, MSMQError]] = []
-        for i, message in enumerate(batch):
-            try:
-                self.send(message, transaction)
-            except MSMQError as exc:
-                failures.append((i, exc))
-        if failures:
-            raise failures[0][1].with_failures(failures)
 
 
 def destination_queues(handle: MultipleDestination) -> tuple[Queue, ...]:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from pymsmq.qm.queue_manager import QueueManager
     from pymsmq.qm.queue_state import QueueState
 
-__all__ = ["SendItem", "Sent", "checked_batch", "receive_many", "send_batch", "send_express", "send_many"]
+__all__ = ["SendItem", "Sent", "receive_many", "send_batch", "send_express", "send_many"]
 
 #: One send of a batch: (queue handle, message, transaction argument as for ``Queue.send``).
 SendItem = tuple["Queue", Message, "Transaction | int | None"]
@@ -243,18 +243,11 @@ def send_express(
     None, ``keep(packet, queued message)`` is kept with the queued message (``Entry.packet``, set
     before any receiver can see it): the packet a receive answers for it (the caller's contract).
     """
+    # (A handle on several queues -- MultipleDestination -- never comes here: it writes its copies
+    # itself, and the server sends its messages through ``send_batch``.)
+    assert not queue._fans_out, "send_express takes a handle on one queue"
     results: list[Sent | MSMQError] = []
     append = results.append
-    if queue._fans_out:  # a handle on several queues (MultipleDestination): each send in turn
-        for m in messages:
-            try:
-                queue.send(m)
-            except Exception as exc:
-                append(_as_error(exc))
-                continue
-            assert m.id is not None and m.sent_time is not None
-            append((m.id, m.sent_time))
-        return results
     qm = queue._qm
     with qm._lock:
         # _locked_send's checks depend on the handle and queue only: made once for the batch (what
@@ -393,11 +386,16 @@ def _enqueue_run(
         state.cond.notify_all()
 
 
-def checked_batch(
-    queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None
-) -> list[Message]:
-    """``send_many``'s first step: the messages, each validated, and a transaction constant judged;
-    on an error nothing is sent and ``failures`` lists every message."""
+def send_many(
+    queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None = None
+) -> None:
+    """``Queue.send_many``: the remote client's semantics.
+
+    Every message's properties are validated first (an invalid one raises before anything is
+    sent); then every valid message is sent and the first error (one refused at its send: a queue
+    name that is not a format name, a quota, ...) is raised after all were tried, with
+    ``failures`` naming every message not sent (``MSMQError.failures``).
+    """
     batch = list(messages)
     try:
         if type(transaction) is int and transaction != 3:
@@ -410,20 +408,6 @@ def checked_batch(
             message.validate()
     except MSMQError as exc:  # nothing sent: every message failed (outside QA: ``failures`` was empty)
         raise exc.with_failures((i, exc) for i in range(len(batch))) from None
-    return batch
-
-
-def send_many(
-    queue: Queue, messages: Iterable[Message], transaction: Transaction | int | None = None
-) -> None:
-    """``Queue.send_many``: the remote client's semantics.
-
-    Every message's properties are validated first (an invalid one raises before anything is
-    sent); then every valid message is sent and the first error (one refused at its send: a queue
-    name that is not a format name, a quota, ...) is raised after all were tried, with
-    ``failures`` naming every message not sent (``MSMQError.failures``).
-    """
-    batch = checked_batch(queue, messages, transaction)
     failures: list[tuple[int, MSMQError]] = []
     if isinstance(transaction, Transaction):
         # Sends in a transaction are written when it commits: nothing to share now.
