@@ -89,12 +89,6 @@ _INPUT_ERRORS: Final = frozenset(
 )
 
 
-def send_access(queue_name: str) -> int | None:
-    """The access to open ``queue_name`` with for sending: MQ_SEND_ACCESS (2) for a multiple-element
-    format name, which opens with nothing else (a copy to each of its queues); else the default."""
-    return 2 if "," in queue_name else None
-
-
 def describe_hresult(hresult: int) -> str:
     """``MQ_ERROR_QUEUE_NOT_FOUND 0xC00E0003`` (the name when the code is known)."""
     code = hresult & 0xFFFFFFFF

@@ -27,7 +27,6 @@ from pymsmq.cli._common import (
     error_line,
     msmq_command,
     printable,
-    send_access,
     stdin_bytes,
     target_options,
 )
@@ -37,7 +36,7 @@ from pymsmq.hresult import HResult
 from pymsmq.model.constants import INFINITE, MQ_SINGLE_MESSAGE
 from pymsmq.model.ids import ObjectId
 from pymsmq.model.message import Message
-from pymsmq.model.names import LocalFormat, QueuePath
+from pymsmq.model.names import LocalFormat, QueuePath, send_access
 from pymsmq.wire.format_name import FormatName
 from pymsmq.wire.message_class import MessageClass
 

@@ -28,7 +28,6 @@ from pymsmq.cli._common import (
     error_line,
     msmq_command,
     progress,
-    send_access,
     stdin_bytes,
     target_options,
 )
@@ -36,7 +35,7 @@ from pymsmq.cli._msgjson import MessageJSONError, message_from_json, message_to_
 from pymsmq.errors import MSMQError, reason
 from pymsmq.hresult import HResult
 from pymsmq.model.message import Message
-from pymsmq.model.names import validate_subqueue_name
+from pymsmq.model.names import send_access, validate_subqueue_name
 from pymsmq.model.packet_mapping import canonical_queues, message_to_packet
 from pymsmq.model.queue_properties import QueueProperties
 

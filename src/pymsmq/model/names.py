@@ -34,6 +34,7 @@ __all__ = [
     "QueuePath",
     "format_name_from_path",
     "private_queue_hash",
+    "send_access",
     "several_queues",
     "validate_subqueue_name",
 ]
@@ -55,6 +56,12 @@ def _bad_path(text: str, why: str) -> FormatNameError:
 
 def _bad_format(text: str, why: str) -> FormatNameError:
     return FormatNameError(f"illegal format name {quoted(text)}: {why}", HResult.MQ_ERROR_ILLEGAL_FORMATNAME)
+
+
+def send_access(name: str) -> int | None:
+    """The access a sender opens ``name`` with: MQ_SEND_ACCESS (2) for a multiple-element format
+    name, which opens with nothing else (``several_queues``); None (the default) otherwise."""
+    return 2 if "," in name else None
 
 
 def several_queues(name: str, what: str) -> MSMQError:

@@ -37,11 +37,11 @@ from typing import Final
 from pymsmq.client.remote import RemoteQueue, RemoteQueueManager, connect
 from pymsmq.errors import MSMQError
 from pymsmq.hresult import HResult
+from pymsmq.model.names import send_access
 
 __all__ = ["SYSTEM_QUEUES", "SourceOptions", "open_queue"]
 
 SYSTEM_QUEUES: Final = ("system:deadletter", "system:deadxact", "system:journal")
-_SEND_ACCESS: Final = 2  # MQ_SEND_ACCESS
 _MODES: Final = ("peek", "receive")
 
 
@@ -136,10 +136,11 @@ class SourceOptions:
 
 
 def _open(qm: RemoteQueueManager, name: str, send: bool) -> RemoteQueue:
-    if send and "," in name:
+    access = send_access(name) if send else None
+    if access is not None:
         # A multiple-element format name: a writer sends every row to each of its queues (it opens
         # with send access only; a reader's open of it is refused: "only sends may use it").
-        return qm.queue(name, _SEND_ACCESS)
+        return qm.queue(name, access)
     key = name.lower()
     if key == "system:deadletter":
         return qm.dead_letter_queue
