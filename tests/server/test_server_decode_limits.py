@@ -171,20 +171,8 @@ def test_each_frame_has_its_own_budget_however_the_stream_is_cut(tmp_path: Path)
                 else:
                     for f in frames:
                         s.sendall(f)
-                buf = b""
-                while len(buf) < 3 * 16 and (chunk := s.recv(65536)):
-                    buf += chunk
-                kinds = []
-                while len(buf) >= 16:
-                    _, _, kind, _, _, rid, length = _HEAD.unpack_from(buf)
-                    while len(buf) < 16 + length and (chunk := s.recv(65536)):
-                        buf += chunk
-                    kinds.append((rid, kind, _error_of(buf[: 16 + length])))
-                    buf = buf[16 + length :]
-                    if len(kinds) == 3:
-                        break
-                    while len(buf) < 16 and (chunk := s.recv(65536)):
-                        buf += chunk
+                answers = [_read_frame_kept(s) for _ in frames]
+                kinds = [(struct.unpack_from("<I", a, 8)[0], a[3], _error_of(a)) for a in answers]
                 # Three answers (ERRORs for the unknown property ids: decoded, then refused), no GOODBYE.
                 assert [(rid, kind) for rid, kind, _ in kinds] == [(2, 5), (3, 5), (4, 5)], together
                 assert HResult.MQ_ERROR_INSUFFICIENT_RESOURCES not in [e for _, _, e in kinds]
