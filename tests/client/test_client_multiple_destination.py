@@ -171,3 +171,9 @@ def test_a_received_copy_sent_again_goes_to_one_queue_only(qm: Any) -> None:
     resent = queues[1].receive(timeout=0)
     assert resent.destination_format_name is None
     assert resent.destination_queue == queues[1].format_name
+    # The same through send_many.
+    other = queues[2].receive(timeout=0)
+    assert other.destination_format_name == name
+    queues[2].send_many([other])
+    assert other.destination_format_name is None and other.destination_queue == queues[2].format_name
+    assert queues[2].receive(timeout=0).destination_format_name is None

@@ -379,22 +379,28 @@ class RemoteQueue:
         batch there: the frames already written are answered, then that error is raised.
         """
         batch = list(messages)
+        resent: list[Message] = []  # received copies of a message sent to several queues
         try:
             for m in batch:
                 if not isinstance(m, Message):
                     raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
                 m.validate()
+                if m.destination_format_name is not None:
+                    resent.append(m)
             xact = _xact(self._qm, transaction)
             self._check()
         except MSMQError as exc:  # nothing sent: every message failed (as embedded)
             raise exc.with_failures((i, exc) for i in range(len(batch))) from None
+        # Whose destination fields a send sets beyond destination_queue (``_sent_to_set``).
+        settled = batch if self._sent_set is not None else resent
+        if not settled:
+            many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
+            return
         try:
             many.send_batches(self._t, self._handle, xact, batch, self._qm.guid, self._format_name)
         finally:
-            for m in batch:  # those sent (their destination_queue set): as ``send`` leaves them
-                if m.destination_queue == self._format_name and (
-                    self._sent_set is not None or m.destination_format_name is not None
-                ):
+            for m in settled:  # those sent (their destination_queue set): as ``send`` leaves them
+                if m.destination_queue == self._format_name:
                     self._sent_to_set(m)
 
     # ------------------------------------------------------------------ receive family
