@@ -45,7 +45,12 @@ class ThreadServer:
             self._ready.set()
             return
         self._ready.set()
-        self.loop.run_forever()
+        try:
+            self.loop.run_forever()
+        finally:
+            # (its selector and wake-up pipe: left open, a test worker ran out of the descriptors
+            # select() takes, in the thousands of tests it runs)
+            self.loop.close()
 
     def start(self) -> ThreadServer:
         self.thread.start()
