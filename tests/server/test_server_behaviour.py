@@ -6,6 +6,7 @@ import json
 import logging
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -28,8 +29,10 @@ from pymsmq.client import connect
 from pymsmq.hresult import HResult
 from pymsmq.protocol import ClientConnection, ClientHello, Goodbye, PingRequest, hot
 from pymsmq.protocol import messages as pm
-from pymsmq.protocol.codes import Op
+from pymsmq.protocol.codes import Action, Op
+from pymsmq.protocol.frames import FrameType
 from pymsmq.server import AccessPolicy, ConfigError, ServerConfig
+from pymsmq.wire.user_message import UserMessage
 
 Q = ".\\private$\\q"
 TQ = ".\\private$\\tq"
@@ -454,6 +457,100 @@ def test_sigterm_shuts_down_gracefully_without_loss(tmp_path: Path, sig: signal.
         assert again.terminate() == 0
     finally:
         again.kill()
+
+
+_HEAD = struct.Struct("<2sBBHHII")  # magic, version, type, op, flags, request id, length
+
+
+def _raw_request(op: int, rid: int, payload: bytes) -> bytes:
+    return _HEAD.pack(b"MQ", 1, FrameType.REQUEST, op, 0, rid, len(payload)) + payload
+
+
+def _frames_read(data: bytes) -> list[tuple[int, int]]:
+    """The (frame type, request id) of each whole frame in ``data``."""
+    frames, i = [], 0
+    while i + 16 <= len(data):
+        _, _, kind, _, _, rid, length = _HEAD.unpack_from(data, i)
+        if i + 16 + length > len(data):
+            break
+        frames.append((kind, rid))
+        i += 16 + length
+    return frames
+
+
+def _read_to_end(sock: socket.socket) -> tuple[bytes, OSError | None]:
+    """Everything until the end of the stream, and the error that ended it instead (a reset)."""
+    data = b""
+    sock.settimeout(30)
+    while True:
+        try:
+            chunk = sock.recv(1 << 20)
+        except OSError as exc:  # a reset: what the kernel held for this socket went with it
+            return data, exc
+        if not chunk:
+            return data, None
+        data += chunk
+
+
+def test_a_shutdown_lets_a_slow_reader_have_every_answer_then_the_goodbye(tmp_path: Path) -> None:
+    # Outside QA (2026-11-28): a client that had sent requests the server had not read yet (its
+    # reading paused while answers waited for the client) was closed with a reset at a SIGTERM:
+    # the answers already written and the GOODBYE were lost with it.  The server half-closes now
+    # and reads, dropping it, what still comes until the client's end of stream.
+    srv = ServeProcess(tmp_path / "qm", "--event-loop", ThreadServer.default_loop)  # (each loop)
+    try:
+        q = connect(srv.url).create_queue(Q)
+        q.send(Message(body=b"p" * 100_000, delivery=1))
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (before the connect: its window)
+        sock.connect(("127.0.0.1", srv.port))
+        sock.settimeout(30)
+        conn = ClientConnection()
+        sock.sendall(conn.send(ClientHello(client_name="slow reader")))
+        while conn.server_hello is None:
+            conn.receive_data(sock.recv(65536))
+        handles = []
+        for access in (0x20, 0x2):  # MQ_PEEK_ACCESS, MQ_SEND_ACCESS
+            sock.sendall(conn.send(pm.OpenQueueRequest(Q, access, 0)))
+            events: list[Any] = []
+            while not events:
+                events = conn.receive_data(sock.recv(65536))
+            handles.append(events[0].response.handle)
+        # 300 peeks answered 100 KB each: over what the server buffers for a client (4 MB, and
+        # the kernel's), so it stops reading; then 500 sends of 2 KB: fewer than 1,024 requests.
+        peek = pm.ReceiveRequest(handles[0], Action.MQ_ACTION_PEEK_CURRENT, 0).encode()
+        packet = UserMessage.build(destination=None, body=b"s" * 2000, recoverable=True).encode()
+        send = pm.SendRequest(handles[1], packet, None, ()).encode()
+        requests = b"".join(_raw_request(Op.RECEIVE, rid, peek) for rid in range(1000, 1300))
+        requests += b"".join(_raw_request(Op.SEND, rid, send) for rid in range(2000, 2500))
+        sock.setblocking(False)
+        written, until = 0, time.monotonic() + 10
+        while written < len(requests) and time.monotonic() < until:
+            try:
+                written += sock.send(requests[written : written + 65536])
+            except BlockingIOError:
+                time.sleep(0.01)
+        time.sleep(1)
+        srv.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        sock.setblocking(True)
+        data, error = _read_to_end(sock)
+        assert srv.proc.wait(30) == 0
+    finally:
+        srv.kill()
+    assert error is None, f"the stream ended with {error!r} after {len(data)} bytes"
+    frames = _frames_read(data)
+    assert frames[-1][0] == FrameType.GOODBYE
+    peeks = [rid for kind, rid in frames if kind == FrameType.RESPONSE and rid < 2000]
+    sends = [rid for kind, rid in frames if kind == FrameType.RESPONSE and rid >= 2000]
+    assert len(peeks) >= (4 << 20) // 100_000  # what the server wrote before it stopped reading
+    assert len(sends) < 500, "the server read every request: make the peeks' answers larger"
+    again = ServeProcess(tmp_path / "qm")
+    try:
+        stored = connect(again.url).queue(Q).message_count
+    finally:
+        again.kill()
+    assert stored == 1 + len(sends)  # an answer for every send stored, none for one that was not
 
 
 @pytest.mark.parametrize("hard", [256, 4096])

@@ -208,6 +208,10 @@ class Server:
         self.config.validate()
         self.stats = ServerStats()
         self.sessions: set[Session] = set()
+        #: Connections closed by the server that are read until their clients' end of stream, so
+        #: that the clients read what was written before the close (``Session._linger``): the
+        #: transport and the timer that aborts it.
+        self.lingering: dict[Session, tuple[asyncio.Transport, asyncio.TimerHandle]] = {}
         #: Connections held at most at once, when the process may open too few files for
         #: ``max_connections`` (``fit_descriptors``); None: no cap beyond the configured limits.
         self.session_cap: int | None = None
@@ -500,6 +504,11 @@ class Server:
                     )
                     s.goodbye(HResult.S_OK, "idle timeout")
 
+    def _unwritten(self) -> bool:
+        """Whether a connection the server closed still holds bytes its client has not taken
+        (clients slow to read their answers and the GOODBYE: each has LINGER_SECONDS at most)."""
+        return any(transport.get_write_buffer_size() for transport, _ in self.lingering.values())
+
     async def shutdown(self) -> None:
         """Stop accepting, finish or roll back in-flight work, say GOODBYE, close the queue manager."""
         if self.closing:
@@ -533,8 +542,17 @@ class Server:
         await self.send_batcher.flush()  # every send taken in is written (and answered if possible)
         for s in list(self.sessions):
             s.goodbye(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, "the server is shutting down")
-        while self._background and time.monotonic() < deadline:
+        while (self._background or self._unwritten()) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+        # What the closed connections' clients have not read is the kernel's to deliver now (after
+        # each half-close); a transport that could not write everything by the deadline is reset.
+        for transport, timer in list(self.lingering.values()):
+            timer.cancel()
+            if transport.get_write_buffer_size():
+                transport.abort()
+            else:
+                transport.close()
+        await asyncio.sleep(0)  # (their sockets close in the loop's next turn)
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)

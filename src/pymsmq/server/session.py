@@ -83,6 +83,10 @@ ELEMENTS_PER_FRAME: Final = 16384
 #: before it lets the others run (the rest wait for the next turn: ServerConnection.read_elements,
 #: the backlog).
 _TURN: Final = ELEMENTS_PER_FRAME
+#: Seconds at most a connection the server closes is still read, what comes dropped, after its
+#: half-close (``_linger``), and connections so closing at once (beyond it: closed at once).
+LINGER_SECONDS: Final = 5.0
+LINGERING_LIMIT: Final = 256
 #: The one right a handle on a multiple-element name can have (MQSEC_WRITE_MESSAGE).
 _WRITE_RIGHT: Final = int(MQQueueAccessMask.MQSEC_WRITE_MESSAGE)
 
@@ -412,6 +416,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
+        if self.closed:  # the end of a connection the server closed (``_linger``): close it
+            return None
         # (Reading is paused while requests read wait: _next.  The end of the stream is read after
         # them; work still running -- a recoverable send being written, a receive waiting for a
         # message, cancelled -- is not waited for: a killed client's socket ends the same way.)
@@ -430,6 +436,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        linger = self.server.lingering.pop(self, None)
+        if linger is not None:
+            linger[1].cancel()
         if self.closed and self.transport is None:
             return
         self._teardown()
@@ -552,7 +561,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self._flush()
         transport = self.transport
         self._teardown()
-        transport.close()
+        self._linger(transport)
 
     def _abort_connection(self, farewell: bytes) -> None:
         transport = self.transport
@@ -561,7 +570,26 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             transport.write(farewell)
         self._teardown()
         if transport is not None:
+            self._linger(transport)
+
+    def _linger(self, transport: asyncio.Transport) -> None:
+        """Close ``transport`` so that what was written to it reaches the client: a half-close (the
+        end of the stream after the bytes written), then reading, and dropping, what the client
+        still sends until its own end, ``LINGER_SECONDS`` at most.  A socket closed with bytes it
+        has not read ends with a reset, which throws away what its client has not read yet
+        (outside QA: a shutdown while a client's requests waited lost the answers of the ones done,
+        recoverable sends stored, and the GOODBYE).  TLS closes at once (its close_notify)."""
+        lingering = self.server.lingering
+        if not transport.can_write_eof() or len(lingering) >= LINGERING_LIMIT:
             transport.close()
+            return
+        try:
+            transport.write_eof()
+        except OSError:  # the peer is gone already (ENOTCONN): nothing to wait for
+            transport.abort()
+            return
+        transport.resume_reading()  # (data_received drops what comes: the session is closed)
+        lingering[self] = (transport, self.loop.call_later(LINGER_SECONDS, transport.abort))
 
     def _teardown(self) -> None:
         if self.closed:
