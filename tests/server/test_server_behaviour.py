@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
@@ -194,6 +195,25 @@ def test_bad_frames_close_that_connection_only(server: ThreadServer, payload: by
     q.send(Message(body=b"still fine"))
     assert q.receive(timeout=1).body == b"still fine"
     assert server.server is not None and server.server.stats.protocol_errors >= 1
+
+
+def test_a_client_told_of_its_bad_frame_reads_why_while_its_bytes_still_come(server: ThreadServer) -> None:
+    # The server closed such a connection with bytes of it unread: a reset, which may throw away
+    # the GOODBYE that says why.  It half-closes now and drops what still comes.
+    bad = _hello_socket(server.port)
+    bad.sendall(b"XX" + bytes(14))  # not a frame header
+
+    def more() -> None:
+        with contextlib.suppress(OSError):  # (the old server reset the connection)
+            bad.sendall(bytes(4 << 20))
+
+    sender = threading.Thread(target=more)
+    sender.start()
+    data, error = _read_to_end(bad)
+    sender.join(30)
+    bad.close()
+    assert error is None, f"the stream ended with {error!r} after {len(data)} bytes"
+    assert _frames_read(data)[-1][0] == FrameType.GOODBYE
 
 
 def test_a_goodbye_for_a_malformed_packet_names_its_hresult_once(server: ThreadServer) -> None:
