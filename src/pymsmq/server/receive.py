@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from pymsmq.server.holds import Holds
     from pymsmq.server.session import Handle
     from pymsmq.server.stats import ServerStats
+    from pymsmq.server.workers import PoolShare
 
 __all__ = ["ReceiveMixin"]
 
@@ -86,6 +87,7 @@ class ReceiveMixin:
     closed: bool
     holds: Holds
     server: Server
+    pool: PoolShare
 
     if TYPE_CHECKING:
 
@@ -422,7 +424,7 @@ class _WorkPoolRead:
         session = self.session
         session.pending += 1
         session.cancels.add(self.rid, self.h, self.stop)
-        session.server.work_pool.submit(self.attempt).add_done_callback(self.done)
+        session.pool.submit(self.attempt).add_done_callback(self.done)
 
     def arrived(self, remaining: float | None) -> bool:
         self.woken = True

@@ -53,7 +53,7 @@ from pymsmq.server.ops import FORGET_TRANSACTIONS_AT, OpsMixin
 from pymsmq.server.receive import ReceiveMixin
 from pymsmq.server.send import SendMixin
 from pymsmq.server.waits import ArrivalWait, Cancels
-from pymsmq.server.workers import chain_future
+from pymsmq.server.workers import PoolShare, chain_future, pool_share
 from pymsmq.wire.element_budget import element_budget
 from pymsmq.wire.security import MQQueueAccessMask
 
@@ -208,6 +208,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self._read_paused = False
         self.closed = False
         self.pending = 0  # requests running off the loop or parked on a notification
+        #: This connection's share of the server's work pool (its requests run off the loop).
+        self.pool = PoolShare(server.work_pool, pool_share(server.config.work_threads))
         self.waits: set[ArrivalWait] = set()
         #: Waiting reads CANCEL_RECEIVE may stop.
         self.cancels = Cancels()
@@ -756,16 +758,16 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         """Run ``fn`` on the work pool and answer ``rid`` with its result (after ``handle``'s
         earlier work).  ``fn`` does not wait for a message: a read that may wait parks
         (``ReceiveMixin.try_or_park``)."""
-        work_pool = self.server.work_pool
+        pool = self.pool
         prev = handle.tail if handle is not None else None
         self.pending += 1
         if prev is None or prev.done():
-            fut: asyncio.Future[Any] = work_pool.submit(fn)
+            fut: asyncio.Future[Any] = pool.submit(fn)
         else:
             fut = self.loop.create_future()
 
             def start(_: object) -> None:
-                inner = work_pool.submit(fn)
+                inner = pool.submit(fn)
                 inner.add_done_callback(lambda f: chain_future(f, fut))
 
             prev.add_done_callback(start)

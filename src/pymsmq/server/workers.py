@@ -7,17 +7,22 @@ made durable at once -- so the pool keeps one list of finished calls and wakes t
 burst: the first finisher schedules ``_drain`` and the ones that finish before it runs just append.
 ``submit(fn)`` returns an ``asyncio.Future`` completed on the loop with ``fn``'s result or exception.
 Threads are started on demand up to ``max_threads`` and stay for the pool's lifetime.
+
+``PoolShare``: one connection's share of the pool, so that one client's pipelined requests cannot
+queue every other client's work behind all of theirs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WorkPool", "chain_future"]
+__all__ = ["PoolShare", "WorkPool", "chain_future", "pool_share"]
 
 _Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
 
@@ -101,6 +106,52 @@ class WorkPool:
         if wait:
             for t in self._threads:
                 t.join()
+
+
+def pool_share(max_threads: int) -> int:
+    """The calls one connection may have on a pool of ``max_threads`` at once: a quarter of it."""
+    return max(1, max_threads // 4)
+
+
+class PoolShare:
+    """One owner's (a connection's) share of a ``WorkPool``: at most ``limit`` of its calls on the
+    pool at once; the others wait here, in order, and go to the pool as its calls end.  The pool's
+    queue is first come, first served: outside QA, one client's flood of requests run off the loop
+    queued every other client's commits behind all of them."""
+
+    def __init__(self, pool: WorkPool, limit: int) -> None:
+        self.pool = pool
+        self.limit = max(1, limit)
+        self.running = 0
+        self._waiting: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+
+    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        """As ``WorkPool.submit``, within the share (call from the loop only)."""
+        if self.running < self.limit:
+            return self._start(fn)
+        fut: asyncio.Future[Any] = self.pool.loop.create_future()
+        self._waiting.append((fn, fut))
+        return fut
+
+    def _start(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        fut = self.pool.submit(fn)
+        self.running += 1
+        fut.add_done_callback(self._ended)  # (before the caller's callbacks: the next call starts first)
+        return fut
+
+    def _ended(self, _: asyncio.Future[Any]) -> None:
+        self.running -= 1
+        waiting = self._waiting
+        while waiting and self.running < self.limit:
+            fn, fut = waiting.popleft()
+            if fut.done():
+                continue
+            try:
+                inner = self._start(fn)
+            except RuntimeError as exc:  # the pool is shut down
+                fut.set_exception(exc)
+                continue
+            inner.add_done_callback(functools.partial(chain_future, dst=fut))
 
 
 def chain_future(src: asyncio.Future[Any], dst: asyncio.Future[Any]) -> None:
