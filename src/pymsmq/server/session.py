@@ -582,12 +582,14 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         (outside QA: a shutdown while a client's requests waited lost the answers of the ones done,
         recoverable sends stored, and the GOODBYE).  TLS closes at once (its close_notify)."""
         lingering = self.server.lingering
+        if transport.is_closing():  # (the GOODBYE's write failed: the peer is gone already)
+            return
         if not transport.can_write_eof() or len(lingering) >= LINGERING_LIMIT:
             transport.close()
             return
         try:
             transport.write_eof()
-        except OSError:  # the peer is gone already (ENOTCONN): nothing to wait for
+        except (OSError, RuntimeError):  # gone already (ENOTCONN; uvloop: a closed handle)
             transport.abort()
             return
         transport.resume_reading()  # (data_received drops what comes: the session is closed)
