@@ -135,3 +135,27 @@ def test_a_share_runs_at_most_its_limit_at_once_in_order() -> None:
 @pytest.mark.parametrize(("threads", "share"), [(64, 16), (4, 1), (1, 1), (7, 1), (8, 2)])
 def test_the_share_is_a_quarter_of_the_pool(threads: int, share: int) -> None:
     assert pool_share(threads) == share
+
+
+def test_requests_of_a_connection_that_closed_still_run_before_a_stop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Outside QA: a client that queued 1,000 requests and went away, then a stop: the requests
+    # waiting in its share were never run, each an "internal error" in the log.
+    server = ThreadServer(tmp_path / "qm", ServerConfig(work_threads=4)).start()
+    try:
+        with connect(server.url) as admin:
+            admin.create_queue(Q)
+        a = _hello(server.port, "gone")
+        a.sendall(b"".join(_set_label(rid, f"a{rid}") for rid in range(1, 1001)))
+        time.sleep(0.1)
+        a.close()
+    finally:
+        server.stop()
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    server = ThreadServer(tmp_path / "qm").start()
+    try:
+        with connect(server.url) as admin:
+            assert admin.queue(Q).label == "a1000"  # every one of them ran, in order
+    finally:
+        server.stop()

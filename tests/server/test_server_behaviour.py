@@ -498,12 +498,15 @@ def _frames_read(data: bytes) -> list[tuple[int, int]]:
     return frames
 
 
-def _read_to_end(sock: socket.socket) -> tuple[bytes, OSError | None]:
-    """Everything until the end of the stream, and the error that ended it instead (a reset)."""
+def _read_to_end(sock: socket.socket, slowly: bool = False) -> tuple[bytes, OSError | None]:
+    """Everything until the end of the stream, and the error that ended it instead (a reset);
+    ``slowly``: a read a millisecond."""
     data = b""
     sock.settimeout(30)
     while True:
         try:
+            if slowly:
+                time.sleep(0.001)
             chunk = sock.recv(1 << 20)
         except OSError as exc:  # a reset: what the kernel held for this socket went with it
             return data, exc
@@ -512,11 +515,16 @@ def _read_to_end(sock: socket.socket) -> tuple[bytes, OSError | None]:
         data += chunk
 
 
-def test_a_shutdown_lets_a_slow_reader_have_every_answer_then_the_goodbye(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sending", [False, True], ids=["quiet", "still-sending"])
+def test_a_shutdown_lets_a_slow_reader_have_every_answer_then_the_goodbye(
+    tmp_path: Path, sending: bool
+) -> None:
     # Outside QA (2026-11-28): a client that had sent requests the server had not read yet (its
     # reading paused while answers waited for the client) was closed with a reset at a SIGTERM:
     # the answers already written and the GOODBYE were lost with it.  The server half-closes now
-    # and reads, dropping it, what still comes until the client's end of stream.
+    # and reads, dropping it, what still comes until the client's end of stream; a stopping server
+    # waits (within its grace) until its clients have received what it wrote (a second round: a
+    # client still sending got a reset while the kernel held answers it had not acknowledged).
     srv = ServeProcess(tmp_path / "qm", "--event-loop", ThreadServer.default_loop)  # (each loop)
     try:
         q = connect(srv.url).create_queue(Q)
@@ -551,10 +559,24 @@ def test_a_shutdown_lets_a_slow_reader_have_every_answer_then_the_goodbye(tmp_pa
             except BlockingIOError:
                 time.sleep(0.01)
         time.sleep(1)
+        sock.setblocking(True)
+        stop_pinging = threading.Event()
+
+        def ping() -> None:
+            frame = _raw_request(Op.PING, 9999, pm.PingRequest(b"p").encode())
+            with contextlib.suppress(OSError):
+                while not stop_pinging.wait(0.01):
+                    sock.sendall(frame)
+
+        pinger = threading.Thread(target=ping)
+        if sending:
+            pinger.start()
         srv.proc.send_signal(signal.SIGTERM)
         time.sleep(0.5)
-        sock.setblocking(True)
-        data, error = _read_to_end(sock)
+        data, error = _read_to_end(sock, slowly=sending)
+        stop_pinging.set()
+        if sending:
+            pinger.join(10)
         assert srv.proc.wait(30) == 0
     finally:
         srv.kill()

@@ -122,3 +122,25 @@ def test_at_most_so_many_connections_linger_and_each_for_so_long(
     for s in socks:
         s.close()
     assert errors == []
+
+
+def test_a_connection_refused_over_the_descriptor_cap_does_not_linger(server: Any) -> None:
+    # Outside QA: refusals lingered, holding the descriptors the cap keeps spare; under a flood
+    # of connections the process ran out of them and asyncio's accept loop spun.
+    srv, errors = server
+    _on_loop(srv, lambda: setattr(srv.server, "session_cap", 2))
+    held = [_hello(srv.port) for _ in range(2)]
+    refused = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    data = b""
+    while chunk := refused.recv(65536):
+        data += chunk
+    assert data[3] == 6 and struct.unpack_from("<I", data, 16)[0] == HResult.MQ_ERROR_INSUFFICIENT_RESOURCES
+    assert srv.server.lingering == {}
+    # A connection the server closed gives its descriptor to a new one (the cap counts both).
+    _on_loop(srv, lambda: min(srv.server.sessions, key=id).goodbye(HResult.S_OK, "test"))
+    assert len(srv.server.lingering) == 1
+    admitted = _hello(srv.port)  # (SERVER_HELLO, not a GOODBYE)
+    assert srv.server.lingering == {} and len(srv.server.sessions) == 2
+    for s in [*held, refused, admitted]:
+        s.close()
+    assert errors == []

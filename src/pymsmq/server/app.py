@@ -10,14 +10,17 @@ is the blocking entry point used by ``pymsmq serve``: it installs SIGTERM/SIGINT
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
+import fcntl
 import gc
 import ipaddress
 import logging
 import signal
 import ssl
 import sys
+import termios
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,7 +43,7 @@ from pymsmq.server.send_batcher import DURABLE_WRITES, DurableWrites, SendBatche
 from pymsmq.server.session import Session
 from pymsmq.server.stats import ServerStats
 from pymsmq.server.tls_files import CertificateFiles
-from pymsmq.server.workers import WorkPool
+from pymsmq.server.workers import PoolShare, WorkPool
 from pymsmq.wire.base_header import MAX_PACKET_SIZE
 
 __all__ = [
@@ -212,6 +215,9 @@ class Server:
         #: that the clients read what was written before the close (``Session._linger``): the
         #: transport and the timer that aborts it.
         self.lingering: dict[Session, tuple[asyncio.Transport, asyncio.TimerHandle]] = {}
+        #: The work-pool shares of connections that closed while requests they had read still ran
+        #: or waited (they run all the same, and a stopping server waits for them).
+        self.closed_with_work: set[PoolShare] = set()
         #: Connections held at most at once, when the process may open too few files for
         #: ``max_connections`` (``fit_descriptors``); None: no cap beyond the configured limits.
         self.session_cap: int | None = None
@@ -505,9 +511,18 @@ class Server:
                     s.goodbye(HResult.S_OK, "idle timeout")
 
     def _unwritten(self) -> bool:
-        """Whether a connection the server closed still holds bytes its client has not taken
-        (clients slow to read their answers and the GOODBYE: each has LINGER_SECONDS at most)."""
-        return any(transport.get_write_buffer_size() for transport, _ in self.lingering.values())
+        """Whether a connection the server closed still holds bytes its client has not received:
+        in the transport's buffer, or in the kernel's not yet acknowledged by the client (closing
+        a socket with bytes unread from it sends a reset, which throws the latter away)."""
+        return any(
+            transport.get_write_buffer_size() or _unacknowledged(transport)
+            for transport, _ in self.lingering.values()
+        )
+
+    def _work_of_closed_connections(self) -> bool:
+        """Whether requests of connections that closed still run or wait on the work pool."""
+        self.closed_with_work = {share for share in self.closed_with_work if share.busy}
+        return bool(self.closed_with_work)
 
     async def shutdown(self) -> None:
         """Stop accepting, finish or roll back in-flight work, say GOODBYE, close the queue manager."""
@@ -537,15 +552,19 @@ class Server:
             for h in s.handles.values():
                 h.queue.close_with(gone)
         deadline = time.monotonic() + self.config.shutdown_grace
-        while any(s.pending for s in self.sessions) and time.monotonic() < deadline:
+        while (
+            any(s.pending for s in self.sessions) or self._work_of_closed_connections()
+        ) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         await self.send_batcher.flush()  # every send taken in is written (and answered if possible)
         for s in list(self.sessions):
             s.goodbye(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE, "the server is shutting down")
+        # Clients slow to read what was written to them have what is left of the grace (not
+        # LINGER_SECONDS: those the shutdown closed have no timer).
         while (self._background or self._unwritten()) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
-        # What the closed connections' clients have not read is the kernel's to deliver now (after
-        # each half-close); a transport that could not write everything by the deadline is reset.
+        # Then every closed connection's client has received what it was sent (but past the
+        # deadline): closed.  Past the deadline, what a transport still holds is dropped.
         for transport, timer in list(self.lingering.values()):
             timer.cancel()
             if transport.get_write_buffer_size():
@@ -579,6 +598,20 @@ class _BudgetedAcceptErrors(logging.Filter):
 #: Descriptors kept free beyond the connections: the store, the listening sockets, the metrics
 #: endpoint, logs, the event loop's own.
 SPARE_DESCRIPTORS: Final = 64
+
+
+def _unacknowledged(transport: asyncio.Transport) -> int:
+    """Bytes written to ``transport``'s socket that its peer has not acknowledged yet (Linux's
+    SIOCOUTQ); 0 where that cannot be asked."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return 0
+    out = array.array("i", [0])
+    try:
+        fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, out)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return out[0]
 
 
 def fit_descriptors(max_connections: int) -> int | None:

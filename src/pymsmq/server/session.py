@@ -241,6 +241,12 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.stats.connections_open += 1
         log.debug("connection from %s", self.peer)
         cap = server.session_cap
+        if cap is not None and server.lingering and len(server.sessions) + len(server.lingering) > cap:
+            # A connection closed earlier that is still read (``_linger``) gives its descriptor to
+            # this one: the oldest goes now.
+            transport, timer = server.lingering.pop(next(iter(server.lingering)))
+            timer.cancel()
+            transport.abort()
         if cap is not None and len(server.sessions) > cap:
             # Past what the process may open (``fit_descriptors``): refused at once, the files
             # kept for the store and the connections there.
@@ -253,7 +259,9 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
                 self.peer,
                 cap,
             )
-            self.goodbye(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections")
+            # (closed at once, not lingering: its descriptor is what the cap keeps; outside QA,
+            # refusals that lingered used up the spare ones and the accept loop spun)
+            self.goodbye(HResult.MQ_ERROR_INSUFFICIENT_RESOURCES, "too many connections", linger=False)
             return
         server.greeting(self)
 
@@ -552,8 +560,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             self.answer(rid, ErrorResponse(HResult.MQ_ERROR, f"internal error: {type(exc).__name__}"))
 
     # ------------------------------------------------------------------ closing
-    def goodbye(self, hresult: int, reason: str) -> None:
-        """Say GOODBYE and close (graceful)."""
+    def goodbye(self, hresult: int, reason: str, linger: bool = True) -> None:
+        """Say GOODBYE and close (graceful: ``_linger``, unless ``linger`` is False)."""
         if self.closed or self.transport is None:
             return
         try:
@@ -563,7 +571,10 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self._flush()
         transport = self.transport
         self._teardown()
-        self._linger(transport)
+        if linger:
+            self._linger(transport)
+        else:
+            transport.close()
 
     def _abort_connection(self, farewell: bytes) -> None:
         transport = self.transport
@@ -581,7 +592,8 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         has not read ends with a reset, which throws away what its client has not read yet
         (outside QA: a shutdown while a client's requests waited lost the answers of the ones done,
         recoverable sends stored, and the GOODBYE).  TLS closes at once (its close_notify)."""
-        lingering = self.server.lingering
+        server = self.server
+        lingering = server.lingering
         if transport.is_closing():  # (the GOODBYE's write failed: the peer is gone already)
             return
         if not transport.can_write_eof() or len(lingering) >= LINGERING_LIMIT:
@@ -593,13 +605,19 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
             transport.abort()
             return
         transport.resume_reading()  # (data_received drops what comes: the session is closed)
-        lingering[self] = (transport, self.loop.call_later(LINGER_SECONDS, transport.abort))
+        # (A stopping server lets them linger for what is left of its grace instead: shutdown.)
+        timer = self.loop.call_later(LINGER_SECONDS, transport.abort)
+        if server.closing:
+            timer.cancel()
+        lingering[self] = (transport, timer)
 
     def _teardown(self) -> None:
         if self.closed:
             return
         self.closed = True
         self.stats.connections_open -= 1
+        if self.pool.busy:  # (requests it read still run: a stopping server waits for them too)
+            self.server.closed_with_work.add(self.pool)
         self.server.sessions.discard(self)
         self.server.unauthenticated.pop(self, None)
         self._out.clear()

@@ -22,6 +22,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from pymsmq.errors import MSMQError
+from pymsmq.hresult import HResult
+
 __all__ = ["PoolShare", "WorkPool", "chain_future", "pool_share"]
 
 _Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
@@ -125,6 +128,11 @@ class PoolShare:
         self.running = 0
         self._waiting: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
 
+    @property
+    def busy(self) -> bool:
+        """Whether calls of this share run or wait."""
+        return bool(self.running or self._waiting)
+
     def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
         """As ``WorkPool.submit``, within the share (call from the loop only)."""
         if self.running < self.limit:
@@ -148,8 +156,10 @@ class PoolShare:
                 continue
             try:
                 inner = self._start(fn)
-            except RuntimeError as exc:  # the pool is shut down
-                fut.set_exception(exc)
+            except RuntimeError:  # the pool is shut down (past a stopping server's grace)
+                fut.set_exception(
+                    MSMQError("the server is shutting down", HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
+                )
                 continue
             inner.add_done_callback(functools.partial(chain_future, dst=fut))
 
