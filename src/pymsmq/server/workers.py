@@ -101,6 +101,22 @@ class WorkPool:
             else:
                 fut.set_exception(error)
 
+    def drop_queued(self, error: BaseException) -> int:
+        """Fail the calls not started yet with ``error`` (call from the loop only); how many."""
+        dropped = 0
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return dropped
+            if job is None:  # (a thread's stop signal: kept)
+                self._jobs.put(None)
+                return dropped
+            fut = job[1]
+            if not fut.done():
+                fut.set_exception(error)
+            dropped += 1
+
     def shutdown(self, wait: bool = True) -> None:
         """Refuse new work; with ``wait``, let the queued and running calls finish first."""
         self._closed = True
