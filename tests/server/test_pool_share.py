@@ -56,7 +56,7 @@ def test_one_connections_pipelined_work_does_not_queue_anothers_behind_all_of_it
     # Client A pipelines 200 property changes (each a store write on the work pool), then client
     # B one.  While the queue manager's lock is held, all of them are read and handed on; then B's
     # answer must come after at most a few of A's, not after nearly all of them.
-    config = ServerConfig(work_threads=4)  # a share of one thread
+    config = ServerConfig(port=0, work_threads=4)  # a share of one thread
     server = ThreadServer(tmp_path / "qm", config).start()
     try:
         with connect(server.url) as admin:
@@ -144,7 +144,7 @@ def test_requests_of_a_connection_that_closed_still_run_before_a_stop(
 ) -> None:
     # Outside QA: a client that queued 1,000 requests and went away, then a stop: the requests
     # waiting in its share were never run, each an "internal error" in the log.
-    server = ThreadServer(tmp_path / "qm", ServerConfig(work_threads=4)).start()
+    server = ThreadServer(tmp_path / "qm", ServerConfig(port=0, work_threads=4)).start()
     try:
         with connect(server.url) as admin:
             admin.create_queue(Q)
