@@ -519,6 +519,13 @@ class Server:
             for transport, _ in self.lingering.values()
         )
 
+    def keep_closed_work(self, share: PoolShare) -> None:
+        """Remember the share of a connection that closed with requests running or waiting (the
+        idle ones are forgotten first once there are 256: the set stays bounded)."""
+        if len(self.closed_with_work) >= 256:
+            self._work_of_closed_connections()
+        self.closed_with_work.add(share)
+
     def _work_of_closed_connections(self) -> bool:
         """Whether requests of connections that closed still run or wait on the work pool."""
         self.closed_with_work = {share for share in self.closed_with_work if share.busy}
@@ -564,13 +571,11 @@ class Server:
         while (self._background or self._unwritten()) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         # Then every closed connection's client has received what it was sent (but past the
-        # deadline): closed.  Past the deadline, what a transport still holds is dropped.
+        # deadline): closed, what a transport still holds past the deadline dropped (an abort is a
+        # close when its buffer is empty).
         for transport, timer in list(self.lingering.values()):
             timer.cancel()
-            if transport.get_write_buffer_size():
-                transport.abort()
-            else:
-                transport.close()
+            transport.abort()
         await asyncio.sleep(0)  # (their sockets close in the loop's next turn)
         if self._server is not None:
             with contextlib.suppress(Exception):

@@ -617,10 +617,7 @@ class Session(OpsMixin, ReceiveMixin, SendMixin, asyncio.Protocol):
         self.closed = True
         self.stats.connections_open -= 1
         if self.pool.busy:  # (requests it read still run: a stopping server waits for them too)
-            closed_with_work = self.server.closed_with_work
-            if len(closed_with_work) >= 256:  # (bounded: the idle ones are forgotten)
-                self.server.closed_with_work = closed_with_work = {s for s in closed_with_work if s.busy}
-            closed_with_work.add(self.pool)
+            self.server.keep_closed_work(self.pool)
         self.server.sessions.discard(self)
         self.server.unauthenticated.pop(self, None)
         self._out.clear()
