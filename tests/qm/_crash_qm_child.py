@@ -59,7 +59,14 @@ def main() -> None:
         while True:
             n += 1
             tx = qm.begin_transaction()
-            m = q.receive(timeout=0, transaction=tx)
+            try:
+                m = q.receive(timeout=0, transaction=tx)
+            except pymsmq.MSMQError as exc:  # the queue is empty before the kill came: done
+                if exc.hresult != 0xC00E0088:  # MQ_ERROR_MESSAGE_NOT_FOUND
+                    raise
+                tx.abort()
+                ack("DONE")
+                return
             if n % 3 == 0:
                 tx.abort()
                 continue
