@@ -159,7 +159,39 @@ def test_a_batch_with_a_bad_last_move_time_or_column_count_is_refused() -> None:
     for bad in bads:
         with pytest.raises(WireError):
             decode_batch(blob[:-12] + bad)
-    for columns in (5, 8):
-        with pytest.raises(WireError, match="not 6 or 7"):
+    for columns in (5, 9):
+        with pytest.raises(WireError, match="not 6, 7 or 8"):
             split_batch(struct.pack("<II", 0, columns))
     assert RangeFlags.LAST_MOVE_TIME == 0x20
+
+
+@given(
+    st.lists(st.none() | st.text(st.characters(blacklist_categories=("Cs",)), max_size=30), max_size=6),
+    st.booleans(),
+)
+def test_a_batch_carries_destination_format_names_when_asked(names: list[str | None], asked: bool) -> None:
+    # RangeFlags.DESTINATION_FORMAT_NAME: an eighth column after the last move times (which come
+    # with it: columns are positional), UTF-8 text or null per message; without the flag every
+    # destination_format_name is None.
+    ms = []
+    for name in names:
+        m = pymsmq.Message(body=b"x")
+        m.destination_format_name = name
+        m.last_move_time = 7.0
+        ms.append(m)
+    blob = encode_batch(ms, destination_format_name=asked)
+    assert struct.unpack_from("<I", blob, 4)[0] == (8 if asked else 6)
+    back = decode_batch(blob)
+    assert [m.destination_format_name for m in back] == (names if asked else [None] * len(names))
+    assert [m.last_move_time for m in back] == ([7.0] * len(names) if asked else [None] * len(names))
+
+
+def test_a_batch_with_a_destination_format_name_not_utf8_is_refused() -> None:
+    m = pymsmq.Message(body=b"x")
+    m.destination_format_name = "DIRECT=OS:a\\private$\\b,DIRECT=OS:a\\private$\\c"
+    blob = encode_batch([m], destination_format_name=True)
+    assert blob.endswith(m.destination_format_name.encode())
+    bad = blob[:-1] + b"\xff"
+    with pytest.raises(WireError, match="not UTF-8"):
+        decode_batch(bad)
+    assert RangeFlags.DESTINATION_FORMAT_NAME == 0x80

@@ -45,3 +45,27 @@ def test_clients_from_before_last_move_time_get_what_they_asked_for(server: Thre
             # The batch carries the stored time itself (a float), the property its whole seconds.
             assert (m.last_move_time is None) == (columns == 6)
             assert columns == 6 or int(m.last_move_time or 0) == moved
+
+
+def test_read_range_gives_destination_format_names_only_to_clients_that_ask(server: ThreadServer) -> None:
+    # RangeFlags.DESTINATION_FORMAT_NAME: an eighth column (the seventh comes with it); a client that
+    # predates the flag gets the six or seven columns it knows.
+    with connect(server.url) as qm:
+        a = qm.create_queue(Q)
+        b = qm.create_queue(Q + "_copy")
+        both = qm.queue(f"{a.format_name},{b.format_name}", access=2)
+        both.send(Message(body=b"m", delivery=1))
+        a.send(Message(body=b"alone"))
+        t = qm._t
+        for flags, columns in (
+            (0, 6),
+            (RangeFlags.LAST_MOVE_TIME, 7),
+            (RangeFlags.DESTINATION_FORMAT_NAME, 8),
+            (RangeFlags.LAST_MOVE_TIME | RangeFlags.DESTINATION_FORMAT_NAME, 8),
+        ):
+            answer = t.call(pm.ReadRangeRequest(a._handle, 0, 0, flags=flags))
+            assert struct.unpack_from("<I", answer.batch, 4)[0] == columns
+            copy, alone = decode_batch(answer.batch)
+            assert copy.destination_format_name == (both.format_name if columns == 8 else None)
+            assert alone.destination_format_name is None
+            assert copy.destination_queue == alone.destination_queue == a.format_name

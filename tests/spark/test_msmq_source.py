@@ -101,6 +101,7 @@ def test_batch_read_every_column(msmq_spark: Any, msmq_server: Any) -> None:
         assert row["sent_time"] == _ts(m.sent_time) and row["arrived_time"] == _ts(m.arrived_time)
         assert row["source_machine_guid"] == str(m.source_machine_guid)
         assert row["destination_queue"] == m.destination_queue
+        assert row["destination_format_name"] is None  # sent to one queue
         assert row["transaction_id"] is None and row["is_first_in_transaction"] is False
         assert row["max_time_to_receive"] == 0xFFFFFFFF and row["delivery"] == 0
         assert row["queue"] == m.destination_queue  # the handle's format name
@@ -394,7 +395,8 @@ def test_a_batch_write_to_a_multiple_element_name_puts_every_row_in_each_queue(
     msmq_spark: Any, msmq_server: Any
 ) -> None:
     # [MS-MQMQ] 2.1.7: the queue option may name several queues; each row goes to every one of them
-    # (one id a row), and a read of such a name is refused (only sends may use it).
+    # (one id a row), whose destination_format_name column is the list (PROPID_M_DEST_FORMAT_NAME),
+    # and a read of such a name is refused (only sends may use it).
     a, b = _name("fan"), _name("fan")
     _fill(msmq_server.url, a, 0)
     _fill(msmq_server.url, b, 0)
@@ -414,6 +416,19 @@ def test_a_batch_write_to_a_multiple_element_name_puts_every_row_in_each_queue(
     for name in (a, b):
         assert sorted(_labels(msmq_server.url, name)) == sorted(f"r{i}" for i in range(20))
     got = msmq_spark.read.format("msmq").option("url", msmq_server.url).option("queue", a).load()
-    assert {r.destination_queue for r in got.collect()} == {both.split(",")[0]}
+    with connect(msmq_server.url) as qm:
+        received = qm.queue(b).receive(timeout=0)
+    assert received.destination_format_name is not None
+    read = got.collect()
+    assert {r.destination_queue for r in read} == {both.split(",")[0]}
+    assert {r.destination_format_name for r in read} == {received.destination_format_name}
+    assert {r.id for r in read} >= {bytes(received.id)}  # every row's copies share one id
+    # A DataFrame read from a queue writes back: the column is read-only (not sent).
+    c = _name("fan")
+    _fill(msmq_server.url, c, 0)
+    got.write.format("msmq").option("url", msmq_server.url).option("queue", c).mode("append").save()
+    with connect(msmq_server.url) as qm:
+        again = qm.queue(c).receive_many(100, timeout=0)
+    assert len(again) == 20 and {m.destination_format_name for m in again} == {None}
     with pytest.raises(Exception, match="only sends may use it"):
         msmq_spark.read.format("msmq").option("url", msmq_server.url).option("queue", both).load().collect()

@@ -118,18 +118,22 @@ def messages(draw: Any) -> pymsmq.Message:
     m.source_machine_guid = draw(st.none() | st.uuids())
     m.destination_queue = draw(st.none() | _TEXT)
     m.last_move_time = draw(st.none() | st.floats(0, 2e9).map(lambda x: round(x, 6)))
+    m.destination_format_name = draw(st.none() | _TEXT)
     return m
 
 
-@given(st.lists(messages(), max_size=8), st.booleans())
-def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message], moves: bool) -> None:
-    # With the last_move_time column (RangeFlags.LAST_MOVE_TIME), and without (an older server's
-    # batch: the column is all null).
-    blob = encode_batch(ms, last_move_time=moves)
+@given(st.lists(messages(), max_size=8), st.sampled_from([6, 7, 8]))
+def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message], columns: int) -> None:
+    # With the last_move_time column (RangeFlags.LAST_MOVE_TIME) and the destination_format_name
+    # column (RangeFlags.DESTINATION_FORMAT_NAME), and without them (an older server's batch: the
+    # columns are all null).
+    blob = encode_batch(ms, last_move_time=columns == 7, destination_format_name=columns == 8)
     back = decode_batch(blob)
-    if not moves:
-        for m in ms:
+    for m in ms:
+        if columns < 7:
             m.last_move_time = None
+        if columns < 8:
+            m.destination_format_name = None
     rb = batch_to_arrow(blob, "Q")
     assert rb.schema == ARROW_SCHEMA and rb.num_rows == len(ms)
     for row, m, b in zip(rb.to_pylist(), ms, back, strict=True):
@@ -151,6 +155,7 @@ def test_arrow_batch_matches_decode_batch(ms: list[pymsmq.Message], moves: bool)
         got = row["last_move_time"]
         assert (None if got is None else round(got.timestamp() * 1e6)) == expected
         assert row["destination_queue"] == m.destination_queue and row["queue"] == "Q"
+        assert row["destination_format_name"] == m.destination_format_name
 
 
 @given(

@@ -79,7 +79,7 @@ def _request(
     if past_pending:
         flags |= RangeFlags.PAST_PENDING
     if not no_data:
-        flags |= RangeFlags.LAST_MOVE_TIME
+        flags |= RangeFlags.LAST_MOVE_TIME | RangeFlags.DESTINATION_FORMAT_NAME
     xact = _receive_xact(queue._qm, transaction) if receive else None
     if receive and xact is None and not no_data:
         flags |= RangeFlags.CONFIRM  # two-phase: recoverable messages removed once they are here
@@ -194,7 +194,7 @@ def read_range(
         past_pending,
         moved_before,
     )
-    batch = b"" if no_data else encode_batch(r.messages, last_move_time=True)
+    batch = b"" if no_data else encode_batch(r.messages, last_move_time=True, destination_format_name=True)
     return RangeBatch(
         len(r.messages),
         r.more,

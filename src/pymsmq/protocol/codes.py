@@ -150,6 +150,12 @@ class RangeFlags(IntFlag):
     #: read: a message moved into the queue after the batch was planned is left.  A server that
     #: predates the flag ignores it and selects them all.
     MOVED_BEFORE = 0x00000040
+    #: With data: the MESSAGE_BATCH carries an eighth column after the seventh (LAST_MOVE_TIME's,
+    #: present then whether asked or not: columns are positional), each message's
+    #: destination_format_name (PROPID_M_DEST_FORMAT_NAME: the multiple-element name it was sent
+    #: to; null for a message sent to one queue; ``message_batch.VAR_COLUMNS_WITH_SETS``).  A server
+    #: that predates the flag ignores it and sends six or seven columns.
+    DESTINATION_FORMAT_NAME = 0x00000080
 
 
 class ManyFlags(IntFlag):

@@ -12,7 +12,10 @@ turn a batch into columns without a per-message loop (``pymsmq.spark`` maps it o
 Variable-length columns, in order (``VAR_COLUMNS``): label (UTF-8), body, extension, destination_queue
 (UTF-8), response_queue (UTF-8), admin_queue (UTF-8); and when the READ_RANGE asked for it
 (``RangeFlags.LAST_MOVE_TIME``) a seventh, last_move_time (PROPID_M_LAST_MOVE_TIME: a float64 of
-POSIX seconds, 8 bytes, or null for a message never moved).  Times are POSIX seconds as float64, NaN = not
+POSIX seconds, 8 bytes, or null for a message never moved); and when it asked for it
+(``RangeFlags.DESTINATION_FORMAT_NAME``) an eighth after the seventh, destination_format_name
+(PROPID_M_DEST_FORMAT_NAME, UTF-8: the multiple-element name the message was sent to, null for a
+message sent to one queue).  Times are POSIX seconds as float64, NaN = not
 set; absent 20-byte ids (``id``, ``correlation_id``, ``transaction_id``) and the source machine GUID
 are zero bytes with their presence bit clear in ``bits`` (``Bits``).  A label holding a lone
 surrogate (possible in MSMQ's UTF-16) is sent with U+FFFD in its place, because the column is UTF-8.
@@ -44,6 +47,7 @@ __all__ = [
     "RECORD_SIZE",
     "VAR_COLUMNS",
     "VAR_COLUMNS_WITH_MOVES",
+    "VAR_COLUMNS_WITH_SETS",
     "BatchParts",
     "Bits",
     "decode_batch",
@@ -97,6 +101,9 @@ RECORD_SIZE: Final = RECORD.size
 VAR_COLUMNS: Final = ("label", "body", "extension", "destination_queue", "response_queue", "admin_queue")
 #: The columns of a batch that carries each message's last move time.
 VAR_COLUMNS_WITH_MOVES: Final = (*VAR_COLUMNS, "last_move_time")
+#: The columns of a batch that also carries each message's destination_format_name.
+VAR_COLUMNS_WITH_SETS: Final = (*VAR_COLUMNS_WITH_MOVES, "destination_format_name")
+_LAYOUTS: Final = {len(c): c for c in (VAR_COLUMNS, VAR_COLUMNS_WITH_MOVES, VAR_COLUMNS_WITH_SETS)}
 NULL_LENGTH: Final = 0xFFFFFFFF
 _HEAD: Final = struct.Struct("<II")
 _U64: Final = struct.Struct("<Q")
@@ -133,9 +140,12 @@ _LITTLE: Final = array("I", [1]).tobytes() == b"\x01\x00\x00\x00"
 _NULL_BYTES: Final = b"\xff\xff\xff\xff"
 
 
-def encode_batch(messages: Sequence[Message], last_move_time: bool = False) -> bytes:
+def encode_batch(
+    messages: Sequence[Message], last_move_time: bool = False, destination_format_name: bool = False
+) -> bytes:
     """The MESSAGE_BATCH blob of ``messages`` (in the given order); with their last move times
-    (a seventh column) when ``last_move_time``."""
+    (a seventh column) when ``last_move_time``, and with their destination_format_name (an eighth
+    column, after the seventh, which it implies) when ``destination_format_name``."""
     pack = RECORD.pack
     u32 = _U32.pack
     guids: dict[uuid.UUID, bytes] = {}  # bytes_le per GUID: most ids share their queue manager's GUID
@@ -236,9 +246,11 @@ def encode_batch(messages: Sequence[Message], last_move_time: bool = False) -> b
         dests.append(_text(m.destination_queue))
         responses.append(_text(m.response_queue))
         admins.append(_text(m.admin_queue))
-    if last_move_time:
+    if last_move_time or destination_format_name:
         f64 = _F64.pack
         cols.append([None if (t := m.last_move_time) is None else f64(t) for m in messages])
+    if destination_format_name:
+        cols.append([_text(m.destination_format_name) for m in messages])
     out: list[bytes] = [_HEAD.pack(len(records), len(cols)), *records]
     for col in cols:
         lengths = array("I", [NULL_LENGTH if v is None else len(v) for v in col])
@@ -256,7 +268,8 @@ class BatchParts:
     count: int
     #: (start, end) of the RECORD area in the blob.
     records: tuple[int, int]
-    #: Per VAR_COLUMNS (or VAR_COLUMNS_WITH_MOVES) entry: (lengths start, data start, data end).
+    #: Per VAR_COLUMNS (or VAR_COLUMNS_WITH_MOVES, VAR_COLUMNS_WITH_SETS) entry: (lengths start,
+    #: data start, data end).
     columns: tuple[tuple[int, int, int], ...]
 
 
@@ -275,12 +288,9 @@ def split_batch(data: bytes | bytearray | memoryview) -> BatchParts:
     if size < _HEAD.size:
         raise WireError(f"MESSAGE_BATCH needs {_HEAD.size} header bytes, got {size}", 0)
     count, ncols = _HEAD.unpack_from(mv, 0)
-    if ncols == len(VAR_COLUMNS):
-        names: tuple[str, ...] = VAR_COLUMNS
-    elif ncols == len(VAR_COLUMNS_WITH_MOVES):
-        names = VAR_COLUMNS_WITH_MOVES
-    else:
-        raise WireError(f"MESSAGE_BATCH has {ncols} variable columns, not 6 or 7", 4)
+    names = _LAYOUTS.get(ncols)
+    if names is None:
+        raise WireError(f"MESSAGE_BATCH has {ncols} variable columns, not 6, 7 or 8", 4)
     pos = _HEAD.size
     if count > (size - pos) // (RECORD_SIZE + 4 * ncols):
         raise WireError(f"MESSAGE_BATCH count {count} does not fit in {size} bytes", 0)
@@ -381,6 +391,8 @@ def decode_batch(data: bytes | bytearray | memoryview) -> list[Message]:
             m.last_move_time = t
         try:
             m.destination_queue = None if dest is None else dest.decode("utf-8")
+            if len(cols) > 7 and (dest_set := cols[7][i]) is not None:
+                m.destination_format_name = dest_set.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise WireError(f"MESSAGE_BATCH message {i} destination is not UTF-8: {exc}") from None
         out.append(m)

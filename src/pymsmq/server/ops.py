@@ -534,7 +534,15 @@ class OpsMixin:
         )
         more = int(r.more)
         try:
-            batch = b"" if no_data else encode_batch(r.messages, bool(req.flags & RangeFlags.LAST_MOVE_TIME))
+            batch = (
+                b""
+                if no_data
+                else encode_batch(
+                    r.messages,
+                    bool(req.flags & RangeFlags.LAST_MOVE_TIME),
+                    bool(req.flags & RangeFlags.DESTINATION_FORMAT_NAME),
+                )
+            )
         except BaseException:
             if hold is not None:
                 hold.release()

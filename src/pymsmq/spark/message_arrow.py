@@ -47,6 +47,7 @@ MESSAGE_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("arrived_time", "timestamp"),
     ("source_machine_guid", "string"),
     ("destination_queue", "string"),
+    ("destination_format_name", "string"),
     ("response_queue", "string"),
     ("admin_queue", "string"),
     ("delivery", "int"),
@@ -174,6 +175,12 @@ def batch_to_arrow(blob: bytes, queue: str) -> pa.RecordBatch:
         for name, col in zip(VAR_COLUMNS, parts.columns[: len(VAR_COLUMNS)], strict=True)
     }
     moved = parts.columns[len(VAR_COLUMNS)] if len(parts.columns) > len(VAR_COLUMNS) else None
+    # The multiple-element names the messages were sent to: all null from a server without them.
+    dest_sets = (
+        _var(buf, raw, n, parts.columns[len(VAR_COLUMNS) + 1], pa.string())
+        if len(parts.columns) > len(VAR_COLUMNS) + 1
+        else pa.nulls(n, pa.string())
+    )
 
     def u32(name: str) -> pa.Array:
         return pa.array(records[name].astype(np.int64))
@@ -202,6 +209,7 @@ def batch_to_arrow(blob: bytes, queue: str) -> pa.RecordBatch:
         "arrived_time": _times(records["arrived_time"], has(Bits.HAS_ARRIVED_TIME)),
         "source_machine_guid": _guid_text(records, has(Bits.HAS_SOURCE_MACHINE)),
         "destination_queue": var["destination_queue"],
+        "destination_format_name": dest_sets,
         "response_queue": var["response_queue"],
         "admin_queue": var["admin_queue"],
         "delivery": u8("delivery"),

@@ -98,6 +98,7 @@ READ_ONLY_COLUMNS: Final = frozenset(
         "arrived_time",
         "source_machine_guid",
         "destination_queue",
+        "destination_format_name",
         "transaction_id",
         "is_first_in_transaction",
         "is_last_in_transaction",
