@@ -3,6 +3,8 @@ queues and their class codes, locked messages, the Windows TTBR-in-a-transaction
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -339,3 +341,50 @@ def test_a_dead_letter_sent_again_goes_back_to_the_dead_letter_queue(
     assert admin.message_count == 0
     clock.advance(3600)  # dead-letter queues arm no timers: it stays
     assert qm.dead_letter_queue.message_count == 1
+
+
+@pytest.mark.parametrize("read", ["receive", "peek", "cursor", "receive_by_id"])
+def test_a_waiting_read_never_takes_a_message_an_abort_gives_back_past_its_deadline(
+    qm: QueueManager, clock: FakeClock, read: str
+) -> None:
+    # docs/lifecycle.md: "If it aborts, the message is back and expires at once", and a read at time t
+    # never returns a message whose deadline is <= t.  A read already waiting when the abort gave
+    # it back took it (and ACK_RECEIVE'd it): the wait's look after a wake-up ran no due timers.
+    # (The fake clock never runs the timer thread: only a read's own sweep expires it.)
+    q = qm.create_queue(r".\private$\t", transactional=True)
+    admin = qm.create_queue(r".\private$\admin")
+    m = Message(
+        body=b"x", max_time_to_receive=10, journal=MQMSG_DEADLETTER, ack=0xF, admin_queue=admin.format_name
+    )
+    q.send(m, transaction=MQ_SINGLE_MESSAGE)
+    tx = qm.begin_transaction()
+    q.receive(timeout=0, transaction=tx)
+    clock.advance(60)
+    got: list[object] = []
+    waiting = threading.Event()
+
+    def reader() -> None:
+        waiting.set()
+        try:
+            if read == "receive":
+                with qm.begin_transaction() as tx2:
+                    got.append(q.receive(timeout=2, transaction=tx2).body)
+            elif read == "peek":
+                got.append(q.peek(timeout=2).body)
+            elif read == "cursor":
+                with q.cursor() as c:
+                    got.append(c.peek_current(2).body)
+            else:
+                got.append(q.receive_by_id(m.id, timeout=2).body)
+        except MSMQError as e:
+            got.append(e.hresult)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    waiting.wait()
+    time.sleep(0.3)  # the reader is waiting (there is nothing to read while the message is locked)
+    tx.abort()
+    t.join(10)
+    assert got == [HResult.MQ_ERROR_IO_TIMEOUT]
+    assert [a.msg_class for a in drain(admin)] == [0x0002, 0xC002]  # ACK_REACH_QUEUE, NACK_RECEIVE_TIMEOUT
+    assert [d.body for d in drain(qm.transactional_dead_letter_queue)] == [b"x"]

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from pymsmq import MQ_SINGLE_MESSAGE, MQMSG_JOURNAL, HResult, Message, MSMQError, QueueManager
+from pymsmq import (
+    MQ_SINGLE_MESSAGE,
+    MQMSG_DEADLETTER,
+    MQMSG_JOURNAL,
+    HResult,
+    Message,
+    MSMQError,
+    QueueManager,
+)
 from pymsmq.qm.lifecycle import REPORT_QUEUE_TYPE
 from pymsmq.qm.queue import Queue
 from pymsmq.qm.timers import FakeClock
@@ -148,3 +156,51 @@ def test_trace_without_report_queue_is_silent(qm: QueueManager) -> None:
     q = qm.create_queue(r".\private$\q")
     q.send(Message(body=b"x", trace=1))
     assert q.receive(timeout=0).body == b"x"
+
+
+def test_a_journaled_queue_journals_every_message_received_negative_acknowledgements_too(
+    qm: QueueManager,
+) -> None:
+    # [MC-MQAC] 2.2.2.4 MQ_JOURNAL: "received messages copied to the queue's journal queue", whatever
+    # their class: a journaled administration queue kept its positive acknowledgements and lost
+    # every NACK received from it.  Such a NACK received sends no ACK_RECEIVE of its own.
+    admin = qm.create_queue(r".\private$\admin", journal=True)
+    q = qm.create_queue(r".\private$\q")
+    for body in (b"m1", b"m2"):
+        q.send(Message(body=body, label=body.decode(), ack=0xF, admin_queue=admin.format_name))
+    q.receive(timeout=0)
+    q.purge()
+    received = drain(admin)
+    assert sorted((a.msg_class, a.label) for a in received) == [
+        (0x0002, "m1"),
+        (0x0002, "m2"),
+        (0x4000, "m1"),
+        (0xC001, "m2"),
+    ]
+    assert sorted((c.msg_class, c.label) for c in drain(admin.journal)) == sorted(
+        (a.msg_class, a.label) for a in received
+    )
+    assert admin.message_count == 0  # no acknowledgement of an acknowledgement
+
+
+def test_a_journaled_dead_letter_queue_of_its_own_journals_its_dead_letters(qm: QueueManager) -> None:
+    # A dead letter received from a journaled application dead-letter queue is copied to its
+    # journal (and, being a failure already reported, gets no ACK_RECEIVE).
+    mydlq = qm.create_queue(r".\private$\mydlq", journal=True)
+    admin = qm.create_queue(r".\private$\admin")
+    q = qm.create_queue(r".\private$\q")
+    q.send(
+        Message(
+            body=b"d",
+            journal=MQMSG_DEADLETTER,
+            dead_letter_queue=mydlq.format_name,
+            max_time_to_receive=0,
+            ack=0xF,
+            admin_queue=admin.format_name,
+        )
+    )
+    assert [a.msg_class for a in drain(admin)] == [0x0002, 0xC002]
+    dead = mydlq.receive(timeout=0)
+    assert (dead.body, dead.msg_class) == (b"d", 0xC002)
+    assert [(c.body, c.msg_class) for c in drain(mydlq.journal)] == [(b"d", 0xC002)]
+    assert drain(admin) == []

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pymsmq import (
+    MQ_SINGLE_MESSAGE,
     MQMSG_ACKNOWLEDGMENT_NEG_ARRIVAL,
     MQMSG_DEADLETTER,
     HResult,
@@ -193,3 +194,28 @@ def test_a_move_to_or_from_a_subqueue_resets_the_abort_count(path: Path, clock: 
         assert (again.abort_count, again.move_count) == (0, 2)
     finally:
         qm.close()
+
+
+@pytest.mark.parametrize("how", ["purge", "delete"])
+def test_a_dead_letter_moved_on_from_its_application_dead_letter_queue_keeps_its_reason(
+    qm: QueueManager, clock: FakeClock, how: str
+) -> None:
+    # A message that died of its TimeToBeReceived (0xC002) keeps that class when its transactional
+    # application dead-letter queue is purged or deleted: it moves to DEADXACT as it is (it was
+    # given the purge's 0xC001, the deletion's 0xC000, losing why it died).
+    work = _transactional(qm, "work")
+    mydlq = _transactional(qm, "mydlq")
+    work.send(
+        Message(
+            body=b"m", max_time_to_receive=5, journal=MQMSG_DEADLETTER, dead_letter_queue=mydlq.format_name
+        ),
+        MQ_SINGLE_MESSAGE,
+    )
+    clock.advance(6)
+    assert [(m.body, m.msg_class) for m in read_range(mydlq).messages] == [(b"m", 0xC002)]
+    if how == "purge":
+        mydlq.purge()
+    else:
+        qm.delete_queue(r".\private$\mydlq")
+    moved = read_range(qm.transactional_dead_letter_queue).messages
+    assert [(m.body, m.msg_class) for m in moved] == [(b"m", 0xC002)]

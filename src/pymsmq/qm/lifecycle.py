@@ -293,23 +293,31 @@ class Lifecycle:
 
     def has_receipt(self, state: QueueState, message: Message) -> bool:
         """True when receiving ``message`` from ``state`` has effects (``receipt`` builds them)."""
-        if state.kind not in _APP_KINDS or message.msg_class & 0x8000:
+        if state.kind not in _APP_KINDS:
             return False
-        return bool(
-            (state.props.journal and state.journal is not None)
-            or message.ack & _POS_RECEIVE
-            or (message.journal & _JOURNAL and message.transaction_id is not None)
+        if state.props.journal and state.journal is not None:
+            return True  # every message received, a negative acknowledgement or a dead letter too
+        return not message.msg_class & 0x8000 and bool(
+            message.ack & _POS_RECEIVE or (message.journal & _JOURNAL and message.transaction_id is not None)
         )
 
     def receipt(self, state: QueueState, message: Message, batch: Batch) -> None:
         """Build the effects of ``message`` received from ``state`` into ``batch``: ACK_RECEIVE if
         POS_RECEIVE, the queue journal's copy, the machine journal's for a transactional message
-        sent with MQMSG_JOURNAL (call when ``has_receipt``)."""
+        sent with MQMSG_JOURNAL (call when ``has_receipt``).
+
+        The queue's journal takes every message received from it ([MC-MQAC] 2.2.2.4 MQ_JOURNAL:
+        "received messages copied to the queue's journal queue"), a negative acknowledgement or a
+        dead letter too; such a message (class bit 0x8000) received is not the receive of the
+        message it speaks of: no ACK_RECEIVE for it, no source journal copy.
+        """
         journal = state.journal if state.props.journal else None
-        if message.ack & _POS_RECEIVE:
-            self.send_ack(message, ACK_RECEIVE, batch)
         if journal is not None:
             self.journal_copy(journal, message, batch)
+        if message.msg_class & 0x8000:
+            return
+        if message.ack & _POS_RECEIVE:
+            self.send_ack(message, ACK_RECEIVE, batch)
         if message.journal & _JOURNAL and message.transaction_id is not None:
             # Transactional source journaling happens on the positive FinalAck (= the receive).
             self.journal_copy(self.qm._system["JOURNAL"], message, batch)
@@ -338,6 +346,10 @@ class Lifecycle:
             self.send_ack(message, msg_class, batch)
         if not message.journal & _DEADLETTER:
             return
+        if message.msg_class & 0x8000:
+            # A dead letter moved on (an application dead-letter queue purged or deleted) keeps
+            # the reason it died for: its class, not the purge's.
+            msg_class = message.msg_class
         local = message.source_machine_guid == self.qm.guid
         if state.transactional:
             # Transactional: dead-lettered by the source QM (negative FinalAck) -> only when local.

@@ -600,11 +600,15 @@ class Queue(LookupIdOps, MatchingReads):
         qm = self._qm
         with qm._lock:
             self._check(_PEEK | _RECEIVE if peek else _RECEIVE)
-            qm._sweep()
             index = self._index()
 
             def attempt() -> Entry | None:
                 self._check(0)
+                # Timers already due, before every look (the first and each after a wake-up): a
+                # message that became available past its deadline (an abort gave it back, a
+                # commit or a durable write showed it) expires now, before this read can take it
+                # (docs/lifecycle.md: a read at time t never returns a message whose deadline is <= t).
+                qm._sweep()
                 return seek(index)
 
             entry = wait_for(self._state.cond, attempt, timeout)
