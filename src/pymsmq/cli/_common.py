@@ -9,6 +9,7 @@ bad property values), 3 timeout or no message.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import importlib
 import json
@@ -17,7 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, ParamSpec, Self, TextIO, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -201,6 +202,41 @@ def stdin_bytes() -> bytes:
         raise BadInput(f"cannot read standard input: {exc}") from exc
 
 
+def stdout_stream() -> TextIO:
+    """Standard output, or ``OutputClosed`` when the command was started without one (``>&-``)."""
+    stream = sys.stdout
+    if stream is None:
+        raise OutputClosed("the output is closed (the command was started without a standard output)")
+    return stream
+
+
+def stdout_binary() -> BinaryIO:
+    """Standard output's bytes (``stdout_stream``'s buffer)."""
+    return stdout_stream().buffer
+
+
+#: An output that cannot take more: a full disk or quota, a file too large.
+_FULL: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def write_error(exc: OSError) -> str:
+    """An output that cannot be written, in words: "No space left on device (ENOSPC)"."""
+    name = errno.errorcode.get(exc.errno or 0)
+    return f"{exc.strerror or exc}" + (f" ({name})" if name else "")
+
+
+def _stdout_unwritable() -> bool:
+    # True when standard output cannot take what it holds (a full disk, an I/O error): it is then
+    # pointed at /dev/null, so that the interpreter's last flush at exit adds no second error.
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        _silence_stdout()
+        return True
+    return False
+
+
 def _silence_stdout() -> None:
     # The interpreter flushes stdout again at exit; into a closed pipe that prints a second error.
     try:
@@ -247,6 +283,17 @@ def msmq_command(func: Callable[_P, _R]) -> Callable[_P, _R]:
         except (ConnectionError, TimeoutError) as exc:
             unavailable = describe_hresult(HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE)
             raise MSMQFailure(f"cannot reach the queue manager: {exc} ({unavailable})") from exc
+        except OSError as exc:
+            # An output that cannot be written (a full disk, an I/O error: a broken pipe is above),
+            # or another system error a command did not expect: one line, not a traceback.
+            if _stdout_unwritable() or exc.errno in _FULL:
+                raise OutputClosed(f"cannot write the output: {write_error(exc)}") from exc
+            where = "" if exc.filename is None else f"{exc.filename}: "
+            raise MSMQFailure(f"{where}{write_error(exc)}") from exc
+        except KeyboardInterrupt:
+            # Ctrl-C where a command does not stop between messages itself: 130, as the table says
+            # (click's own "Aborted!" is exit 1, the code of an MSMQ error).
+            raise Interrupted("interrupted (Ctrl-C)") from None
 
     return wrapper
 
@@ -325,7 +372,8 @@ def connect_url(url: str, token: str | None, timeout: float | None = None) -> Qu
         raise BadInput(f"bad --url {url!r}: {exc}") from exc
     except MSMQError as exc:
         if exc.hresult == HResult.MQ_ERROR_INVALID_PARAMETER:  # no host, a port out of range...
-            what = "--token" if "token" in exc.message else f"--url {url}"
+            # (the URL's own error text mentions --token too: "the token goes in --token")
+            what = "--token" if exc.message.startswith("the token") else f"--url {url}"
             raise BadInput(f"bad {what}: {error_line(exc)}") from exc
         raise
     except OSError as exc:

@@ -28,7 +28,9 @@ from pymsmq.cli._common import (
     msmq_command,
     printable,
     stdin_bytes,
+    stdout_binary,
     target_options,
+    write_error,
 )
 from pymsmq.cli._msgjson import body_text, message_to_json, sendable_copy
 from pymsmq.errors import MSMQError
@@ -162,7 +164,17 @@ def _read_body(body: str | None, file: str | None, encoding: str, encoding_given
     if body is not None and file is not None:
         raise BadInput("give the body as an argument or with --file, not both")
     if body is not None:
-        return body.encode(encoding)
+        try:
+            return body.encode(encoding)
+        except UnicodeEncodeError:
+            # Bytes of the command line that are not text in its encoding (Latin-1 text in a UTF-8
+            # shell): in UTF-8, the bytes as given; no other encoding can take them.
+            if encoding == "utf-8":
+                return os.fsencode(body)
+            raise BadInput(
+                f"the BODY argument is not text (bytes that are not {sys.getfilesystemencoding()}):"
+                f" it cannot be sent as {encoding}; give its bytes with --file or on standard input"
+            ) from None
     if encoding_given:
         raise BadInput("--encoding applies to a BODY argument; a file or standard input is sent as it is")
     try:
@@ -294,7 +306,6 @@ def send(
         if exc.hresult == HResult.MQ_ERROR_QUEUE_NOT_FOUND:
             raise
         raise BadInput(f"bad message property: {error_line(exc)}") from exc
-    sent: list[dict[str, Any]] = []
     with qm.queue(queue_name, send_access(queue_name)) as q:
         xact = q.transactional if transactional is None else transactional
         if not recoverable and not xact and not target.remote:
@@ -303,22 +314,65 @@ def send(
                 "the command ends, so use --recoverable to keep the message",
                 err=True,
             )
-        tx = MQ_SINGLE_MESSAGE if xact else None
-        for start in range(0, count, _SEND_CHUNK):
-            # Many copies go in send_many batches: pipelined to a server, and recoverable ones
-            # share their fsyncs (each still its own message, and with --transactional its own
-            # one-message transaction).
-            batch = [message.copy() for _ in range(min(_SEND_CHUNK, count - start))]
-            if len(batch) == 1:
-                q.send(batch[0], tx)
-            else:
-                q.send_many(batch, tx)
-            sent += ({"id": str(m.id) if m.id is not None else None, "queue": q.format_name} for m in batch)
+        _send_copies(q, queue_name, message, count, MQ_SINGLE_MESSAGE if xact else None, as_json)
+
+
+def _send_copies(q: Queue, name: str, message: Message, count: int, tx: Any, as_json: bool) -> None:
+    """``send``'s sends: ``count`` copies of ``message``, their ids printed as they go (in text; in
+    JSON at the end).  Stopped part way (an error, Ctrl-C or SIGTERM), it prints the ids of the
+    copies sent and says how many went in: sending again would repeat them (outside QA: nothing
+    told that 10 of 50, or 33,000, were in the queue)."""
+    sent: list[dict[str, Any]] = []
+    batch: list[Message] = []
+
+    def record(messages: Iterable[Message]) -> None:
+        items = [{"id": str(m.id) if m.id is not None else None, "queue": q.format_name} for m in messages]
+        sent.extend(items)
+        if not as_json:
+            for item in items:
+                click.echo(item["id"])
+
+    def partly(then: str) -> str:
+        s = "s" if count != 1 else ""
+        done = f"{len(sent)} of {count} message{s} were sent to {printable(name)}"
+        return f"{done}{then}; sending again would repeat them"
+
+    with StopBetween() as guard:
+        try:
+            for start in range(0, count, _SEND_CHUNK):
+                if guard.interrupted:
+                    break
+                # Many copies go in send_many batches: pipelined to a server, and recoverable ones
+                # share their fsyncs (each still its own message, and with --transactional its own
+                # one-message transaction).
+                batch = [message.copy() for _ in range(min(_SEND_CHUNK, count - start))]
+                try:
+                    if len(batch) == 1:
+                        q.send(batch[0], tx)
+                    else:
+                        q.send_many(batch, tx)
+                except MSMQError as exc:
+                    # send_many sends every message it can and lists the others in ``failures``.
+                    failed = {i for i, _ in exc.failures} if len(batch) > 1 else {0}
+                    record(m for i, m in enumerate(batch) if i not in failed)
+                    raise
+                record(batch)
+                batch = []
+        except MSMQError as exc:
+            if count == 1 or not sent:
+                raise
+            if as_json:
+                emit_json(sent)
+            raise MSMQError(partly(", then: " + exc.message), exc.hresult) from exc
+        except KeyboardInterrupt:  # a second signal, inside a send: the batch in hand is in doubt
+            if as_json:
+                emit_json(sent)
+            doubt = f" (and perhaps some of the {len(batch)} being sent then)" if batch else ""
+            raise guard.stopped(partly(doubt)) from None
     if as_json:
         emit_json(sent if count > 1 else sent[0])
-    else:
-        for item in sent:
-            click.echo(item["id"])
+    if len(sent) < count:
+        raise guard.stopped(partly(""))
 
 
 def _format_name(qm: Any, name: str | None) -> str | None:
@@ -470,6 +524,8 @@ def _read_messages(
     chosen = [lookup_id is not None, message_id is not None, correlation_id is not None]
     if sum(chosen) > 1:
         raise BadInput("give one of --lookup-id, --id and --correlation-id")
+    if as_json and body_only:
+        raise BadInput("give one of --json and --body-only")
     if lookup_id is not None and (follow or timeout):
         # [MC-MQAC] ReceiveByLookupId / PeekByLookupId take no timeout: the message with a lookup id
         # is there or not (a wait was a retry loop at full speed, on the server too).
@@ -484,7 +540,7 @@ def _read_messages(
     single = lookup_id is not None or message_id is not None or (correlation_id is not None and not remove)
     limit = count if count is not None else None if follow else 1
     qm = target.qm
-    out: BinaryIO = sys.stdout.buffer
+    out = stdout_binary()
     if follow and timeout is None:
         timeout_each: float | None = None  # wait forever, until interrupted
     else:
@@ -511,13 +567,23 @@ def _read_messages(
                 guard.printing = True  # a first Ctrl-C now waits for the message to be printed
                 try:
                     _print_message(taken, as_json, body_only, out)
-                except BrokenPipeError as exc:
+                except OSError as exc:
+                    # A broken pipe, or an output that cannot take more (a full disk, an I/O error)
+                    what = (
+                        "the output was closed (broken pipe)"
+                        if isinstance(exc, BrokenPipeError)
+                        else f"cannot write the output: {write_error(exc)}"
+                    )
                     if remove and tx is None:  # received, not printed: say which, it is gone
+                        raise OutputClosed(f"{what}: {_taken(taken)} was received but not printed") from exc
+                    if tx is not None:
+                        tx.abort()
+                        tx = None
                         raise OutputClosed(
-                            f"the output was closed (broken pipe): {_taken(taken)} was received but"
-                            " not printed"
+                            f"{what}: the transaction was aborted, the {got + 1} message(s) it received"
+                            " are back in the queue"
                         ) from exc
-                    raise
+                    raise OutputClosed(what) from exc
                 taken = None
                 got += 1
                 guard.printing = False
@@ -562,7 +628,7 @@ def _read_messages(
                     f" {got} message(s) printed were removed is not known (look in the queue)"
                 ) from exc
     if not got:  # interrupted before the first message
-        raise NoMessage("interrupted (Ctrl-C) before any message came")
+        raise NoMessage(f"interrupted ({guard.why}) before any message came")
 
 
 def _taken(m: Message) -> str:

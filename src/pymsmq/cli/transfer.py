@@ -27,8 +27,10 @@ from pymsmq.cli._common import (
     Target,
     error_line,
     msmq_command,
+    printable,
     progress,
     stdin_bytes,
+    stdout_stream,
     target_options,
 )
 from pymsmq.cli._msgjson import MessageJSONError, message_from_json, message_to_json, sendable_copy
@@ -265,7 +267,7 @@ class _Output:
         self._regular: bool | None = None
         try:
             if output == "-":
-                self.stream: IO[str] = sys.stdout
+                self.stream: IO[str] = stdout_stream()
             elif os.path.islink(output) or (os.path.exists(output) and not os.path.isfile(output)):
                 # A link (/dev/stdout, /dev/fd/1, a user's link) or a device: written through, as
                 # given; renaming over it would replace the link itself.
@@ -460,7 +462,9 @@ def _create_from_header(qm: QueueManager, path: str, header: dict[str, Any]) -> 
     raw = header.get("queue_properties")
     try:
         props = QueueProperties.from_dict(raw if isinstance(raw, dict) else {})
-    except (MSMQError, TypeError) as exc:
+    except MSMQError as exc:
+        raise BadInput(f"the header's queue properties are invalid: {error_line(exc)}") from exc
+    except TypeError as exc:
         raise BadInput(f"the header's queue properties are invalid: {exc}") from exc
     kwargs: dict[str, Any] = {name: getattr(props, name) for name in _CREATE_PROPS}
     qm.create_queue(path, **kwargs).close()
@@ -513,8 +517,15 @@ def import_(
         raise Interrupted(f"interrupted (Ctrl-C) while {file} was checked: nothing was imported") from None
     finally:
         _close(first)
+    exported_from = str(header.get("queue", ""))
+    if queue_name is None and exported_from.partition("\\")[2].lower().startswith("system$"):
+        # (its local name, ".\SYSTEM$", was refused as a public queue's: outside QA)
+        raise BadInput(
+            f"{file} was exported from the system queue {printable(exported_from)}, which no send can"
+            " reach: give the target QUEUE (pymsmq import FILE QUEUE)"
+        )
     qm = target.qm
-    path = queue_name or _local_path(str(header.get("queue", "")))
+    path = queue_name or _local_path(exported_from)
     # Express messages into an embedded store would live in this command's memory only.
     would_lose = bool(express) and not recoverable and not target.remote
     if create and not qm.queue_exists(path):
