@@ -92,8 +92,9 @@ def test_every_read_and_administration_of_the_handle_is_an_msmq_error(tmp_path: 
         tried = []
         described = {"access", "format_name", "is_open", "path_name", "queue_format_name"}
         described |= {"share_mode", "subqueue_name", "transactional"}
+        sends = {"send", "send_async", "send_many", "close", "close_with"}
         for name in dir(Queue):
-            if name.startswith("_") or name in described | {"send", "send_many", "close", "close_with"}:
+            if name.startswith("_") or name in described | sends:
                 continue
             member = inspect.getattr_static(Queue, name)
             with pytest.raises(MSMQError) as info:
@@ -112,6 +113,8 @@ def test_every_read_and_administration_of_the_handle_is_an_msmq_error(tmp_path: 
         tx.abort()
         assert (dest.access, dest.share_mode, dest.subqueue_name, dest.path_name) == (2, 0, None, "")
         assert a.message_count == 1  # nothing was read through it
+        asyncio.run(dest.send_async(Message(body=b"both")))  # a send, to every queue
+        assert (a.message_count, b.message_count) == (2, 1)
         dest.close()
         assert not dest.is_open
 

@@ -23,6 +23,7 @@ from pymsmq import Message, QueueManager
 from pymsmq.model import constants as c
 from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId
+from pymsmq.model.message import DEFAULT_PROVIDER_NAME
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex
 from pymsmq.qm.queue import _queued_copy
 from pymsmq.qm.timers import FakeClock
@@ -155,6 +156,11 @@ def _reference_receive(sent: Message, before: Message, qm: QueueManager, fmt: st
         m.last_move_time = None
     if INFINITE != m.max_time_to_reach_queue > m.max_time_to_receive:
         m.max_time_to_receive = m.max_time_to_reach_queue
+    # No provider where the SecurityHeader would carry nothing else: its packet states the default.
+    if m.authentication_provider_name is None and not (
+        m.sender_id or m.sender_certificate or m.signature or m.destination_symmetric_key
+    ):
+        m.authentication_provider_name = DEFAULT_PROVIDER_NAME
     m.lookup_id = lid
     return m
 

@@ -540,6 +540,11 @@ class RemoteQueue:
         ms = timeout_ms(timeout)
         xact = _receive_xact(self._qm, transaction)
         self._check()
+        if not count and xact is not None and not self._transactional:
+            # (no request is sent for no message: judged here as the server would judge one)
+            raise MSMQError(
+                "transactional operation on a non-transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE
+            )
         out, self._many_chunk = many.receive_batches(
             self._t, self._handle, count, ms, xact, self._format_name, self._many_chunk
         )

@@ -214,8 +214,17 @@ def check_unencoded(m: Message, size: int, attributes: Mapping[str, object]) -> 
     label = m.label
     if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
         check_strings(m)
+    if m.authentication_provider_name is None and _states_no_provider(m):
+        # Its packet states the provider (_security_header): the default one.  An express message,
+        # never encoded, kept None where the same message through a server or a restart had it.
+        m.authentication_provider_name = DEFAULT_PROVIDER_NAME
     if size > NEAR_PACKET_LIMIT or not UNBOUNDED_PROPERTIES.isdisjoint(attributes):
         check_packet_size(m)
+
+
+def _states_no_provider(m: Message) -> bool:
+    # True when a SecurityHeader of ``m`` would carry nothing but the provider (_security_header).
+    return not (m.sender_id or m.sender_certificate or m.signature or m.destination_symmetric_key)
 
 
 def check_packet_size(message: Message) -> None:

@@ -153,8 +153,9 @@ class Cursor:
         """[MS-MQDMPR] 3.2.7.2 Get Message For Peek."""
         q = self._queue
         with q._qm._lock:
+            q._check(0)
+            self._check_open()  # a closed cursor before the handle's access (as the remote client)
             q._check(_PEEK | _RECEIVE)
-            self._check_open()
             if self._read:
                 normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 return self._current(True).message.copy()
@@ -168,8 +169,9 @@ class Cursor:
         """[MS-MQDMPR] 3.2.7.3 Get Next Message For Peek (Unread -> MQ_ERROR_ILLEGAL_CURSOR_ACTION)."""
         q = self._queue
         with q._qm._lock:
-            q._check(_PEEK | _RECEIVE)
+            q._check(0)
             self._check_open()
+            q._check(_PEEK | _RECEIVE)
             if not self._read:
                 raise _err("peek_next needs a cursor on a message", HResult.MQ_ERROR_ILLEGAL_CURSOR_ACTION)
             waiting = self._begin_wait(timeout)
@@ -184,8 +186,9 @@ class Cursor:
         """[MS-MQDMPR] 3.2.7.4 Get Next Message For Dequeue."""
         q = self._queue
         with q._qm._lock:
-            q._check(_RECEIVE)
+            q._check(0)
             self._check_open()
+            q._check(_RECEIVE)
             if self._read:
                 normalize_timeout(timeout)  # a bad timeout is refused wherever the cursor stands
                 entry = self._current(False)

@@ -155,10 +155,13 @@ class LookupIdOps:
             )
         qm = self._qm
         with qm._lock:
+            # In the remote client's order: the handle, the transaction (a finished one is
+            # MQ_ERROR_TRANSACTION_SEQUENCE), then the access and the queue's kind (the server's).
+            self._check(0)
+            transaction._check_usable(qm)
             self._check(_RECEIVE)
             if not self._state.transactional:
                 raise _err("the queue is not transactional", HResult.MQ_ERROR_TRANSACTION_USAGE)
-            transaction._check_usable(qm)
             entry = self._index().get(lookup_id)
             if entry is None or entry.state == PENDING:
                 raise _err(f"no message with lookup id {lookup_id}", HResult.MQ_ERROR_MESSAGE_NOT_FOUND)

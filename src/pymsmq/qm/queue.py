@@ -15,6 +15,7 @@ receive needs a transactional queue (MQ_ERROR_TRANSACTION_USAGE).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, ClassVar, Final, Self
 
@@ -209,8 +210,7 @@ class Queue(LookupIdOps, MatchingReads):
         """Messages in this queue (or subqueue), locked ones included (MQ_ERROR_QUEUE_DELETED once
         the queue is deleted)."""
         with self._qm._lock:
-            if self._state.deleted:
-                raise _err("the queue was deleted", HResult.MQ_ERROR_QUEUE_DELETED)
+            self._check(0)
             return len(self._index())
 
     def __len__(self) -> int:
@@ -240,6 +240,7 @@ class Queue(LookupIdOps, MatchingReads):
     def subqueue_names(self) -> list[str]:
         """Names of the subqueues that hold messages (PROPID_MGMT_QUEUE_SUBQUEUE_NAMES)."""
         with self._qm._lock:
+            self._check(0)
             return sorted(name for name, index in self._state.subqueues.items() if len(index))
 
     @property
@@ -295,6 +296,7 @@ class Queue(LookupIdOps, MatchingReads):
         if isinstance(transaction, Transaction):
             transaction._check_usable(self._qm)
             if not self._state.transactional:
+                self._check(0)  # a closed handle is said first, as by the remote client
                 raise _err(
                     "transactional operation on a non-transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE
                 )
@@ -308,6 +310,7 @@ class Queue(LookupIdOps, MatchingReads):
                 if receive:
                     return None
                 if not self._state.transactional:
+                    self._check(0)
                     raise _err(
                         "MQ_SINGLE_MESSAGE to a non-transactional queue", HResult.MQ_ERROR_TRANSACTION_USAGE
                     )
@@ -669,6 +672,13 @@ class Queue(LookupIdOps, MatchingReads):
     ) -> Message:
         """``await q.receive_async(...)``: like ``receive`` without blocking the event loop."""
         return await receive_async(self, timeout, transaction)
+
+    async def send_async(self, message: Message, transaction: Transaction | int | None = None) -> None:
+        """``await q.send_async(...)``: like ``send`` without blocking the event loop (a recoverable
+        send waits for its durable write on a worker thread).  The remote client's ``send_async``
+        is awaited the same way (and has ``.result()`` too)."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.send, message, transaction)
 
     async def peek_async(self, timeout: float | None = None) -> Message:
         """``await q.peek_async(...)``: like ``peek`` without blocking the event loop."""

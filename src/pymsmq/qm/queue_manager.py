@@ -24,7 +24,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from pymsmq.errors import MSMQError, quoted, reason
@@ -841,6 +841,10 @@ class QueueManager(QueueCatalog):
         return send_batch(self, sends)
 
     # ------------------------------------------------------------------ transactions
+    def send_many(self, queue: Queue, messages: Iterable[Message]) -> None:
+        """``queue.send_many(messages)`` (as the remote client's ``send_many``)."""
+        queue.send_many(messages)
+
     def begin_transaction(self) -> Transaction:
         """A new internal transaction; use as a context manager (commit on exit, abort on error)."""
         self._check_open()

@@ -461,6 +461,8 @@ def receive_many(
         if not todo:  # (no receive below to report it: a bad argument is still refused)
             raise
         direct = False  # the receives below meet (and report) the same error
+    if not todo:
+        queue._check(0)  # (no receive below: a closed handle is still said, as by the remote client)
     hold = Hold() if direct and todo else None
     try:
         _take_many(queue, count, timeout, hold if hold is not None else transaction, out)
