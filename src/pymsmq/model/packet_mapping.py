@@ -155,7 +155,7 @@ def _security_header(m: Message) -> SecurityHeader | None:
         flags |= _S_DE
     elif name is not None:
         provider = ProviderInfo(ptype, name)
-    if provider is None and not (sender_id or cert or signature or key):
+    if provider is None and not _secures_anything(m):
         # "At least one of the fields ... MUST be nonzero": state the provider explicitly.
         provider = ProviderInfo(ptype, DEFAULT_PROVIDER_NAME if name is None else name)
     return SecurityHeader(flags, sender_id or b"", key or b"", signature or b"", cert or b"", provider)
@@ -210,11 +210,13 @@ def check_unencoded(m: Message, size: int, attributes: Mapping[str, object]) -> 
     the label is not ASCII or holds a NUL, or a dead-letter queue is named; its size
     (``check_packet_size``) when ``size`` (its ``message_size``) comes within 64 KiB of the 4 MB or
     ``attributes`` (the message's ``__dict__``) hold a property of ``UNBOUNDED_PROPERTIES``.  For every
-    send path (``Queue._enqueue``, the batched express sends), so that they judge a message alike."""
+    send path (``Queue._enqueue``, the batched express sends), so that they judge a message alike.
+    It also gives ``m`` what its packet would: the default provider name where a packet must state
+    one (``authentication_provider_name`` None with nothing else to secure)."""
     label = m.label
     if (label and not label.isascii()) or "\x00" in label or m.dead_letter_queue is not None:
         check_strings(m)
-    if m.authentication_provider_name is None and _states_no_provider(m):
+    if m.authentication_provider_name is None and not _secures_anything(m):
         # Its packet states the provider (_security_header): the default one.  An express message,
         # never encoded, kept None where the same message through a server or a restart had it.
         m.authentication_provider_name = DEFAULT_PROVIDER_NAME
@@ -222,9 +224,9 @@ def check_unencoded(m: Message, size: int, attributes: Mapping[str, object]) -> 
         check_packet_size(m)
 
 
-def _states_no_provider(m: Message) -> bool:
-    # True when a SecurityHeader of ``m`` would carry nothing but the provider (_security_header).
-    return not (m.sender_id or m.sender_certificate or m.signature or m.destination_symmetric_key)
+def _secures_anything(m: Message) -> bool:
+    # False when a SecurityHeader of ``m`` would carry nothing but the provider (_security_header).
+    return bool(m.sender_id or m.sender_certificate or m.signature or m.destination_symmetric_key)
 
 
 def check_packet_size(message: Message) -> None:
