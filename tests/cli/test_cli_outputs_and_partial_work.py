@@ -51,6 +51,18 @@ def shell(script: str, *args: str | bytes) -> subprocess.CompletedProcess[str]:
     )
 
 
+def cli(*args: str | bytes) -> subprocess.CompletedProcess[bytes]:
+    """``pymsmq ARGS`` in a process of its own (an argument may be bytes that are not UTF-8)."""
+    argv: list[str | bytes] = [sys.executable, "-m", "pymsmq.cli", *args]
+    return subprocess.run(argv, capture_output=True, timeout=120, env=_env())
+
+
+def spawn(*args: str) -> subprocess.Popen[str]:
+    """``pymsmq ARGS`` started in a process of its own, its output read as text."""
+    argv = [sys.executable, "-m", "pymsmq.cli", *args]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+
+
 def count(data: str, name: str = Q) -> int:
     with QueueManager.open(data) as qm, qm.queue(name) as q:
         return q.message_count
@@ -118,32 +130,11 @@ def test_a_command_started_without_a_standard_output_says_so_and_takes_nothing(
 # ------------------------------------------------------------------ send: bytes, and stopping part way
 def test_a_body_argument_that_is_not_utf8_is_sent_as_its_bytes(data: str) -> None:
     # Latin-1 text in a UTF-8 shell ("$(cat legacy.txt)"): a UnicodeEncodeError traceback before.
-    done = subprocess.run(
-        [sys.executable, "-m", "pymsmq.cli", "send", "--data", data, Q, b"caf\xe9", "--recoverable"],
-        capture_output=True,
-        timeout=120,
-        env=_env(),
-    )
+    done = cli("send", "--data", data, Q, b"caf\xe9", "--recoverable")
     assert done.returncode == 0, done.stderr
     with QueueManager.open(data) as qm, qm.queue(Q) as q:
         assert q.receive(0).body == b"caf\xe9"
-    refused = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pymsmq.cli",
-            "send",
-            "--data",
-            data,
-            Q,
-            b"caf\xe9",
-            "--encoding",
-            "utf-16-le",
-        ],
-        capture_output=True,
-        timeout=120,
-        env=_env(),
-    )
+    refused = cli("send", "--data", data, Q, b"caf\xe9", "--encoding", "utf-16-le")
     assert refused.returncode == EXIT_USAGE and b"Traceback" not in refused.stderr
     assert b"give its bytes with --file or on standard input" in refused.stderr
 
@@ -166,25 +157,7 @@ def test_a_send_count_stopped_by_a_quota_prints_what_went_in(tmp_path: Path, as_
 
 
 def test_a_send_count_stopped_by_ctrl_c_says_how_many_went_in(data: str) -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pymsmq.cli",
-            "send",
-            "--data",
-            data,
-            Q,
-            "x",
-            "--count",
-            "1000000",
-            "--recoverable",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
+    proc = spawn("send", "--data", data, Q, "x", "--count", "1000000", "--recoverable")
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.readline()  # the first ids are printed as their batch went in
     proc.send_signal(signal.SIGINT)
@@ -198,13 +171,7 @@ def test_a_send_count_stopped_by_ctrl_c_says_how_many_went_in(data: str) -> None
 
 
 def test_ctrl_c_in_stats_interval_is_an_interruption(data: str) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pymsmq.cli", "stats", "--data", data, "--interval", "30"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
+    proc = spawn("stats", "--data", data, "--interval", "30")
     time.sleep(2.0)  # in its wait between the two samples
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -213,13 +180,7 @@ def test_ctrl_c_in_stats_interval_is_an_interruption(data: str) -> None:
 
 
 def test_a_receive_stopped_by_sigterm_names_sigterm(data: str) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pymsmq.cli", "receive", "--data", data, Q, "--timeout", "30"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
+    proc = spawn("receive", "--data", data, Q, "--timeout", "30")
     time.sleep(2.0)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
