@@ -207,8 +207,8 @@ class Queue(LookupIdOps, MatchingReads):
 
     @property
     def message_count(self) -> int:
-        """Messages in this queue (or subqueue), locked ones included (MQ_ERROR_QUEUE_DELETED once
-        the queue is deleted)."""
+        """Messages in this queue (or subqueue), locked ones included (MQ_ERROR_INVALID_HANDLE once
+        the handle is closed, MQ_ERROR_QUEUE_DELETED once the queue is deleted)."""
         with self._qm._lock:
             self._check(0)
             return len(self._index())

@@ -840,11 +840,11 @@ class QueueManager(QueueCatalog):
         """
         return send_batch(self, sends)
 
-    # ------------------------------------------------------------------ transactions
     def send_many(self, queue: Queue, messages: Iterable[Message]) -> None:
         """``queue.send_many(messages)`` (as the remote client's ``send_many``)."""
         queue.send_many(messages)
 
+    # ------------------------------------------------------------------ transactions
     def begin_transaction(self) -> Transaction:
         """A new internal transaction; use as a context manager (commit on exit, abort on error)."""
         self._check_open()
