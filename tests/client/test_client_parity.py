@@ -6,6 +6,7 @@ gives, and the methods each side has."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -98,14 +99,31 @@ def test_no_authentication_provider_comes_back_as_its_packet_states_it(qm: Any, 
 
 
 def test_both_sides_have_send_async_and_send_many(qm: Any) -> None:
+    # The remote send_async writes the SEND at once and returns an awaitable with .result(); the
+    # embedded one was a coroutine: not awaited, it sent nothing, and it had no .result().
     q = qm.create_queue(Q)
 
     async def send() -> None:
         await q.send_async(Message(body=b"a", delivery=1))
 
     asyncio.run(send())
-    qm.send_many(q, [Message(body=b"b"), Message(body=b"c")])
-    assert [m.body for m in q.receive_many(10, 0)] == [b"a", b"b", b"c"]
+    assert q.send_async(Message(body=b"b")).result() is None
+    q.send_async(Message(body=b"c"))  # not awaited: sent all the same
+    qm.send_many(q, [Message(body=b"d"), Message(body=b"e")])
+    deadline = time.monotonic() + 10
+    while q.message_count < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [m.body for m in q.receive_many(10, 0)] == [b"a", b"b", b"c", b"d", b"e"]
+    q.close()
+    for call in (
+        lambda: q.send_async(Message(body=b"x")),
+        lambda: q.send_many([]),
+        lambda: qm.send_many(q, []),
+    ):
+        assert hresult_of(call) == H.MQ_ERROR_INVALID_HANDLE  # at the call
+    t = qm.create_queue(TQ, transactional=True)
+    refused = t.send_async(Message(body=b"x"))  # a refusal of the queue manager: from its outcome
+    assert hresult_of(refused.result) == H.MQ_ERROR_TRANSACTION_USAGE
     tx = qm.begin_transaction()
     assert tx.state == "active"
     tx.abort()

@@ -113,7 +113,7 @@ def test_every_read_and_administration_of_the_handle_is_an_msmq_error(tmp_path: 
         tx.abort()
         assert (dest.access, dest.share_mode, dest.subqueue_name, dest.path_name) == (2, 0, None, "")
         assert a.message_count == 1  # nothing was read through it
-        asyncio.run(dest.send_async(Message(body=b"both")))  # a send, to every queue
+        dest.send_async(Message(body=b"both")).result()  # a send, to every queue
         assert (a.message_count, b.message_count) == (2, 1)
         dest.close()
         assert not dest.is_open

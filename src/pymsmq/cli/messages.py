@@ -324,6 +324,7 @@ def _send_copies(q: Queue, name: str, message: Message, count: int, tx: Any, as_
     told that 10 of 50, or 33,000, were in the queue)."""
     sent: list[dict[str, Any]] = []
     batch: list[Message] = []
+    in_doubt = 0  # sends a lost connection left unanswered: stored or not, nobody knows
 
     def record(messages: Iterable[Message]) -> None:
         items = [{"id": str(m.id) if m.id is not None else None, "queue": q.format_name} for m in messages]
@@ -353,8 +354,11 @@ def _send_copies(q: Queue, name: str, message: Message, count: int, tx: Any, as_
                         q.send_many(batch, tx)
                 except MSMQError as exc:
                     # send_many sends every message it can and lists the others in ``failures``.
-                    failed = {i for i, _ in exc.failures} if len(batch) > 1 else {0}
-                    record(m for i, m in enumerate(batch) if i not in failed)
+                    failures = exc.failures if len(batch) > 1 else ((0, exc),)
+                    record(m for i, m in enumerate(batch) if i not in {i for i, _ in failures})
+                    in_doubt = sum(
+                        1 for _, e in failures if e.hresult == HResult.MQ_ERROR_SERVICE_NOT_AVAILABLE
+                    )
                     raise
                 record(batch)
                 batch = []
@@ -363,7 +367,8 @@ def _send_copies(q: Queue, name: str, message: Message, count: int, tx: Any, as_
                 raise
             if as_json:
                 emit_json(sent)
-            raise MSMQError(partly(", then: " + exc.message), exc.hresult) from exc
+            doubt = f" (and perhaps some of the {in_doubt} left unanswered when the connection was lost)"
+            raise MSMQError(partly(f"{doubt if in_doubt else ''}, then: {exc.message}"), exc.hresult) from exc
         except KeyboardInterrupt:  # a second signal, inside a send: the batch in hand is in doubt
             if as_json:
                 emit_json(sent)
@@ -811,36 +816,53 @@ def move(
         raise BadInput("give one of --lookup-id, -n or --all")
     qm = target.qm
     moved: list[int] = []
-    try:
-        with qm.queue(queue_name) as src:
-            ids: Iterable[int] = lookup_ids or _first_ids(src, None if move_all else (count or 1))
-            if destination.startswith(";") or _is_subqueue_of(qm, src, destination):
-                sub = destination[1:] if destination.startswith(";") else destination.partition(";")[2]
-                if (sub or None) == src.subqueue_name:
-                    raise BadInput("the source and the target are the same queue")
-                for lid in ids:
-                    src.move(lid, sub or None)
-                    moved.append(lid)
-            else:
-                with qm.queue(destination) as dst:
-                    if dst.format_name == src.format_name:
+    with StopBetween() as guard:  # Ctrl-C and SIGTERM stop it between two messages
+        try:
+            with qm.queue(queue_name) as src:
+                ids: Iterable[int] = lookup_ids or _first_ids(src, None if move_all else (count or 1))
+                if destination.startswith(";") or _is_subqueue_of(qm, src, destination):
+                    sub = destination[1:] if destination.startswith(";") else destination.partition(";")[2]
+                    if (sub or None) == src.subqueue_name:
                         raise BadInput("the source and the target are the same queue")
                     for lid in ids:
-                        _move_across(qm, src, dst, lid)
+                        if guard.interrupted:
+                            break
+                        src.move(lid, sub or None)
                         moved.append(lid)
-    except MSMQError as exc:
-        if not moved:
-            raise
-        # Say what was done before the error (the moves are not undone).
-        shown = ", ".join(map(str, moved[:10])) + (", ..." if len(moved) > 10 else "")
-        done = f"moved {len(moved)} message{'s' if len(moved) != 1 else ''} (lookup ids {shown}), then: "
-        raise MSMQError(done + str(exc.args[0] if exc.args else exc), exc.hresult) from exc
+                else:
+                    with qm.queue(destination) as dst:
+                        if dst.format_name == src.format_name:
+                            raise BadInput("the source and the target are the same queue")
+                        for lid in ids:
+                            if guard.interrupted:
+                                break
+                            _move_across(qm, src, dst, lid)
+                            moved.append(lid)
+        except MSMQError as exc:
+            if not moved:
+                raise
+            # Say what was done before the error (the moves are not undone).
+            raise MSMQError(f"{_moved(moved)}, then: {exc.message}", exc.hresult) from exc
+        except KeyboardInterrupt:  # a second signal, inside a move: that one is in doubt
+            raise guard.stopped(
+                f"{_moved(moved)}; the next one was under way (look for it in both queues)"
+            ) from None
+    if guard.interrupted:
+        raise guard.stopped(f"{_moved(moved)} before it stopped; those moves stay")
     if not moved:
         raise NoMessage(f"no message to move in {queue_name}")
     if as_json:
         emit_json({"moved": moved})
     else:
         click.echo(f"moved {len(moved)} message{'s' if len(moved) != 1 else ''}")
+
+
+def _moved(moved: list[int]) -> str:
+    """What a move that stopped part way did: "moved K messages (lookup ids a, b, ...)"."""
+    if not moved:
+        return "moved no message"
+    shown = ", ".join(map(str, moved[:10])) + (", ..." if len(moved) > 10 else "")
+    return f"moved {len(moved)} message{'s' if len(moved) != 1 else ''} (lookup ids {shown})"
 
 
 def _is_subqueue_of(qm: Any, src: Queue, destination: str) -> bool:

@@ -15,7 +15,6 @@ receive needs a transactional queue (MQ_ERROR_TRANSACTION_USAGE).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, ClassVar, Final, Self
 
@@ -30,6 +29,7 @@ from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
 from pymsmq.qm.access import _ALL, _PEEK, _RECEIVE, _SEND, _err
+from pymsmq.qm.completed import Completed
 from pymsmq.qm.cursor import Cursor
 from pymsmq.qm.hold import Hold, remove_taken
 from pymsmq.qm.index import AVAILABLE, LOCKED, PENDING, Entry, MessageIndex, uncommitted_lookup_id
@@ -673,12 +673,20 @@ class Queue(LookupIdOps, MatchingReads):
         """``await q.receive_async(...)``: like ``receive`` without blocking the event loop."""
         return await receive_async(self, timeout, transaction)
 
-    async def send_async(self, message: Message, transaction: Transaction | int | None = None) -> None:
-        """``await q.send_async(...)``: like ``send`` without blocking the event loop (a recoverable
-        send waits for its durable write on a worker thread).  The remote client's ``send_async``
-        is awaited the same way (and has ``.result()`` too)."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self.send, message, transaction)
+    def send_async(self, message: Message, transaction: Transaction | int | None = None) -> Completed[None]:
+        """Send ``message`` now, as ``send`` (a recoverable one is durable when this returns); the
+        queue manager's refusal, if any, comes from ``await`` or ``.result()`` of what it returns,
+        as from the remote client's ``send_async`` (which writes the SEND now and does not wait for
+        its answer).  An argument that is not a message or a closed handle raises at once, as there.
+        """
+        if not isinstance(message, Message):
+            raise _err("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        self._check(0)
+        try:
+            self.send(message, transaction)
+        except MSMQError as exc:
+            return Completed(None, exc)
+        return Completed(None)
 
     async def peek_async(self, timeout: float | None = None) -> Message:
         """``await q.peek_async(...)``: like ``peek`` without blocking the event loop."""

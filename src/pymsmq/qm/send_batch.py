@@ -406,6 +406,7 @@ def send_many(
             if not isinstance(message, Message):
                 raise MSMQError("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
             message.validate()
+        queue._check(0)  # a closed handle, also with nothing to send (as the remote client)
     except MSMQError as exc:  # nothing sent: every message failed (outside QA: ``failures`` was empty)
         raise exc.with_failures((i, exc) for i in range(len(batch))) from None
     failures: list[tuple[int, MSMQError]] = []
