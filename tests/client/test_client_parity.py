@@ -128,3 +128,36 @@ def test_both_sides_have_send_async_and_send_many(qm: Any) -> None:
     assert tx.state == "active"
     tx.abort()
     assert tx.state == "aborted"
+
+
+def test_the_outcome_of_send_async_is_given_again_when_asked_again(qm: Any) -> None:
+    # Remote, a second .result() (or an await after it) waited for an answer the first had taken.
+    q = qm.create_queue(Q)
+    t = qm.create_queue(TQ, transactional=True)
+    sent = q.send_async(Message(body=b"1"))
+    assert sent.result() is None and sent.result() is None
+
+    async def twice(pending: Any) -> tuple[Any, Any]:
+        return await pending, await pending
+
+    assert asyncio.run(twice(sent)) == (None, None)
+    assert asyncio.run(twice(q.send_async(Message(body=b"2")))) == (None, None)
+    refused = t.send_async(Message(body=b"x"))
+    assert hresult_of(refused.result) == hresult_of(refused.result) == H.MQ_ERROR_TRANSACTION_USAGE
+    assert q.message_count == 2
+
+
+def test_send_async_refuses_bad_arguments_at_the_call(qm: Any) -> None:
+    # As the remote client, before anything is sent: the transaction argument, a packet over 4 MB,
+    # an invalid property (embedded, they came from .result()).
+    q = qm.create_queue(Q)
+    assert hresult_of(q.send_async, Message(body=b"x"), 99) == H.MQ_ERROR_INVALID_PARAMETER
+    assert hresult_of(q.send_async, Message(body=bytes(5 << 20))) == H.MQ_ERROR_INSUFFICIENT_RESOURCES
+    done = qm.begin_transaction()
+    done.commit()
+    assert hresult_of(q.send_async, Message(body=b"x"), done) == H.MQ_ERROR_TRANSACTION_SEQUENCE
+    bad = Message(body=b"x")
+    bad.priority = 9
+    with pytest.raises(MSMQError):
+        q.send_async(bad)
+    assert q.message_count == 0

@@ -145,7 +145,7 @@ def parse_url(url: str) -> tuple[str, int, bool]:
 class Pending(Generic[T]):
     """The answer to one submitted request; ``result()`` waits for it."""
 
-    __slots__ = ("_asked", "_convert", "_on_abandon", "_rid", "_transport")
+    __slots__ = ("_asked", "_convert", "_done", "_on_abandon", "_rid", "_transport")
 
     def __init__(
         self, transport: Transport, rid: int, convert: Callable[[Any], T], on_abandon: OnAbandon = None
@@ -155,6 +155,9 @@ class Pending(Generic[T]):
         self._convert = convert
         self._on_abandon = on_abandon
         self._asked = False
+        #: (value, None) or (None, error) once the answer was taken: asked again, it is given again
+        #: (outside QA: a second ``result()`` waited for an answer the first had taken, for good).
+        self._done: tuple[T | None, MSMQError | None] | None = None
 
     def __del__(self) -> None:
         # Let go of without its answer asked for (a ``receive_async()`` never awaited): the
@@ -164,7 +167,10 @@ class Pending(Generic[T]):
             self._transport.abandon([self._rid], self._on_abandon)
 
     def result(self) -> T:
-        """The converted response, or the ``MSMQError`` of an ERROR frame / a lost connection."""
+        """The converted response, or the ``MSMQError`` of an ERROR frame / a lost connection
+        (the same again when asked again)."""
+        if self._done is not None:
+            return self._again()
         self._asked = True
         return self._converted(self._transport.wait(self._rid))
 
@@ -174,10 +180,22 @@ class Pending(Generic[T]):
         self._asked = True
         return self._converted(self._transport.wait(self._rid, None, self._on_abandon, abandon=True))
 
+    def _again(self) -> T:
+        value, error = self._done  # type: ignore[misc]
+        if error is not None:
+            raise error
+        return value  # type: ignore[return-value]
+
     def _converted(self, response: object) -> T:
-        if type(response) is ErrorResponse:
-            raise error_from(response)
-        return self._convert(response)
+        try:
+            if type(response) is ErrorResponse:
+                raise error_from(response)
+            value = self._convert(response)
+        except MSMQError as exc:
+            self._done = (None, exc)
+            raise
+        self._done = (value, None)
+        return value
 
     def __await__(self) -> Generator[Any, None, T]:
         """``await pending``: ``result()`` without blocking the event loop, so that ``await
@@ -186,6 +204,8 @@ class Pending(Generic[T]):
         return self._wait_async().__await__()
 
     async def _wait_async(self) -> T:
+        if self._done is not None:
+            return self._again()
         # A pool thread waits for the answer.  Cancelled, the caller will not take it: a wait on
         # the server is cancelled and what the answer holds goes back when it comes, as for an
         # interrupted ``take``.
@@ -202,11 +222,9 @@ class Pending(Generic[T]):
                     call.abandon(on_abandon)
                 raise
             response = waiting.result()  # the answer is here: it is taken, not dropped
-        if type(response) is ErrorResponse:
-            raise error_from(response)
         # The conversion acknowledges a held message (END_RECEIVE): once it runs, the message is
         # the caller's, so a cancel that comes meanwhile does not drop it (it would be lost).
-        converting = loop.run_in_executor(None, self._convert, response)
+        converting = loop.run_in_executor(None, self._converted, response)
         try:
             return await asyncio.shield(converting)
         except asyncio.CancelledError:

@@ -24,7 +24,12 @@ from pymsmq.model.constants import INFINITE
 from pymsmq.model.ids import ObjectId, new_object_id
 from pymsmq.model.message import Message
 from pymsmq.model.names import validate_subqueue_name
-from pymsmq.model.packet_mapping import canonical_queues, check_unencoded
+from pymsmq.model.packet_mapping import (
+    NEAR_PACKET_LIMIT,
+    canonical_queues,
+    check_packet_size,
+    check_unencoded,
+)
 from pymsmq.model.queue_properties import QueueProperties
 from pymsmq.model.quota_error import QuotaExceededError
 from pymsmq.model.xa_transaction import MQ_XA_TRANSACTION_VALUE, xa_transaction_refused
@@ -681,6 +686,15 @@ class Queue(LookupIdOps, MatchingReads):
         """
         if not isinstance(message, Message):
             raise _err("send needs a Message", HResult.MQ_ERROR_INVALID_PARAMETER)
+        # What the remote client refuses before it writes the SEND: the message's properties, the
+        # transaction argument, a packet over 4 MB; then a closed handle.
+        message.validate()
+        if isinstance(transaction, Transaction):
+            transaction._check_usable(self._qm)  # a finished one, or another queue manager's
+        elif not (transaction is None or (type(transaction) is int and transaction in (0, 1, 3))):
+            self._transaction(transaction, receive=False)  # raises (XA, or no transaction argument)
+        if len(message.body) + len(message.extension) > NEAR_PACKET_LIMIT:
+            check_packet_size(message)
         self._check(0)
         try:
             self.send(message, transaction)
