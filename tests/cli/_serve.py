@@ -12,10 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-@contextmanager
-def serving(data: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """``pymsmq serve --data DATA --port 0 OPTIONS``: yields its ``msmq://`` URL; SIGTERM at the
-    end must stop it with exit code 0."""
+def started(
+    data: Path, *options: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """``pymsmq serve --data DATA --port 0 OPTIONS`` started: the process and its ``msmq://`` URL
+    (read from its listening line)."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -33,12 +34,23 @@ def serving(data: Path, *options: str, env: dict[str, str] | None = None) -> Ite
         text=True,
         env={**os.environ, **(env or {})},
     )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    match = re.search(r"client=([\d.]+):(\d+)", line)
+    if not match:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"unexpected server output {line!r}")
+    return proc, f"msmq://{match.group(1)}:{match.group(2)}"
+
+
+@contextmanager
+def serving(data: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``pymsmq serve --data DATA --port 0 OPTIONS``: yields its ``msmq://`` URL; SIGTERM at the
+    end must stop it with exit code 0."""
+    proc, url = started(data, *options, env=env)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"client=([\d.]+):(\d+)", line)
-        assert match, f"unexpected server output {line!r}"
-        yield f"msmq://{match.group(1)}:{match.group(2)}"
+        yield url
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

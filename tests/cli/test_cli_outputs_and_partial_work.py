@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _serve import started
 from click.testing import CliRunner, Result
 
 from pymsmq import Message, QueueManager
@@ -259,20 +260,9 @@ def test_a_send_count_cut_by_a_lost_server_counts_what_may_have_gone_in(tmp_path
     data = tmp_path / "qm"
     with QueueManager.open(data) as qm:
         qm.create_queue(Q)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "pymsmq.cli", "serve", "--data", str(data), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=_env(),
-    )
+    server, url = started(data)
     try:
-        assert server.stdout is not None
-        found = re.search(r"client=([\d.]+):(\d+)", server.stdout.readline())
-        assert found, "no listening line"
-        send = spawn(
-            "send", "--url", f"msmq://{found[1]}:{found[2]}", Q, "x", "--count", "2000000", "--recoverable"
-        )
+        send = spawn("send", "--url", url, Q, "x", "--count", "2000000", "--recoverable")
         assert send.stdout is not None
         send.stdout.readline()  # the first batch is in
         time.sleep(0.5)

@@ -219,8 +219,8 @@ def stdout_binary() -> BinaryIO:
 _FULL: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
-def write_error(exc: OSError) -> str:
-    """An output that cannot be written, in words: "No space left on device (ENOSPC)"."""
+def describe_os_error(exc: OSError) -> str:
+    """A system error in words, with its errno name: "No space left on device (ENOSPC)"."""
     name = errno.errorcode.get(exc.errno or 0)
     return f"{exc.strerror or exc}" + (f" ({name})" if name else "")
 
@@ -287,9 +287,9 @@ def msmq_command(func: Callable[_P, _R]) -> Callable[_P, _R]:
             # An output that cannot be written (a full disk, an I/O error: a broken pipe is above),
             # or another system error a command did not expect: one line, not a traceback.
             if _stdout_unwritable() or exc.errno in _FULL:
-                raise OutputClosed(f"cannot write the output: {write_error(exc)}") from exc
+                raise OutputClosed(f"cannot write the output: {describe_os_error(exc)}") from exc
             where = "" if exc.filename is None else f"{exc.filename}: "
-            raise MSMQFailure(f"{where}{write_error(exc)}") from exc
+            raise MSMQFailure(f"{where}{describe_os_error(exc)}") from exc
         except KeyboardInterrupt:
             # Ctrl-C where a command does not stop between messages itself: 130, as the table says
             # (click's own "Aborted!" is exit 1, the code of an MSMQ error).

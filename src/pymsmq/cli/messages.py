@@ -23,6 +23,7 @@ from pymsmq.cli._common import (
     OutputClosed,
     StopBetween,
     Target,
+    describe_os_error,
     emit_json,
     error_line,
     msmq_command,
@@ -30,7 +31,6 @@ from pymsmq.cli._common import (
     stdin_bytes,
     stdout_binary,
     target_options,
-    write_error,
 )
 from pymsmq.cli._msgjson import body_text, message_to_json, sendable_copy
 from pymsmq.errors import MSMQError
@@ -577,7 +577,7 @@ def _read_messages(
                     what = (
                         "the output was closed (broken pipe)"
                         if isinstance(exc, BrokenPipeError)
-                        else f"cannot write the output: {write_error(exc)}"
+                        else f"cannot write the output: {describe_os_error(exc)}"
                     )
                     if remove and tx is None:  # received, not printed: say which, it is gone
                         raise OutputClosed(f"{what}: {_taken(taken)} was received but not printed") from exc

@@ -155,9 +155,9 @@ class Pending(Generic[T]):
         self._convert = convert
         self._on_abandon = on_abandon
         self._asked = False
-        #: (value, None) or (None, error) once the answer was taken: asked again, it is given again
-        #: (outside QA: a second ``result()`` waited for an answer the first had taken, for good).
-        self._done: tuple[T | None, MSMQError | None] | None = None
+        #: (value,) or the error once the answer was taken: asked again, it is given again (outside
+        #: QA: a second ``result()`` waited for an answer the first had taken, for good).
+        self._done: tuple[T] | MSMQError | None = None
 
     def __del__(self) -> None:
         # Let go of without its answer asked for (a ``receive_async()`` never awaited): the
@@ -181,10 +181,11 @@ class Pending(Generic[T]):
         return self._converted(self._transport.wait(self._rid, None, self._on_abandon, abandon=True))
 
     def _again(self) -> T:
-        value, error = self._done  # type: ignore[misc]
-        if error is not None:
-            raise error
-        return value  # type: ignore[return-value]
+        done = self._done
+        if isinstance(done, MSMQError):
+            raise done
+        assert done is not None
+        return done[0]
 
     def _converted(self, response: object) -> T:
         try:
@@ -192,9 +193,9 @@ class Pending(Generic[T]):
                 raise error_from(response)
             value = self._convert(response)
         except MSMQError as exc:
-            self._done = (None, exc)
+            self._done = exc
             raise
-        self._done = (value, None)
+        self._done = (value,)
         return value
 
     def __await__(self) -> Generator[Any, None, T]:

@@ -142,7 +142,7 @@ class PoolShare:
         self.pool = pool
         self.limit = max(1, limit)
         self.running = 0
-        self._waiting: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+        self._waiting: deque[_Job] = deque()
 
     @property
     def busy(self) -> bool:
